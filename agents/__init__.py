@@ -1,0 +1,96 @@
+"""paor agents: models, tools, guards, the effect boundary, and the executor sub-agent.
+
+```python
+from agents import Executor, OpenAIChatModel, tool
+
+@tool(timeout=8.0)
+async def search_docs(query: str, top_k: int = 5) -> list[dict[str, str]]:
+    '''Search the documentation.'''
+    ...
+
+report = await Executor(model=OpenAIChatModel("gpt-4.1-mini"), tools=[search_docs]).run("task")
+```
+"""
+
+from agents._breaker import BreakerState, CircuitBreaker
+from agents._effects import Effects, EffectSite, LiveEffects
+from agents._errors import (
+    ConfigurationError,
+    MalformedResponse,
+    ModelError,
+    ModelRequestError,
+    ModelRetryableError,
+    PaorError,
+    PlanError,
+    RunError,
+    ToolFailure,
+)
+from agents._events import (
+    AgentEvent,
+    BreakerOpened,
+    EventSink,
+    LoopWarning,
+    ModelCalled,
+    ToolCalled,
+)
+from agents._executor import DEFAULT_INSTRUCTIONS, Executor
+from agents._guards import Budget, Limits, LoopDetector, StopReason
+from agents._local import LocalModel, local_model_available
+from agents._model import ChatModel, ModelRequest, ModelResponse, OutputSchema, ToolSpec, Usage
+from agents._openai import DecisionProtocol, OpenAIChatModel
+from agents._report import AcceptanceCheck, AgentReport, ReportStatus, cites_evidence
+from agents._shaping import not_empty, shape
+from agents._toolbox import Evidence, Toolbox, ToolResult
+from agents._tools import Tool, ToolContext, ToolOutcome, tool
+
+__all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "AcceptanceCheck",
+    "AgentEvent",
+    "AgentReport",
+    "BreakerOpened",
+    "BreakerState",
+    "Budget",
+    "ChatModel",
+    "CircuitBreaker",
+    "ConfigurationError",
+    "DecisionProtocol",
+    "EffectSite",
+    "Effects",
+    "EventSink",
+    "Evidence",
+    "Executor",
+    "Limits",
+    "LiveEffects",
+    "LocalModel",
+    "LoopDetector",
+    "LoopWarning",
+    "MalformedResponse",
+    "ModelCalled",
+    "ModelError",
+    "ModelRequest",
+    "ModelRequestError",
+    "ModelResponse",
+    "ModelRetryableError",
+    "OpenAIChatModel",
+    "OutputSchema",
+    "PaorError",
+    "PlanError",
+    "ReportStatus",
+    "RunError",
+    "StopReason",
+    "Tool",
+    "ToolCalled",
+    "ToolContext",
+    "ToolFailure",
+    "ToolOutcome",
+    "ToolResult",
+    "ToolSpec",
+    "Toolbox",
+    "Usage",
+    "cites_evidence",
+    "local_model_available",
+    "not_empty",
+    "shape",
+    "tool",
+]

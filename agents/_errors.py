@@ -1,0 +1,102 @@
+"""The paor error tree, split by who must act.
+
+```
+PaorError
+├── ConfigurationError        the caller misused the API (at construction): fix the code
+├── RunError                  a run could not go on: retry later, or change the setup
+│   ├── ModelError            the model endpoint failed
+│   │   ├── ModelRetryableError   429, 5xx, timeouts, dropped connections (retried, then raised)
+│   │   ├── ModelRequestError     400, 401, 403, 404: retrying cannot help
+│   │   └── MalformedResponse     the reply could not be parsed (fed back to the model)
+│   └── PlanError             the planner could not produce a valid plan
+└── ToolFailure               raised by a tool: a failure the model should read and work around
+```
+
+Loops never let a `RunError` lose work: an executor turns it into a partial or failed report.
+`ToolFailure` is the one exception meant to be raised by user code; its message reaches the model.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "MalformedResponse",
+    "ModelError",
+    "ModelRequestError",
+    "ModelRetryableError",
+    "PaorError",
+    "PlanError",
+    "RunError",
+    "ToolFailure",
+]
+
+
+class PaorError(Exception):
+    """The root of every error paor raises on purpose."""
+
+
+class ConfigurationError(PaorError):
+    """The API was misused: a bad tool definition, an impossible limit, a missing setting."""
+
+
+class RunError(PaorError):
+    """A run could not go on."""
+
+
+class ModelError(RunError):
+    """The model endpoint failed."""
+
+
+class ModelRetryableError(ModelError):
+    """A transient model failure: worth retrying after `retry_after` seconds, if given.
+
+    Args:
+        message: What happened.
+        retry_after: The server's Retry-After hint in seconds, if it sent one.
+        status: The HTTP status, if there was a response.
+    """
+
+    def __init__(
+        self, message: str, *, retry_after: float | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status = status
+
+
+class ModelRequestError(ModelError):
+    """The endpoint refused the request (400, 401, 403, 404...): retrying cannot help.
+
+    Args:
+        message: What happened.
+        status: The HTTP status.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class MalformedResponse(ModelError):
+    """The model's reply could not be parsed into a decision.
+
+    Args:
+        message: What was wrong, phrased so that the model can fix it.
+        raw: The raw text the model produced.
+    """
+
+    def __init__(self, message: str, *, raw: str) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class PlanError(RunError):
+    """The planner could not produce a valid plan within its repair budget."""
+
+
+class ToolFailure(PaorError):
+    """Raised by a tool to report a failure the model should see and work around.
+
+    The message is passed to the model verbatim, so it should say what went wrong and, if possible,
+    what to try instead.
+    """

@@ -1,0 +1,73 @@
+"""Events an agent emits while it runs, for progress displays and the planner.
+
+Each event is a frozen model with a `type` tag and the ids that place it: run, agent, step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents._model import Usage
+
+__all__ = [
+    "AgentEvent",
+    "BreakerOpened",
+    "EventSink",
+    "LoopWarning",
+    "ModelCalled",
+    "ToolCalled",
+]
+
+
+class _AgentEventBase(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    agent_id: str
+    step: int
+
+
+class ModelCalled(_AgentEventBase):
+    """The agent got a reply from its model."""
+
+    type: Literal["model_called"] = "model_called"
+    usage: Usage
+    duration_ms: float
+    tool_calls: int
+
+
+class ToolCalled(_AgentEventBase):
+    """A tool call finished, whatever its outcome."""
+
+    type: Literal["tool_called"] = "tool_called"
+    tool: str
+    call_id: str
+    ok: bool
+    error: str | None
+    duration_ms: float
+
+
+class BreakerOpened(_AgentEventBase):
+    """A tool failed too often and left the menu for a cooldown."""
+
+    type: Literal["breaker_opened"] = "breaker_opened"
+    tool: str
+    reason: str
+
+
+class LoopWarning(_AgentEventBase):
+    """The agent was told it is going round in circles."""
+
+    type: Literal["loop_warning"] = "loop_warning"
+    detail: str
+
+
+AgentEvent = Annotated[
+    ModelCalled | ToolCalled | BreakerOpened | LoopWarning, Field(discriminator="type")
+]
+
+EventSink = Callable[[AgentEvent], Awaitable[None]]
+"""Receives an agent's events; awaiting it applies back-pressure to the agent."""

@@ -1,0 +1,336 @@
+"""The executor: one ReAct sub-agent with its own history, as a small state machine.
+
+    Decide ──tool calls──▶ Act ──▶ Decide
+      │                     └─stuck twice / limit─▶ WrapUp
+      ├──answer──▶ Check ──accepted──▶ Finish
+      │              └──rejected──▶ Decide (a bounded number of times)
+      └──limit, error, deadline, stop──▶ WrapUp ──▶ Finish (partial, never empty-handed)
+
+Every step returns the next step as data. Model calls, tool calls and clock reads go through the
+effect boundary. The loop never raises for a run failure: limits, model errors, deadlines and a
+caller's stop request all end in a report built from what was gathered.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+import structlog
+
+from agents._effects import Effects, LiveEffects
+from agents._errors import MalformedResponse, ModelError
+from agents._events import EventSink
+from agents._guards import Budget, Limits, StopReason
+from agents._model import ChatModel, ModelRequest, ModelResponse
+from agents._report import AcceptanceCheck, AgentReport, ReportStatus
+from agents._steps import RunState, settle_turn, start_turn
+from agents._toolbox import Toolbox
+from agents._tools import Tool, tool
+from memory import AssistantMessage, SystemMessage, ToolCall, Transcript, UserMessage
+
+__all__ = ["DEFAULT_INSTRUCTIONS", "Executor"]
+
+DEFAULT_INSTRUCTIONS = (
+    "You are a focused research and action agent. Work on the task step by step: call tools to "
+    "gather facts, read their results, and when you know enough, reply with the final answer as "
+    "plain text. Do not repeat a call that already returned. If the task cannot be done, or what "
+    "you found contradicts the task's assumptions, call report_issue."
+)
+_FALLBACK_EXCERPT = 300
+
+
+@tool(name="report_issue", timeout=None)
+def _report_issue(kind: Literal["blocked", "invalidates"], reason: str) -> str:
+    """Tell the planner about a problem with the task itself.
+
+    Args:
+        kind: "blocked" if the task cannot be done at all; "invalidates" if what you found
+            contradicts an assumption of the task (then still give your final answer).
+        reason: What you found, in one or two sentences.
+    """
+    return "Noted; the planner will be told." if kind == "invalidates" else "Noted; stopping."
+
+
+@dataclass(frozen=True, slots=True)
+class _Decide:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Act:
+    calls: tuple[ToolCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class _WrapUp:
+    reason: StopReason | Literal["cancelled"]
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Finish:
+    report: AgentReport
+
+
+_Step = _Decide | _Act | _Check | _WrapUp | _Finish
+
+
+class Executor:
+    """Runs one ReAct sub-agent and returns a structured `AgentReport`.
+
+    Args:
+        model: The chat model that decides each step.
+        tools: The tools, or a shared `Toolbox` (whose breakers other agents see too).
+        instructions: The system prompt.
+        limits: The loop's exits.
+        acceptance: A check on the final answer; a failure is fed back to the model.
+        max_rejections: Failed acceptance checks before the answer is returned as partial.
+        max_malformed: Unusable model replies in a row before the agent gives up.
+        allowed_tools: Restrict the menu to these tool names.
+        signals: Offer the built-in `report_issue` tool (blocked / invalidates).
+        effects: The effect boundary (live by default).
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        tools: Iterable[Tool] | Toolbox = (),
+        *,
+        instructions: str = DEFAULT_INSTRUCTIONS,
+        limits: Limits | None = None,
+        acceptance: AcceptanceCheck | None = None,
+        max_rejections: int = 2,
+        max_malformed: int = 3,
+        allowed_tools: Collection[str] | None = None,
+        signals: bool = True,
+        effects: Effects | None = None,
+    ) -> None:
+        self.model = model
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.instructions = instructions
+        self.limits = limits or Limits()
+        self.acceptance = acceptance
+        self.max_rejections = max_rejections
+        self.max_malformed = max_malformed
+        self.allowed_tools = None if allowed_tools is None else frozenset(allowed_tools)
+        self.control = Toolbox([_report_issue] if signals else [])
+        self.effects: Effects = effects or LiveEffects()
+
+    async def run(
+        self,
+        task: str,
+        *,
+        context: str = "",
+        run_id: str | None = None,
+        agent_id: str | None = None,
+        budget: Budget | None = None,
+        events: EventSink | None = None,
+        stop: anyio.Event | None = None,
+        allowed_tools: Collection[str] | None = None,
+    ) -> AgentReport:
+        """Run the agent on `task` until it answers or an exit is reached.
+
+        Args:
+            task: What to do.
+            context: What the caller already knows (e.g. results of earlier subtasks).
+            run_id: The run this agent belongs to (generated if omitted).
+            agent_id: This agent's id (generated if omitted).
+            budget: A parent ledger to charge and to be bounded by.
+            events: Receives the agent's events.
+            stop: Setting it ends the run early with a partial report (graceful cancellation).
+            allowed_tools: Restrict the menu further for this run (intersected with the
+                executor's own restriction).
+
+        Returns:
+            The report; never raises for model, tool or budget failures.
+        """
+        run_id = run_id or uuid.uuid4().hex[:12]
+        agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
+        with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
+            s = RunState(run_id=run_id, agent_id=agent_id, task=task, events=events)
+            s.allowed = _narrow(self.allowed_tools, allowed_tools)
+            s.now = await self.effects.now(s.site())
+            s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
+            s.transcript = Transcript(self._opening(task, context))
+            return await self._drive(s, stop)
+
+    async def _drive(self, s: RunState, stop: anyio.Event | None) -> AgentReport:
+        step: _Step = _Decide()
+        async with anyio.create_task_group() as tg:
+            with anyio.CancelScope() as scope:
+                if stop is not None:
+                    tg.start_soon(_cancel_when_set, stop, scope)
+                left = s.budget.time_left(s.now)
+                if left is not None:
+                    scope.deadline = anyio.current_time() + left
+                while not isinstance(step, _WrapUp | _Finish):
+                    step = await self._advance(s, step)
+            if scope.cancelled_caught:
+                stopped = stop is not None and stop.is_set()
+                step = _WrapUp("cancelled" if stopped else "deadline")
+            if isinstance(step, _WrapUp):
+                step = await self._wrap_up(s, step, stop)
+            tg.cancel_scope.cancel()
+        assert isinstance(step, _Finish)
+        return step.report
+
+    async def _advance(self, s: RunState, step: _Step) -> _Step:
+        match step:
+            case _Decide():
+                return await self._decide(s)
+            case _Act(calls):
+                return await self._act(s, calls)
+            case _Check(answer):
+                return self._check(s, answer)
+            case _:
+                raise AssertionError(f"not a loop step: {step!r}")
+
+    async def _decide(self, s: RunState) -> _Step:
+        s.now = await self.effects.now(s.site())
+        reason = s.budget.exhausted(s.now) or ("steps" if s.steps >= self.limits.max_steps else None)
+        if reason:
+            return _WrapUp(reason)
+        s.transcript.check()
+        menu = self.toolbox.menu(s.now, s.allowed) + self.control.menu(s.now)
+        try:
+            response = await self._ask(s, ModelRequest(messages=s.transcript.messages, tools=menu))
+        except MalformedResponse as exc:
+            return self._malformed(s, exc.raw, str(exc))
+        except ModelError as exc:
+            s.notes.append(f"model error: {exc}")
+            return _WrapUp("error", str(exc))
+        message = s.unique_ids(response.message)
+        s.transcript.append(message)
+        if message.tool_calls:
+            s.malformed = 0
+            return _Act(message.tool_calls)
+        return _Check(message.content or "")
+
+    async def _ask(self, s: RunState, request: ModelRequest) -> ModelResponse:
+        s.steps += 1
+        site = s.site()
+        start = anyio.current_time()
+        response = await self.effects.model_call(site, self.model, request)
+        s.budget.charge(response.usage)
+        s.usage = s.usage + response.usage
+        await s.model_called(response, ms=(anyio.current_time() - start) * 1000)
+        return response
+
+    def _malformed(self, s: RunState, raw: str, problem: str) -> _Step:
+        s.malformed += 1
+        s.notes.append(f"unusable model reply: {problem}")
+        if s.malformed > self.max_malformed:
+            return _WrapUp("error", f"{s.malformed} unusable replies in a row")
+        s.transcript.append(AssistantMessage(content=raw[:2000] or "(empty)"))
+        s.transcript.append(UserMessage(content=f"Your reply could not be used: {problem}. Try again."))
+        return _Decide()
+
+    async def _act(self, s: RunState, calls: tuple[ToolCall, ...]) -> _Step:
+        s.now = await self.effects.now(s.site())
+        start_turn(s, calls, self.toolbox, self.control, s.allowed)
+        async with anyio.create_task_group() as tg:
+            for prepared, site in s.in_flight:
+                tg.start_soon(s.run_tool, self.effects, prepared, site)
+        s.now = await self.effects.now(s.site())
+        await settle_turn(s, self.toolbox, self.control, cancelled=False)
+        if s.blocked is not None:
+            return _Finish(s.report(status="blocked", answer=s.blocked))
+        stuck = s.detector.observe(s.turn_keys, s.turn_digests)
+        if stuck is None:
+            return _Decide()
+        if s.warned:
+            s.notes.append(f"stopped in a loop: {stuck}")
+            return _WrapUp("stuck", stuck)
+        s.warned = True
+        await s.loop_warning(stuck)
+        s.transcript.append(
+            UserMessage(content=f"Loop warning: {stuck}. Change approach, or give your final answer now.")
+        )
+        return _Decide()
+
+    def _check(self, s: RunState, answer: str) -> _Step:
+        if not answer.strip():
+            return self._malformed(s, "", "the reply was empty: call a tool or give an answer")
+        s.malformed = 0
+        problem = self.acceptance(answer, s.evidence) if self.acceptance else None
+        if problem is None:
+            return _Finish(s.report(status="done", answer=answer))
+        s.rejections += 1
+        s.notes.append(f"answer not accepted: {problem}")
+        if s.rejections > self.max_rejections:
+            return _Finish(s.report(status="partial", answer=answer, stop_reason="acceptance"))
+        s.transcript.append(UserMessage(content=f"Your answer was not accepted: {problem}. Fix it."))
+        return _Decide()
+
+    async def _wrap_up(self, s: RunState, step: _WrapUp, stop: anyio.Event | None) -> _Finish:
+        """End early with the best answer available: one last tool-less call, else a digest."""
+        await settle_turn(s, self.toolbox, self.control, cancelled=True)
+        answer = None
+        if step.reason in ("steps", "tool_calls", "stuck"):
+            answer = await self._last_word(s, step, stop)
+        fallback = answer is None
+        status: ReportStatus = "partial" if (s.evidence or not fallback) else "failed"
+        return _Finish(
+            s.report(status=status, answer=answer or self._digest(s, step), stop_reason=step.reason)
+        )
+
+    async def _last_word(self, s: RunState, step: _WrapUp, stop: anyio.Event | None) -> str | None:
+        why = step.detail or f"the {step.reason.replace('_', ' ')} limit was reached"
+        s.transcript.append(
+            UserMessage(
+                content=f"Stop now: {why}. Using only what you gathered above, give your best final "
+                "answer and say plainly what is missing."
+            )
+        )
+        s.now = await self.effects.now(s.site())
+        with anyio.CancelScope() as scope:
+            left = s.budget.time_left(s.now)
+            if left is not None:
+                scope.deadline = anyio.current_time() + left
+            if stop is not None and stop.is_set():
+                scope.cancel()
+            try:
+                response = await self._ask(s, ModelRequest(messages=s.transcript.messages))
+            except ModelError as exc:
+                s.notes.append(f"final answer call failed: {exc}")
+                return None
+            s.transcript.append(response.message)
+            return (response.message.content or "").strip() or None
+        return None
+
+    def _digest(self, s: RunState, step: _WrapUp) -> str:
+        lines = [f"Incomplete: stopped early ({step.reason}{': ' + step.detail if step.detail else ''})."]
+        if s.evidence:
+            lines.append("What was gathered:")
+            lines += [f"- [{e.source}] {e.excerpt[:_FALLBACK_EXCERPT]}" for e in s.evidence]
+        else:
+            lines.append("Nothing usable was gathered.")
+        return "\n".join(lines)
+
+    def _opening(self, task: str, context: str) -> list[SystemMessage | UserMessage]:
+        body = f"Task: {task}"
+        if context:
+            body = f"{body}\n\nWhat is already known:\n{context}"
+        return [SystemMessage(content=self.instructions), UserMessage(content=body)]
+
+
+def _narrow(
+    own: frozenset[str] | None, extra: Collection[str] | None
+) -> frozenset[str] | None:
+    if extra is None:
+        return own
+    return frozenset(extra) if own is None else own & frozenset(extra)
+
+
+async def _cancel_when_set(stop: anyio.Event, scope: anyio.CancelScope) -> None:
+    await stop.wait()
+    scope.cancel()

@@ -1,0 +1,189 @@
+"""Guards: the limits every loop obeys, the shared budget ledger, and loop detection.
+
+Budgets are data. A `Budget` is a ledger with optional caps on tokens, model requests and tool calls,
+and an absolute deadline; a child ledger (a sub-agent's) charges its parent too, so one run has one
+budget however many agents spend it, and a child is never allowed more than its parent has left.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents._model import Usage
+
+__all__ = ["Budget", "Limits", "LoopDetector", "StopReason"]
+
+StopReason = Literal["steps", "deadline", "tokens", "requests", "tool_calls", "stuck", "error"]
+
+
+class Limits(BaseModel):
+    """The exits of one agent's loop. None means no cap of that kind.
+
+    Attributes:
+        max_steps: Model turns (decide, act, observe) before the agent wraps up.
+        deadline_s: Wall-clock seconds for the whole agent run.
+        max_tokens: Prompt plus completion tokens.
+        max_tool_calls: Tool calls.
+        max_requests: Model requests.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    max_steps: int = Field(default=12, ge=1)
+    deadline_s: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_tool_calls: int | None = Field(default=None, ge=0)
+    max_requests: int | None = Field(default=None, ge=1)
+
+
+@dataclass(kw_only=True, slots=True)
+class Budget:
+    """A spending ledger with caps, optionally nested in a parent ledger.
+
+    Attributes:
+        max_tokens: Token cap, or None.
+        max_requests: Model request cap, or None.
+        max_tool_calls: Tool call cap, or None.
+        deadline: Absolute clock time (seconds) by which work must end, or None.
+        parent: The ledger this one also charges.
+        used: What this ledger has been charged.
+    """
+
+    max_tokens: int | None = None
+    max_requests: int | None = None
+    max_tool_calls: int | None = None
+    deadline: float | None = None
+    parent: Budget | None = None
+    used: Usage = field(default_factory=Usage)
+
+    @classmethod
+    def from_limits(cls, limits: Limits, *, now: float, parent: Budget | None = None) -> Budget:
+        """A ledger for `limits` starting at `now`, nested in `parent`."""
+        deadline = None if limits.deadline_s is None else now + limits.deadline_s
+        return cls(
+            max_tokens=limits.max_tokens,
+            max_requests=limits.max_requests,
+            max_tool_calls=limits.max_tool_calls,
+            deadline=deadline,
+            parent=parent,
+        )
+
+    def charge(self, usage: Usage) -> None:
+        """Record spending here and in every ancestor."""
+        ledger: Budget | None = self
+        while ledger is not None:
+            ledger.used = ledger.used + usage
+            ledger = ledger.parent
+
+    def exhausted(self, now: float) -> StopReason | None:
+        """The first cap reached here or in an ancestor, or None."""
+        ledger: Budget | None = self
+        while ledger is not None:
+            reason = ledger._own_exhaustion(now)
+            if reason:
+                return reason
+            ledger = ledger.parent
+        return None
+
+    def time_left(self, now: float) -> float | None:
+        """Seconds until the nearest deadline in the chain (never negative), or None."""
+        deadlines = [b.deadline for b in self._chain() if b.deadline is not None]
+        return max(0.0, min(deadlines) - now) if deadlines else None
+
+    def tool_calls_left(self) -> int | None:
+        """Tool calls still allowed by the tightest cap in the chain, or None."""
+        caps = [b.max_tool_calls - b.used.tool_calls for b in self._chain() if b.max_tool_calls is not None]
+        return max(0, min(caps)) if caps else None
+
+    def tokens_left(self) -> int | None:
+        """Tokens still allowed by the tightest cap in the chain, or None."""
+        caps = [b.max_tokens - b.used.total_tokens for b in self._chain() if b.max_tokens is not None]
+        return max(0, min(caps)) if caps else None
+
+    def _chain(self) -> list[Budget]:
+        chain: list[Budget] = []
+        ledger: Budget | None = self
+        while ledger is not None:
+            chain.append(ledger)
+            ledger = ledger.parent
+        return chain
+
+    def _own_exhaustion(self, now: float) -> StopReason | None:
+        if self.deadline is not None and now >= self.deadline:
+            return "deadline"
+        if self.max_tokens is not None and self.used.total_tokens >= self.max_tokens:
+            return "tokens"
+        if self.max_requests is not None and self.used.requests >= self.max_requests:
+            return "requests"
+        if self.max_tool_calls is not None and self.used.tool_calls >= self.max_tool_calls:
+            return "tool_calls"
+        return None
+
+
+@dataclass(kw_only=True, slots=True)
+class LoopDetector:
+    """Notices an agent going round in circles.
+
+    Three patterns: the same tool with the same normalised arguments again within `window` calls;
+    A-B-A-B ping-pong between two turns; and `stale_turns` turns in a row whose observations were
+    all seen before (nothing new learned).
+
+    Attributes:
+        window: How many recent calls a repeat is looked for in.
+        stale_turns: Turns in a row with nothing new that count as stuck.
+    """
+
+    window: int = 6
+    stale_turns: int = 2
+    _calls: deque[str] = field(default_factory=lambda: deque(maxlen=64))
+    _turns: list[str] = field(default_factory=list)
+    _seen: set[str] = field(default_factory=set)
+    _stale: int = 0
+
+    def observe(self, calls: Sequence[tuple[str, str]], observations: Sequence[str]) -> str | None:
+        """Record one turn (its (tool, arguments) pairs and observation digests).
+
+        Returns:
+            A plain description of the loop, if the turn completes one.
+        """
+        keys = [f"{name}:{_normalise(arguments)}" for name, arguments in calls]
+        repeated = [k for k in keys if k in list(self._calls)[-self.window :]]
+        self._calls.extend(keys)
+        self._turns.append("|".join(sorted(keys)))
+        fresh = [o for o in observations if o not in self._seen]
+        self._seen.update(observations)
+        self._stale = 0 if fresh or not observations else self._stale + 1
+        t = self._turns
+        if len(t) >= 4 and t[-1] == t[-3] and t[-2] == t[-4] and t[-1] != t[-2]:
+            return "you are alternating between the same two actions (A-B-A-B)"
+        if repeated:
+            name = repeated[0].split(":", 1)[0]
+            return f"you already called {name} with these same arguments"
+        if self._stale >= self.stale_turns:
+            return f"your last {self._stale} turns returned nothing you had not already seen"
+        return None
+
+
+def _normalise(arguments: str) -> str:
+    """Arguments as a canonical string: sorted keys, case and whitespace folded."""
+    try:
+        value: Any = json.loads(arguments or "{}")
+    except json.JSONDecodeError:
+        return " ".join(arguments.lower().split())
+    return json.dumps(_fold(value), sort_keys=True, separators=(",", ":"))
+
+
+def _fold(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(value.lower().split())
+    if isinstance(value, dict):
+        return {k: _fold(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fold(v) for v in value]
+    return value

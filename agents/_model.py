@@ -1,0 +1,126 @@
+"""The model interface: requests, responses, usage, and the `ChatModel` protocol.
+
+Every model, real or fake, is reached through `ChatModel.complete`. A response is always an
+`AssistantMessage`: the adapters translate native tool calls and JSON decisions into it, so the loops
+never see a wire format.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from memory import AssistantMessage, Message
+
+__all__ = ["ChatModel", "ModelRequest", "ModelResponse", "OutputSchema", "ToolSpec", "Usage"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Usage(_Frozen):
+    """Tokens and requests spent. Adds up with `+`.
+
+    Attributes:
+        requests: Model requests made.
+        prompt_tokens: Input tokens, cached ones included.
+        completion_tokens: Output tokens.
+        cached_tokens: Input tokens served from the provider's prompt cache.
+        tool_calls: Tool calls made.
+    """
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    tool_calls: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            requests=self.requests + other.requests,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            tool_calls=self.tool_calls + other.tool_calls,
+        )
+
+
+class ToolSpec(_Frozen):
+    """What the model is told about one tool.
+
+    Attributes:
+        name: The tool's name.
+        description: What it does and when to use it.
+        parameters: The JSON schema of its arguments (an object schema).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class OutputSchema(_Frozen):
+    """A JSON schema the final answer must follow (structured output).
+
+    Attributes:
+        name: A short identifier for the schema.
+        schema_: The JSON schema of the answer object.
+    """
+
+    name: str
+    schema_: dict[str, Any]
+
+
+class ModelRequest(_Frozen):
+    """One request to a chat model.
+
+    Attributes:
+        messages: The transcript so far.
+        tools: The tools the model may call now (empty: it must answer).
+        output: If set, the answer must be a JSON object matching this schema.
+        max_output_tokens: A cap on the completion length.
+    """
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    output: OutputSchema | None = None
+    max_output_tokens: int | None = None
+
+
+class ModelResponse(_Frozen):
+    """One reply from a chat model.
+
+    Attributes:
+        message: The reply, with tool calls in the native form whatever the protocol.
+        usage: Tokens spent on this request.
+        model: The model name the server reported.
+    """
+
+    message: AssistantMessage
+    usage: Usage = Usage(requests=1)
+    model: str = ""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that turns a `ModelRequest` into a `ModelResponse`.
+
+    Implementations raise `ModelRetryableError` for transient failures they gave up retrying,
+    `ModelRequestError` for refused requests, and `MalformedResponse` for unparseable replies.
+    """
+
+    @property
+    def name(self) -> str:
+        """A short label for traces."""
+        ...
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer one request."""
+        ...

@@ -1,0 +1,312 @@
+"""`OpenAIChatModel`: any OpenAI-compatible endpoint through `openai.AsyncOpenAI`.
+
+Two decision protocols: native tool calls (`tools`), and schema-constrained JSON decisions (`json`,
+see `_decisions`) for servers that cannot call tools. `auto` starts native and switches to JSON for
+good when the server rejects a request with tools.
+
+Retries live here and nowhere else: the `openai` client's own retries are off. Rate limits (429,
+honouring Retry-After), 408/409, 5xx, timeouts and dropped connections are retried with bounded,
+jittered backoff; 400/401/403/404 are not. Every attempt runs under an anyio deadline.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import random
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import anyio
+import openai
+
+from agents._decisions import cap_strings, decision_schema, parse_decision, render_messages
+from agents._errors import (
+    ConfigurationError,
+    MalformedResponse,
+    ModelError,
+    ModelRequestError,
+    ModelRetryableError,
+)
+from agents._model import ModelRequest, ModelResponse, Usage
+from agents._tracing import logger, redact_text
+from memory import AssistantMessage, Message, ToolCall, ToolMessage
+
+__all__ = ["DecisionProtocol", "OpenAIChatModel", "block_model_requests"]
+
+DecisionProtocol = Literal["auto", "tools", "json"]
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+_log = logger("paor.model")
+_blocked: list[frozenset[str]] = []
+
+
+@contextmanager
+def block_model_requests(allow_hosts: frozenset[str] = _LOCAL_HOSTS) -> Iterator[None]:
+    """Make every `OpenAIChatModel` request to a host outside `allow_hosts` fail (for tests).
+
+    While active, a request to any other host raises `ModelRequestError` before it is sent.
+    """
+    _blocked.append(allow_hosts)
+    try:
+        yield
+    finally:
+        _blocked.pop()
+
+
+class OpenAIChatModel:
+    """A chat model behind an OpenAI-compatible HTTP API.
+
+    Args:
+        model: The model name; defaults to `$PAOR_MODEL`, then "gpt-4.1-mini".
+        base_url: The endpoint; defaults to `$OPENAI_BASE_URL`, then OpenAI's.
+        api_key: The key; defaults to `$OPENAI_API_KEY` (local servers need none). Never logged.
+        client: A ready `AsyncOpenAI` client (then base_url and api_key are ignored).
+        protocol: "tools" (native tool calls), "json" (JSON decisions) or "auto".
+        timeout: Seconds allowed for one attempt.
+        max_retries: Retries after the first attempt, for retryable failures only.
+        backoff: Base delay in seconds (doubles per retry, jittered) when no Retry-After is given.
+        max_backoff: The longest wait between attempts, Retry-After included.
+        temperature: Sampling temperature, if set.
+        max_output_tokens: Default completion cap per request.
+        max_string_chars: In the JSON protocol, bound every string of the schema to this many
+            characters (keeps small grammar-constrained models from running on).
+
+    Raises:
+        ConfigurationError: An option is out of range.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        protocol: DecisionProtocol = "auto",
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        temperature: float | None = None,
+        max_output_tokens: int | None = None,
+        max_string_chars: int | None = None,
+    ) -> None:
+        if timeout <= 0 or max_retries < 0 or backoff < 0:
+            raise ConfigurationError("timeout must be positive; max_retries and backoff >= 0")
+        self.model = model or os.environ.get("PAOR_MODEL") or "gpt-4.1-mini"
+        self._client = client or openai.AsyncOpenAI(
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+            max_retries=0,
+            timeout=timeout + 5.0,
+        )
+        self.protocol: DecisionProtocol = protocol
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.temperature = temperature
+        self.max_output_tokens = max_output_tokens
+        self.max_string_chars = max_string_chars
+
+    @property
+    def name(self) -> str:
+        """The model name."""
+        return self.model
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint URL."""
+        return str(self._client.base_url)
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r}, protocol={self.protocol!r})"
+
+    async def ping(self, wait_s: float = 10.0) -> None:
+        """Check that the endpoint answers at all (any HTTP status counts as an answer).
+
+        Raises:
+            ModelRetryableError: Nothing answered at the base URL within `wait_s` seconds.
+        """
+        self._check_allowed()
+        try:
+            with anyio.fail_after(wait_s):
+                await self._client.models.list()
+        except openai.APIStatusError:
+            return
+        except (openai.APIConnectionError, TimeoutError) as exc:
+            raise ModelRetryableError(f"cannot reach the model endpoint at {self.base_url}") from exc
+
+    async def aclose(self) -> None:
+        """Close the underlying HTTP client."""
+        await self._client.close()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer one request, retrying transient failures a bounded number of times.
+
+        Raises:
+            ModelRetryableError: Still failing after every retry.
+            ModelRequestError: Refused by the endpoint (or blocked by `block_model_requests`).
+            MalformedResponse: The reply could not be parsed.
+        """
+        self._check_allowed()
+        attempt = 0
+        while True:
+            try:
+                return await self._attempt(request)
+            except ModelRetryableError as exc:
+                if attempt >= self.max_retries:
+                    raise
+                delay = self._delay(attempt, exc.retry_after)
+                _log.warning("model_retry", attempt=attempt + 1, delay_s=round(delay, 3), error=str(exc))
+                attempt += 1
+                await anyio.sleep(delay)
+
+    async def _attempt(self, request: ModelRequest) -> ModelResponse:
+        protocol = "json" if self.protocol == "json" else "tools"
+        try:
+            return await self._send_within_deadline(request, protocol)
+        except ModelRequestError as exc:
+            if self.protocol != "auto" or not request.tools or exc.status != 400:
+                raise
+            _log.warning("model_protocol_fallback", protocol="json", error=str(exc))
+            self.protocol = "json"
+            return await self._send_within_deadline(request, "json")
+
+    async def _send_within_deadline(self, request: ModelRequest, protocol: str) -> ModelResponse:
+        try:
+            with anyio.fail_after(self.timeout):
+                return await self._send(request, protocol)
+        except TimeoutError:
+            raise ModelRetryableError(f"no reply within {self.timeout:g}s") from None
+
+    async def _send(self, request: ModelRequest, protocol: str) -> ModelResponse:
+        kwargs = self._json_kwargs(request) if protocol == "json" else self._tools_kwargs(request)
+        if self.temperature is not None:
+            kwargs["temperature"] = self.temperature
+        limit = request.max_output_tokens or self.max_output_tokens
+        if limit is not None:
+            kwargs["max_tokens"] = limit
+        try:
+            completion = await self._client.chat.completions.create(model=self.model, **kwargs)
+        except openai.APIStatusError as exc:
+            raise _classify(exc) from exc
+        except openai.APIConnectionError as exc:
+            raise ModelRetryableError(f"connection failed: {type(exc).__name__}") from exc
+        except json.JSONDecodeError as exc:
+            # A truncated or garbled body is a transport fault, not something the model said.
+            raise ModelRetryableError(f"unreadable response body: {exc.msg}") from exc
+        if self.protocol == "auto" and request.tools:
+            self.protocol = "tools" if protocol == "tools" else "json"
+        return self._response(completion, request, protocol)
+
+    def _tools_kwargs(self, request: ModelRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"messages": [_wire(m) for m in request.messages]}
+        if request.tools:
+            kwargs["tools"] = [
+                {"type": "function", "function": t.model_dump()} for t in request.tools
+            ]
+        if request.output is not None:
+            kwargs["response_format"] = _response_format(request.output.name, request.output.schema_)
+        return kwargs
+
+    def _json_kwargs(self, request: ModelRequest) -> dict[str, Any]:
+        if request.output is not None:
+            name, schema = request.output.name, request.output.schema_
+        else:
+            name, schema = "decision", decision_schema(request.tools)
+        if self.max_string_chars is not None:
+            schema = cap_strings(schema, self.max_string_chars)
+        return {"messages": render_messages(request), "response_format": _response_format(name, schema)}
+
+    def _response(self, completion: Any, request: ModelRequest, protocol: str) -> ModelResponse:
+        if not getattr(completion, "choices", None):
+            raise MalformedResponse("the server returned no choices", raw="")
+        wire = completion.choices[0].message
+        text = wire.content or ""
+        if protocol == "json" and request.output is None:
+            message = parse_decision(text)
+        else:
+            calls = tuple(
+                ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}")
+                for c in (wire.tool_calls or ())
+            )
+            message = AssistantMessage(content=wire.content, tool_calls=calls)
+        return ModelResponse(message=message, usage=_usage(completion.usage), model=completion.model or "")
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_backoff)
+        return min(self.backoff * 2.0**attempt * random.uniform(0.5, 1.0), self.max_backoff)
+
+    def _check_allowed(self) -> None:
+        if not _blocked:
+            return
+        host = urlsplit(self.base_url).hostname or ""
+        if host not in _blocked[-1]:
+            raise ModelRequestError(f"model requests to {host!r} are blocked (block_model_requests)")
+
+
+def _wire(message: Message) -> dict[str, Any]:
+    if isinstance(message, AssistantMessage):
+        out: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in message.tool_calls
+            ]
+        return out
+    if isinstance(message, ToolMessage):
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    return {"role": message.role, "content": message.content}
+
+
+def _response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage(requests=1)
+    details = getattr(usage, "prompt_tokens_details", None)
+    return Usage(
+        requests=1,
+        prompt_tokens=usage.prompt_tokens or 0,
+        completion_tokens=usage.completion_tokens or 0,
+        cached_tokens=(getattr(details, "cached_tokens", 0) or 0) if details else 0,
+    )
+
+
+def _classify(exc: openai.APIStatusError) -> ModelError:
+    status = exc.status_code
+    message = redact_text(f"HTTP {status}: {exc.message}")[:500]
+    if status in _RETRYABLE_STATUS or status >= 500:
+        return ModelRetryableError(message, retry_after=_retry_after(exc.response.headers), status=status)
+    return ModelRequestError(message, status=status)
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait from Retry-After-Ms, or Retry-After as seconds or an HTTP date."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, float(parsed.timestamp()) - time.time())

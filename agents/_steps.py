@@ -1,0 +1,245 @@
+"""The state of one executor run, and the two halves of a tool turn.
+
+`start_turn` prepares every call of a model turn (unknown names, open breakers, bad arguments and an
+exhausted tool-call budget become results at once). The executor runs the prepared calls
+concurrently; each outcome is kept the moment it arrives. `settle_turn` then gives every call id of
+the turn exactly one result, in the order the model made the calls, including calls that were still
+running when a deadline or a stop request cut the turn short. Keeping finished outcomes in the state
+is what lets a cancelled turn lose nothing that had already completed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents._effects import Effects, EffectSite
+from agents._events import BreakerOpened, EventSink, LoopWarning, ModelCalled, ToolCalled
+from agents._guards import Budget, LoopDetector
+from agents._model import ModelResponse, Usage
+from agents._report import AgentReport, ReportStatus
+from agents._toolbox import Evidence, PreparedCall, Toolbox, ToolResult
+from agents._tools import ToolContext, ToolOutcome
+from agents._tracing import REDACTED, digest, logger, redact, redact_text
+from memory import AssistantMessage, ToolCall, Transcript
+
+__all__ = ["RunState", "settle_turn", "start_turn"]
+
+_log = logger("paor.agent")
+
+
+@dataclass(kw_only=True, slots=True)
+class RunState:
+    """Everything one executor run has gathered so far (internal bookkeeping)."""
+
+    run_id: str
+    agent_id: str
+    task: str
+    events: EventSink | None = None
+    now: float = 0.0
+    budget: Budget = field(default_factory=Budget)
+    transcript: Transcript = field(default_factory=Transcript)
+    detector: LoopDetector = field(default_factory=LoopDetector)
+    usage: Usage = field(default_factory=Usage)
+    evidence: list[Evidence] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    steps: int = 0
+    seq: int = 0
+    malformed: int = 0
+    rejections: int = 0
+    warned: bool = False
+    blocked: str | None = None
+    invalidates: str | None = None
+    seen_ids: set[str] = field(default_factory=set)
+    allowed: frozenset[str] | None = None
+    turn: tuple[ToolCall, ...] = ()
+    results: dict[str, ToolResult] = field(default_factory=dict)
+    in_flight: list[tuple[PreparedCall, EffectSite]] = field(default_factory=list)
+    outcomes: dict[str, ToolOutcome] = field(default_factory=dict)
+    turn_keys: list[tuple[str, str]] = field(default_factory=list)
+    turn_digests: list[str] = field(default_factory=list)
+
+    def site(self) -> EffectSite:
+        """The address of the next effect."""
+        self.seq += 1
+        return EffectSite(run_id=self.run_id, agent_id=self.agent_id, seq=self.seq, step=self.steps)
+
+    def unique_ids(self, message: AssistantMessage) -> AssistantMessage:
+        """The message with every tool call id made unique in this transcript."""
+        calls = []
+        for index, call in enumerate(message.tool_calls):
+            if not call.id or call.id in self.seen_ids:
+                call = call.model_copy(update={"id": f"call_{self.steps}_{index}_{self.seq}"})
+            self.seen_ids.add(call.id)
+            calls.append(call)
+        return message.model_copy(update={"tool_calls": tuple(calls)})
+
+    async def run_tool(self, effects: Effects, prepared: PreparedCall, site: EffectSite) -> None:
+        """Run one prepared call through the effect boundary and keep its outcome."""
+        call = prepared.call
+        ctx = ToolContext(
+            run_id=self.run_id,
+            agent_id=self.agent_id,
+            call_id=call.id,
+            idempotency_key=f"{self.run_id}:{self.agent_id}:{site.seq}",
+        )
+        self.outcomes[call.id] = await effects.tool_call(site, prepared.tool, prepared.args, ctx)
+
+    async def model_called(self, response: ModelResponse, *, ms: float) -> None:
+        """Trace a model reply."""
+        calls = len(response.message.tool_calls)
+        _log.info(
+            "model_called",
+            step=self.steps,
+            duration_ms=round(ms, 3),
+            prompt_tokens=response.usage.prompt_tokens,
+            completion_tokens=response.usage.completion_tokens,
+            tool_calls=calls,
+        )
+        await self._emit(
+            ModelCalled(
+                run_id=self.run_id,
+                agent_id=self.agent_id,
+                step=self.steps,
+                usage=response.usage,
+                duration_ms=ms,
+                tool_calls=calls,
+            )
+        )
+
+    async def loop_warning(self, detail: str) -> None:
+        """Trace a loop warning."""
+        _log.warning("loop_detected", step=self.steps, detail=detail)
+        await self._emit(
+            LoopWarning(run_id=self.run_id, agent_id=self.agent_id, step=self.steps, detail=detail)
+        )
+
+    def report(
+        self, *, status: ReportStatus, answer: str, stop_reason: Any = None
+    ) -> AgentReport:
+        """The report for what this run has so far."""
+        return AgentReport(
+            agent_id=self.agent_id,
+            task=self.task,
+            status=status,
+            answer=answer,
+            evidence=tuple(self.evidence),
+            invalidates=self.invalidates,
+            stop_reason=stop_reason,
+            notes=tuple(self.notes),
+            usage=self.usage,
+            steps=self.steps,
+        )
+
+    async def _emit(self, event: Any) -> None:
+        if self.events is not None:
+            await self.events(event)
+
+
+def start_turn(
+    s: RunState,
+    calls: tuple[ToolCall, ...],
+    toolbox: Toolbox,
+    control: Toolbox,
+    allowed: Collection[str] | None,
+) -> None:
+    """Prepare a turn's calls: failures become results now, the rest wait in `s.in_flight`."""
+    s.turn, s.results, s.in_flight, s.outcomes = calls, {}, [], {}
+    left = s.budget.tool_calls_left()
+    launched = 0
+    for call in calls:
+        is_control = call.name in control.names
+        if not is_control and left is not None and launched >= left:
+            s.results[call.id] = ToolResult.failure(
+                call, "skipped", "Skipped: the tool-call budget is spent. Answer with what you have."
+            )
+            continue
+        box = control if is_control else toolbox
+        prepared = box.prepare(call, s.now, None if is_control else allowed)
+        if isinstance(prepared, ToolResult):
+            s.results[call.id] = prepared
+            continue
+        launched += 0 if is_control else 1
+        s.in_flight.append((prepared, s.site()))
+    s.budget.charge(Usage(tool_calls=launched))
+    s.usage = s.usage + Usage(tool_calls=launched)
+
+
+async def settle_turn(s: RunState, toolbox: Toolbox, control: Toolbox, *, cancelled: bool) -> None:
+    """Give every call of the open turn exactly one result, append them, and trace them."""
+    if not s.turn:
+        return
+    for prepared, _site in s.in_flight:
+        box = control if prepared.tool.name in control.names else toolbox
+        outcome = s.outcomes.get(prepared.call.id) or ToolOutcome(
+            ok=False,
+            error="cancelled",
+            message="was cancelled before it finished (the agent was stopped or ran out of time)",
+        )
+        s.results[prepared.call.id] = box.finish(prepared, outcome, s.now)
+    turn, results = s.turn, [s.results[call.id] for call in s.turn]
+    args = {prepared.call.id: prepared.args for prepared, _ in s.in_flight}
+    # Record the whole turn before the first await: a stop or deadline landing while an event
+    # sink applies back-pressure must neither lose a result nor settle the turn a second time.
+    for call, result in zip(turn, results, strict=True):
+        s.transcript.append(result.to_message())
+        s.evidence.extend(e for e in result.evidence if e.tool != "report_issue")
+        if result.ok and call.name in control.names and call.id in args:
+            _apply_signal(s, args[call.id])
+    s.turn_keys = [(call.name, call.arguments) for call in turn]
+    s.turn_digests = [digest(r.content) for r in results]
+    s.turn, s.in_flight = (), []
+    for call, result in zip(turn, results, strict=True):
+        await _trace_result(s, call, result, args.get(call.id), toolbox)
+
+
+def _apply_signal(s: RunState, args: dict[str, Any]) -> None:
+    reason = str(args.get("reason", "")).strip() or "no reason given"
+    if args.get("kind") == "blocked":
+        s.blocked = reason
+    else:
+        s.invalidates = reason
+
+
+async def _trace_result(
+    s: RunState, call: ToolCall, result: ToolResult, args: dict[str, Any] | None, toolbox: Toolbox
+) -> None:
+    found = toolbox.get(call.name)
+    sensitive = found.sensitive if found else frozenset[str]()
+    shown: Any = redact(args, sensitive) if args is not None else _raw(call, sensitive)
+    _log.info(
+        "tool_called",
+        step=s.steps,
+        tool=call.name,
+        call_id=call.id,
+        args=shown,
+        duration_ms=result.duration_ms,
+        ok=result.ok,
+        error=result.error,
+        digest=digest(result.content),
+    )
+    ids = {"run_id": s.run_id, "agent_id": s.agent_id, "step": s.steps}
+    await s._emit(
+        ToolCalled(
+            **ids,
+            tool=call.name,
+            call_id=call.id,
+            ok=result.ok,
+            error=result.error,
+            duration_ms=result.duration_ms,
+        )
+    )
+    if result.breaker_opened:
+        _log.warning("breaker_opened", tool=call.name)
+        await s._emit(BreakerOpened(**ids, tool=call.name, reason=result.content[-300:]))
+
+
+def _raw(call: ToolCall, sensitive: Collection[str]) -> str:
+    """Unparsed arguments, cut short: they failed validation, so no field is known to be safe."""
+    try:
+        return json.dumps(redact(json.loads(call.arguments), sensitive))[:200]
+    except (json.JSONDecodeError, TypeError, AttributeError):
+        # Unparseable text of a tool with sensitive arguments may hold them anywhere.
+        return REDACTED if sensitive else redact_text(call.arguments[:80])

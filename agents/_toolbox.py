@@ -1,0 +1,217 @@
+"""The toolbox: the menu, call preparation, circuit breakers, and turning outcomes into results.
+
+A tool call passes three stages. `prepare` checks the name (answering a miss with the valid names),
+the breaker, and the arguments; any problem becomes a `ToolResult` the model reads. The executor then
+runs the prepared call through the effect boundary, which yields a `ToolOutcome`. `finish` applies the
+success check, shapes the observation, extracts evidence and updates the breaker. Both stages are
+deterministic given the clock value passed in, so a replayed run takes the same path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from agents._breaker import CircuitBreaker
+from agents._errors import ConfigurationError
+from agents._model import ToolSpec
+from agents._shaping import shape
+from agents._tools import ErrorKind, Tool, ToolOutcome
+from agents._tracing import redact
+from memory import ToolCall, ToolMessage
+
+__all__ = ["Evidence", "PreparedCall", "ToolResult", "Toolbox"]
+
+_EXCERPT_CHARS = 500
+_BREAKER_ERRORS: frozenset[ErrorKind] = frozenset({"timeout", "failed", "crashed", "rejected"})
+
+
+class Evidence(BaseModel):
+    """A piece of gathered evidence: where it came from and what it said.
+
+    Attributes:
+        source: A citable source (a document id, a URL, or the tool call).
+        excerpt: The relevant text.
+        tool: The tool that produced it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    excerpt: str
+    tool: str = ""
+
+
+class ToolResult(BaseModel):
+    """The single result of one tool call, whatever happened to it.
+
+    Attributes:
+        call_id: The call it answers.
+        name: The tool name as called.
+        ok: Whether the call produced a usable result.
+        content: What the model reads.
+        error: The kind of failure, if any.
+        duration_ms: Time spent in the tool.
+        evidence: Citable evidence from a successful call.
+        breaker_opened: This failure opened the tool's circuit breaker.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    name: str
+    ok: bool
+    content: str
+    error: ErrorKind | None = None
+    duration_ms: float = 0.0
+    evidence: tuple[Evidence, ...] = ()
+    breaker_opened: bool = False
+
+    def to_message(self) -> ToolMessage:
+        """The transcript message for this result."""
+        return ToolMessage(tool_call_id=self.call_id, name=self.name, content=self.content, ok=self.ok)
+
+    @classmethod
+    def failure(cls, call: ToolCall, error: ErrorKind, content: str) -> ToolResult:
+        """A failed result for `call` that never reached the tool."""
+        return cls(call_id=call.id, name=call.name, ok=False, error=error, content=content)
+
+
+@dataclass(kw_only=True, slots=True, frozen=True)
+class PreparedCall:
+    """A call that passed every check and is ready to run."""
+
+    call: ToolCall
+    tool: Tool
+    args: dict[str, Any]
+
+
+class Toolbox:
+    """The tools of a run, with one circuit breaker per tool shared by every agent that uses it.
+
+    Args:
+        tools: The tools.
+        breaker_threshold: Consecutive failures that take a tool off the menu.
+        breaker_cooldown: Seconds a tool stays off the menu.
+
+    Raises:
+        ConfigurationError: Two tools share a name.
+    """
+
+    def __init__(
+        self, tools: Iterable[Tool], *, breaker_threshold: int = 3, breaker_cooldown: float = 30.0
+    ) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            if t.name in self._tools:
+                raise ConfigurationError(f"two tools are named {t.name!r}")
+            self._tools[t.name] = t
+        self._breakers = {
+            name: CircuitBreaker(threshold=breaker_threshold, cooldown=breaker_cooldown)
+            for name in self._tools
+        }
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every tool name, available or not."""
+        return tuple(self._tools)
+
+    def descriptions(self) -> dict[str, str]:
+        """Each tool's name and description, for a planner's menu."""
+        return {name: t.description for name, t in self._tools.items()}
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called `name`, if there is one."""
+        return self._tools.get(name)
+
+    def menu(self, now: float, allowed: Collection[str] | None = None) -> tuple[ToolSpec, ...]:
+        """The specs of the tools the model may call now: allowed, and not behind an open breaker."""
+        return tuple(
+            t.spec()
+            for name, t in self._tools.items()
+            if (allowed is None or name in allowed) and self._breakers[name].state(now) != "open"
+        )
+
+    def unavailable(self, now: float) -> dict[str, str]:
+        """Tools behind an open breaker, with the reason, for the planner and the model."""
+        return {
+            name: self._breaker_message(name, now)
+            for name, breaker in self._breakers.items()
+            if breaker.state(now) == "open"
+        }
+
+    def prepare(
+        self, call: ToolCall, now: float, allowed: Collection[str] | None = None
+    ) -> PreparedCall | ToolResult:
+        """Check a call's name, breaker and arguments; a problem becomes a failed result."""
+        found = self._tools.get(call.name)
+        if found is None or (allowed is not None and call.name not in allowed):
+            valid = [n for n in self._tools if allowed is None or n in allowed]
+            return ToolResult.failure(
+                call,
+                "unknown_tool",
+                f"Unknown tool {call.name!r}. Valid tools: {', '.join(valid) or '(none)'}.",
+            )
+        if self._breakers[call.name].state(now) == "open":
+            return ToolResult.failure(call, "unavailable", self._breaker_message(call.name, now))
+        try:
+            args = found.parse(call.arguments)
+        except ValueError as exc:
+            kind: ErrorKind = (
+                "malformed_arguments" if "not valid JSON" in str(exc) else "invalid_arguments"
+            )
+            schema = json.dumps(found.spec().parameters, separators=(",", ":"))
+            return ToolResult.failure(
+                call, kind, f"Error: {exc}. Call {call.name} again with arguments matching {schema}"
+            )
+        return PreparedCall(call=call, tool=found, args=args)
+
+    def finish(self, prepared: PreparedCall, outcome: ToolOutcome, now: float) -> ToolResult:
+        """Judge an outcome (success check), shape it, and update the tool's breaker."""
+        tool, call = prepared.tool, prepared.call
+        error, content = outcome.error, f"Error: {tool.name} {outcome.message}"
+        if outcome.ok:
+            verdict = tool.success(outcome.value) if tool.success else True
+            if verdict is None or verdict is True:
+                error, content = None, shape(outcome.value, fields=tool.fields, max_chars=tool.max_chars)
+            else:
+                reason = verdict if isinstance(verdict, str) else "the result failed its check"
+                error, content = "rejected", f"Error: {tool.name}: {reason}"
+        opened = False
+        # A call the agent itself cut short (cancelled) says nothing about the tool's health.
+        if error is None or error in _BREAKER_ERRORS:
+            opened = self._breakers[tool.name].record(ok=error is None, now=now, error=content)
+        if opened:
+            content = f"{content}\n{self._breaker_message(tool.name, now)}"
+        return ToolResult(
+            call_id=call.id,
+            name=tool.name,
+            ok=error is None,
+            content=content,
+            error=error,
+            duration_ms=outcome.duration_ms,
+            evidence=self._evidence(prepared, outcome.value, content) if error is None else (),
+            breaker_opened=opened,
+        )
+
+    def _evidence(self, prepared: PreparedCall, value: Any, content: str) -> tuple[Evidence, ...]:
+        tool = prepared.tool
+        if tool.evidence is not None:
+            pairs = tool.evidence(prepared.args, value)
+            return tuple(Evidence(source=s, excerpt=e, tool=tool.name) for s, e in pairs)
+        shown = redact(prepared.args, tool.sensitive)
+        args = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
+        excerpt = content[:_EXCERPT_CHARS]
+        return (Evidence(source=f"{tool.name}({args})", excerpt=excerpt, tool=tool.name),)
+
+    def _breaker_message(self, name: str, now: float) -> str:
+        breaker = self._breakers[name]
+        return (
+            f"Tool {name!r} is disabled for {breaker.retry_in(now):.0f}s after "
+            f"{breaker.failures} consecutive failures (last: {breaker.last_error[:200]}). "
+            "Use another tool or answer with what you have."
+        )

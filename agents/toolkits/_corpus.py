@@ -1,0 +1,310 @@
+"""The document corpus: documents from a folder (or the Python reference), passages, and search.
+
+A `Corpus` is immutable once built: documents are split into passages of about 120 to 200 words
+on paragraph boundaries and indexed with BM25 in the constructor, so searches only read shared
+state and are safe from worker threads.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from agents._errors import ConfigurationError
+from agents._tracing import logger
+from agents.toolkits._bm25 import BM25Index, snippet, tokenize
+from agents.toolkits._loaders import Loaded, is_document, load_file, pretty_name, setext_title
+
+__all__ = ["Chunk", "Corpus", "Document", "Hit", "count_words"]
+
+_log = logger("paor.toolkits")
+
+MIN_WORDS = 120
+MAX_WORDS = 200
+_MAX_FILE_BYTES = 5_000_000
+_RULE = re.compile(r"^\s*([=\-~^*#+_\"'`])\1{2,}\s*$", re.M)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_EXTENSIONS = frozenset({"md", "markdown", "txt", "rst", "html", "htm", "pdf"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Document:
+    """One document of a corpus.
+
+    Attributes:
+        id: A stable id, the relative path without extension ("guide/intro"): what answers cite.
+        title: The first heading, the HTML <title>, or the file name.
+        text: The full text.
+    """
+
+    id: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chunk:
+    """A passage of a document, the unit of search.
+
+    Attributes:
+        doc: The document id.
+        title: The document title.
+        index: The passage's position in its document, from 0.
+        text: The passage text.
+    """
+
+    doc: str
+    title: str
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hit:
+    """One search result.
+
+    Attributes:
+        doc: The document id.
+        title: The document title.
+        chunk: The passage index in the document.
+        text: A snippet of about 300 characters around the query words.
+        score: The BM25 score (higher is better).
+    """
+
+    doc: str
+    title: str
+    chunk: int
+    text: str
+    score: float
+
+
+class Corpus:
+    """A searchable set of documents.
+
+    Args:
+        documents: The documents; ids must be unique.
+
+    Raises:
+        ConfigurationError: There are no documents, or two share an id.
+    """
+
+    def __init__(self, documents: Iterable[Document]) -> None:
+        self._docs: dict[str, Document] = {}
+        for doc in documents:
+            if doc.id in self._docs:
+                raise ConfigurationError(f"corpus: two documents have the id {doc.id!r}")
+            self._docs[doc.id] = doc
+        if not self._docs:
+            raise ConfigurationError("corpus: no usable documents")
+        self._chunks: dict[str, tuple[Chunk, ...]] = {
+            doc.id: tuple(_chunks_of(doc)) for doc in self._docs.values()
+        }
+        self._flat = tuple(c for chunks in self._chunks.values() for c in chunks)
+        self._index = BM25Index([tokenize(f"{c.title}\n{c.text}") for c in self._flat])
+
+    @classmethod
+    def from_folder(
+        cls, folder: str | os.PathLike[str], *, max_bytes: int = _MAX_FILE_BYTES
+    ) -> Corpus:
+        """Load every Markdown, text, reST and HTML file under `folder`, recursively.
+
+        Hidden files and folders are left out; other file types are ignored. A document file
+        that cannot be used (binary, not UTF-8, unreadable, larger than `max_bytes`, PDF) is
+        skipped with a `corpus_file_skipped` warning.
+
+        Raises:
+            ConfigurationError: The folder does not exist, or holds no usable document.
+        """
+        root = Path(folder)
+        if not root.is_dir():
+            raise ConfigurationError(f"corpus folder not found: {root}")
+        documents = list(_load_folder(root, max_bytes))
+        if not documents:
+            raise ConfigurationError(f"corpus folder has no usable documents: {root}")
+        return cls(documents)
+
+    @classmethod
+    def python_docs(cls) -> Corpus:
+        """The Python language reference topics that ship with CPython (`pydoc_data.topics`).
+
+        Ids are "python/<topic>" ("python/assignment"); titles are the topics' headings
+        ("Assignment statements").
+        """
+        from pydoc_data.topics import topics  # 465 KB of text: loaded only when asked for
+
+        return cls(
+            Document(id=f"python/{name}", title=setext_title(text) or name, text=text)
+            for name, text in sorted(topics.items())
+        )
+
+    def __len__(self) -> int:
+        """The number of documents."""
+        return len(self._docs)
+
+    @property
+    def documents(self) -> tuple[Document, ...]:
+        """Every document, in load order."""
+        return tuple(self._docs.values())
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        """Every passage, document by document."""
+        return self._flat
+
+    def get(self, doc_id: str) -> Document | None:
+        """The document with exactly this id, if there is one."""
+        return self._docs.get(doc_id)
+
+    def chunks_of(self, doc_id: str) -> tuple[Chunk, ...]:
+        """The passages of a document (empty for an unknown id)."""
+        return self._chunks.get(doc_id, ())
+
+    def resolve(self, name: str) -> Document | None:
+        """A document by id, forgiving case, stray slashes, an extension or a missing folder.
+
+        Only an unambiguous match is returned: "Assignment.md" finds "python/assignment" when no
+        other document has that last path part.
+        """
+        if name in self._docs:
+            return self._docs[name]
+        wanted = _normal(name)
+        exact = [d for d in self._docs.values() if _normal(d.id) == wanted]
+        if len(exact) == 1:
+            return exact[0]
+        tail = [d for d in self._docs.values() if _normal(d.id).rsplit("/", 1)[-1] == wanted]
+        return tail[0] if len(tail) == 1 else None
+
+    def close_matches(self, name: str, n: int = 5) -> list[str]:
+        """Document ids that look like `name`, best first."""
+        ids = {_normal(i): i for i in self._docs}
+        tails = {_normal(i).rsplit("/", 1)[-1]: i for i in self._docs}
+        wanted = _normal(name)
+        found = difflib.get_close_matches(wanted, list(ids), n=n, cutoff=0.6)
+        found += difflib.get_close_matches(wanted, list(tails), n=n, cutoff=0.6)
+        matched = [ids.get(f) or tails[f] for f in found]
+        return sorted(dict.fromkeys(matched), key=lambda i: -_similarity(wanted, i))[:n]
+
+    def search(self, query: str, top_k: int = 5, *, per_doc: int = 2) -> list[Hit]:
+        """The passages that best match `query` under BM25, best first.
+
+        Args:
+            query: Free text; case, stopwords and plurals do not matter.
+            top_k: At most this many hits.
+            per_doc: At most this many hits from one document, so a long document cannot crowd out
+                the others.
+        """
+        hits: list[Hit] = []
+        if top_k < 1:
+            return hits
+        taken: dict[str, int] = {}
+        for number, score in self._index.scores(query):
+            chunk = self._flat[number]
+            if taken.get(chunk.doc, 0) >= per_doc:
+                continue
+            taken[chunk.doc] = taken.get(chunk.doc, 0) + 1
+            text = snippet(chunk.text, query)
+            hits.append(
+                Hit(doc=chunk.doc, title=chunk.title, chunk=chunk.index, text=text, score=score)
+            )
+            if len(hits) >= top_k:
+                break
+        return hits
+
+
+def count_words(text: str) -> int:
+    """Words of `text` as passages count them (heading rules are not words)."""
+    return len(_RULE.sub("", text).split())
+
+
+def _normal(name: str) -> str:
+    path = name.strip().replace("\\", "/").strip("/").lower()
+    path = path.removeprefix("./")
+    stem, dot, ext = path.rpartition(".")
+    return stem if dot and ext in _EXTENSIONS else path
+
+
+def _similarity(wanted: str, doc_id: str) -> float:
+    normal = _normal(doc_id)
+    whole = difflib.SequenceMatcher(None, wanted, normal).ratio()
+    tail = difflib.SequenceMatcher(None, wanted, normal.rsplit("/", 1)[-1]).ratio()
+    return max(whole, tail)
+
+
+def _load_folder(root: Path, max_bytes: int) -> Iterator[Document]:
+    seen: set[str] = set()
+    for path in _walk(root):
+        loaded = load_file(path, max_bytes=max_bytes)
+        if not isinstance(loaded, Loaded):
+            _log.warning("corpus_file_skipped", path=str(path), reason=loaded.reason)
+            continue
+        relative = PurePosixPath(path.relative_to(root).as_posix())
+        # Brackets would break citations like [guide/intro]; a same-named file keeps its extension.
+        doc_id = re.sub(r"[\[\]]", "_", str(relative.with_suffix("")))
+        if doc_id in seen:
+            doc_id = re.sub(r"[\[\]]", "_", str(relative))
+        seen.add(doc_id)
+        yield Document(id=doc_id, title=loaded.title or pretty_name(path.stem), text=loaded.text)
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    """Document files under `root`, sorted; hidden entries and linked folders are left out."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            path = Path(folder, name)
+            if not name.startswith(".") and is_document(path):
+                yield path
+
+
+def _chunks_of(doc: Document) -> Iterator[Chunk]:
+    for index, text in enumerate(_pack(_pieces(doc.text), "\n\n")):
+        yield Chunk(doc=doc.id, title=doc.title, index=index, text=text)
+
+
+def _pieces(text: str) -> Iterator[tuple[str, int]]:
+    """Paragraphs with their word counts; a paragraph over MAX_WORDS is cut at sentence ends."""
+    for paragraph in _PARAGRAPH_BREAK.split(_RULE.sub("", text)):
+        paragraph = paragraph.strip("\n").rstrip()
+        words = len(paragraph.split())
+        if words > MAX_WORDS:
+            yield from ((p, len(p.split())) for p in _pack(_sentences(paragraph), " "))
+        elif words:
+            yield paragraph, words
+
+
+def _sentences(paragraph: str) -> Iterator[tuple[str, int]]:
+    for sentence in _SENTENCE_END.split(paragraph):
+        words = sentence.split()
+        if len(words) <= MAX_WORDS:
+            yield sentence, len(words)
+            continue
+        # A "sentence" past MAX_WORDS (a code listing, a table) is cut by word count.
+        for start in range(0, len(words), MAX_WORDS):
+            part = words[start : start + MAX_WORDS]
+            yield " ".join(part), len(part)
+
+
+def _pack(pieces: Iterable[tuple[str, int]], joiner: str) -> list[str]:
+    """Join consecutive pieces into passages of MIN_WORDS to MAX_WORDS words where they allow it."""
+    passages: list[tuple[list[str], int]] = []
+    parts: list[str] = []
+    count = 0
+    for text, words in pieces:
+        if parts and count + words > MAX_WORDS:
+            passages.append((parts, count))
+            parts, count = [], 0
+        parts.append(text)
+        count += words
+        if count >= MIN_WORDS:
+            passages.append((parts, count))
+            parts, count = [], 0
+    if parts and passages and count < MIN_WORDS // 4:
+        passages[-1][0].extend(parts)  # a short tail reads better with what precedes it
+    elif parts:
+        passages.append((parts, count))
+    return [joiner.join(p) for p, _ in passages]

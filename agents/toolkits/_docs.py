@@ -1,0 +1,131 @@
+"""The research tools over a corpus: `search_docs` finds passages, `read_doc` reads one.
+
+Both are closures over an immutable `Corpus`, so one corpus serves any number of concurrent agents.
+What the model reads is kept small and citable: a search shows doc id, title, chunk and a snippet
+(never the score), a read is capped with a pointer to the chunk that continues it, and every hit or
+read becomes `Evidence` whose source is the doc id an answer cites in [brackets].
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agents._errors import ToolFailure
+from agents._tools import Tool, tool
+from agents.toolkits._corpus import Chunk, Corpus, Document, count_words
+
+__all__ = ["research_tools"]
+
+MAX_TOP_K = 10
+READ_CHARS = 3000
+_TIMEOUT = 10.0
+_EXCERPT_CHARS = 300
+_NO_HITS = "no passage matches; try other words"
+
+
+def research_tools(corpus: Corpus) -> list[Tool]:
+    """The tools a research agent needs over `corpus`: `search_docs` and `read_doc`.
+
+    Args:
+        corpus: The documents to search and read.
+
+    Returns:
+        `[search_docs, read_doc]`, ready for an `Executor` or a `Toolbox`.
+    """
+    return [_search_tool(corpus), _read_tool(corpus)]
+
+
+def _search_tool(corpus: Corpus) -> Tool:
+    def search_docs(query: str, top_k: int = 5) -> list[dict[str, Any]]:
+        """Search the documents for passages about a topic, best first.
+
+        Each hit gives the doc id (cite it), the title, the chunk number (for read_doc) and a
+        snippet. Use a few specific words; if nothing matches, try synonyms.
+
+        Args:
+            query: A few keywords or a short question.
+            top_k: How many passages to return (1 to 10).
+        """
+        # Clamped rather than rejected: a small model asking for 50 hits should still get some.
+        hits = corpus.search(query, max(1, min(top_k, MAX_TOP_K)))
+        return [{"doc": h.doc, "title": h.title, "chunk": h.chunk, "text": h.text} for h in hits]
+
+    return tool(
+        timeout=_TIMEOUT,
+        success=_has_hits,
+        fields=("doc", "title", "chunk", "text"),
+        max_chars=4000,
+        evidence=_hit_evidence,
+    )(search_docs)
+
+
+def _read_tool(corpus: Corpus) -> Tool:
+    def read_doc(doc: str, chunk: int | None = None) -> str:
+        """Read a document by its id, whole (cut after about 3000 characters) or one chunk of it.
+
+        Args:
+            doc: The doc id, as search_docs shows it (e.g. "guide/intro").
+            chunk: A chunk number from search_docs, to read just that passage.
+        """
+        found = _find(corpus, doc)
+        chunks = corpus.chunks_of(found.id)
+        if chunk is None:
+            count = f"{len(chunks)} chunk{'' if len(chunks) == 1 else 's'}"
+            return f"{found.title} [{found.id}], {count}\n\n{_capped(corpus, found)}"
+        if not 0 <= chunk < len(chunks):
+            raise ToolFailure(f"{found.id!r} has chunks 0 to {len(chunks) - 1}, not {chunk}")
+        return f"{found.title} [{found.id}], chunk {chunk} of {len(chunks)}\n\n{chunks[chunk].text}"
+
+    def evidence(args: dict[str, Any], value: Any) -> Sequence[tuple[str, str]]:
+        found = corpus.resolve(str(args["doc"]))
+        body = str(value).partition("\n\n")[2]
+        return [(found.id if found else str(args["doc"]), _excerpt(body))]
+
+    return tool(timeout=_TIMEOUT, max_chars=READ_CHARS + 400, evidence=evidence)(read_doc)
+
+
+def _find(corpus: Corpus, name: str) -> Document:
+    found = corpus.resolve(name)
+    if found is not None:
+        return found
+    close = corpus.close_matches(name)
+    hint = f"did you mean: {', '.join(close)}? " if close else ""
+    raise ToolFailure(f"unknown doc {name!r}; {hint}search_docs shows the doc ids")
+
+
+def _capped(corpus: Corpus, document: Document) -> str:
+    text = document.text.strip()
+    if len(text) <= READ_CHARS:
+        return text
+    cut = text.rfind(" ", 0, READ_CHARS)
+    shown = text[: cut if cut > 0 else READ_CHARS]
+    resume = _chunk_at(corpus.chunks_of(document.id), count_words(shown))
+    return (
+        f"{shown}… [truncated: showing {len(shown)} of {len(text)} chars; "
+        f'read_doc(doc="{document.id}", chunk={resume}) continues]'
+    )
+
+
+def _chunk_at(chunks: Sequence[Chunk], words: int) -> int:
+    """The chunk holding word number `words` of the document: where a capped read resumes."""
+    # Passages keep every word of the text in order, so counting words finds the cut.
+    seen = 0
+    for chunk in chunks:
+        seen += count_words(chunk.text)
+        if seen > words:
+            return chunk.index
+    return len(chunks) - 1
+
+
+def _has_hits(value: Any) -> str | None:
+    return None if value else _NO_HITS
+
+
+def _hit_evidence(args: dict[str, Any], value: Any) -> Sequence[tuple[str, str]]:
+    return [(str(hit["doc"]), str(hit["text"])) for hit in value]
+
+
+def _excerpt(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"

@@ -1,0 +1,178 @@
+"""Reading documents from disk: Markdown, plain text and reStructuredText, HTML.
+
+Each loader turns a file's decoded text into a title and a body. A file that cannot be used is
+reported as `Skipped` with a reason, never raised: one bad file must not keep a corpus from loading.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+__all__ = ["Loaded", "Skipped", "is_document", "load_file", "pretty_name", "setext_title"]
+
+_ATX = re.compile(r"^ {0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
+_FRONT_TITLE = re.compile(r"^title:[ \t]*(.+)$", re.M)
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_UNDERLINE = re.compile(r"^([=\-~^*#+\"'`])\1{2,}\s*$")
+_SKIPPED_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head"})
+_BLOCK_TAG_LIST = """
+    address article aside blockquote br dd details div dl dt figcaption figure footer form h1 h2 h3
+    h4 h5 h6 header hr li main nav ol p pre section summary table td th tr ul
+"""
+_BLOCK_TAGS = frozenset(_BLOCK_TAG_LIST.split())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loaded:
+    """A usable file: its title (None: fall back to the file name) and its text."""
+
+    title: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skipped:
+    """A file left out of the corpus, and why."""
+
+    reason: str
+
+
+def is_document(path: Path) -> bool:
+    """Whether the file's extension names a document type (loadable or not, like PDF)."""
+    return path.suffix.lower() in _LOADERS or path.suffix.lower() == ".pdf"
+
+
+def load_file(path: Path, *, max_bytes: int) -> Loaded | Skipped:
+    """Read one document file by its extension; a binary, bad or unsupported file is `Skipped`."""
+    loader = _LOADERS.get(path.suffix.lower())
+    if loader is None:
+        # Reading PDF text needs a parser for compressed streams and font encodings: a dependency
+        # the core does not take. Convert PDFs to text or Markdown first.
+        return Skipped(reason=f"{path.suffix or 'this'} files are not supported; convert to text")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return Skipped(reason=f"larger than {max_bytes} bytes ({size})")
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Skipped(reason=f"unreadable: {exc.strerror or exc}")
+    if b"\x00" in raw:
+        return Skipped(reason="binary content (NUL bytes)")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return Skipped(reason=f"not UTF-8 (byte {exc.start})")
+    loaded = loader(text)
+    if not loaded.text.strip():
+        return Skipped(reason="no text")
+    return loaded
+
+
+def pretty_name(stem: str) -> str:
+    """A title made from a file name: "getting-started" -> "getting started"."""
+    return " ".join(re.split(r"[-_\s]+", stem)).strip() or stem
+
+
+def setext_title(text: str) -> str | None:
+    """The first heading underlined with a rule (reST, setext Markdown), if it opens the text."""
+    lines = [line.rstrip() for line in text.lstrip("\n").splitlines()[:4]]
+    if len(lines) >= 3 and _UNDERLINE.match(lines[0]) and _UNDERLINE.match(lines[2]):
+        lines = lines[1:]  # reST over-and-underlined title
+    if len(lines) >= 2 and lines[0].strip() and _UNDERLINE.match(lines[1]):
+        return lines[0].strip()
+    return None
+
+
+def _markdown(text: str) -> Loaded:
+    # Front matter (Jekyll, Hugo, MkDocs) is metadata, not text; its title wins if it has one.
+    if front := _FRONT_MATTER.match(text):
+        text = text[front.end() :]
+        if title := _FRONT_TITLE.search(front.group(1)):
+            return Loaded(title=title.group(1).strip().strip("\"'") or None, text=text)
+    in_fence = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and (match := _ATX.match(line)):
+            return Loaded(title=match.group(1), text=text)
+    return Loaded(title=setext_title(text), text=text)
+
+
+def _plain(text: str) -> Loaded:
+    return Loaded(title=setext_title(text), text=text)
+
+
+def _html(text: str) -> Loaded:
+    parser = _TextExtractor()
+    parser.feed(text)
+    parser.close()
+    return Loaded(title=parser.title or parser.first_h1, text=parser.text())
+
+
+class _TextExtractor(HTMLParser):
+    """Visible text of an HTML page, with block elements as paragraph breaks."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: str | None = None
+        self.first_h1: str | None = None
+        self._parts: list[str] = []
+        self._hidden = 0  # depth inside script, style, head...
+        self._pre = 0
+        self._capture: str | None = None  # "title" or "h1" while reading one
+        self._captured: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIPPED_TAGS:
+            self._hidden += 1
+        elif tag == "body":
+            self._hidden = 0  # a page may leave <head> unclosed
+        if tag == "pre":
+            self._pre += 1
+        if tag in _BLOCK_TAGS:
+            self._parts.append("\n" if tag == "br" else "\n\n")
+        if (tag == "title" and self.title is None) or (tag == "h1" and self.first_h1 is None):
+            self._capture, self._captured = tag, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIPPED_TAGS and self._hidden:
+            self._hidden -= 1
+        if tag == "pre" and self._pre:
+            self._pre -= 1
+        if tag in _BLOCK_TAGS:
+            self._parts.append("\n\n")
+        if tag == self._capture:
+            found = " ".join("".join(self._captured).split()) or None
+            if tag == "title":
+                self.title = found
+            else:
+                self.first_h1 = found
+            self._capture = None
+
+    def handle_data(self, data: str) -> None:
+        if self._capture:
+            self._captured.append(data)
+        if self._hidden:
+            return
+        # Source line breaks are not text breaks, except inside <pre>.
+        self._parts.append(data if self._pre else re.sub(r"\s+", " ", data))
+
+    def text(self) -> str:
+        """The page text: paragraphs separated by blank lines, runs of spaces collapsed."""
+        paragraphs = re.split(r"\n\s*\n", "".join(self._parts))
+        return "\n\n".join(p.strip() for p in paragraphs if p.strip())
+
+
+_LOADERS: dict[str, Callable[[str], Loaded]] = {
+    ".md": _markdown,
+    ".markdown": _markdown,
+    ".txt": _plain,
+    ".rst": _plain,
+    ".html": _html,
+    ".htm": _html,
+}

@@ -1,0 +1,152 @@
+"""Message types and the transcript of one agent.
+
+A transcript is the isolated history of one sub-agent. Its one hard invariant, checked before every
+model call: every tool call an assistant message makes is answered by exactly one tool message, and
+no tool message answers a call that was never made. Providers reject transcripts that break it, and a
+loop that lost a result would silently forget work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "SystemMessage",
+    "ToolCall",
+    "ToolMessage",
+    "Transcript",
+    "TranscriptError",
+    "UserMessage",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(_Frozen):
+    """One tool call requested by the model.
+
+    Attributes:
+        id: The call id; its tool message answers it.
+        name: The tool name, as the model spelled it (it may not exist).
+        arguments: The raw JSON text of the arguments (it may be malformed).
+    """
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+class SystemMessage(_Frozen):
+    """Instructions that frame the whole conversation."""
+
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(_Frozen):
+    """A task, a piece of context, or feedback from the loop to the model."""
+
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(_Frozen):
+    """What the model said: text, tool calls, or both."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class ToolMessage(_Frozen):
+    """The single result of one tool call, whatever happened to the call."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    name: str
+    content: str
+    ok: bool = True
+
+
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")
+]
+
+
+class TranscriptError(ValueError):
+    """The transcript breaks the one-result-per-tool-call invariant."""
+
+
+class Transcript:
+    """An append-only message history with an integrity check.
+
+    Args:
+        messages: Initial messages (usually a system message and the task).
+    """
+
+    __slots__ = ("_messages",)
+
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        self._messages: list[Message] = list(messages)
+
+    def append(self, message: Message) -> None:
+        """Add one message at the end."""
+        self._messages.append(message)
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        """Add several messages at the end, in order."""
+        self._messages.extend(messages)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """A snapshot of the history."""
+        return tuple(self._messages)
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(tuple(self._messages))
+
+    def unanswered_calls(self) -> list[ToolCall]:
+        """Tool calls that have no tool message yet, in the order they were made."""
+        answered = {m.tool_call_id for m in self._messages if isinstance(m, ToolMessage)}
+        return [
+            call
+            for m in self._messages
+            if isinstance(m, AssistantMessage)
+            for call in m.tool_calls
+            if call.id not in answered
+        ]
+
+    def check(self) -> None:
+        """Raise `TranscriptError` unless every tool call has exactly one result, placed after it."""
+        open_calls: set[str] = set()
+        seen: set[str] = set()
+        for index, message in enumerate(self._messages):
+            if isinstance(message, AssistantMessage):
+                if open_calls:
+                    raise TranscriptError(f"message {index}: calls {sorted(open_calls)} unanswered")
+                ids = [call.id for call in message.tool_calls]
+                if len(set(ids)) != len(ids) or seen.intersection(ids):
+                    raise TranscriptError(f"message {index}: duplicate tool call id")
+                open_calls = set(ids)
+                seen.update(ids)
+            elif isinstance(message, ToolMessage):
+                if message.tool_call_id not in open_calls:
+                    raise TranscriptError(
+                        f"message {index}: result for unknown or answered call "
+                        f"{message.tool_call_id!r}"
+                    )
+                open_calls.discard(message.tool_call_id)
+            elif open_calls:
+                raise TranscriptError(f"message {index}: calls {sorted(open_calls)} unanswered")
+        if open_calls:
+            raise TranscriptError(f"calls {sorted(open_calls)} unanswered at the end")

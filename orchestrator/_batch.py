@@ -1,0 +1,155 @@
+"""Batch runs: many independent goals, one concurrency limit, one budget, resumable.
+
+Each goal is run by its own executor sub-agent. Results are appended to a JSON Lines file the
+moment each one finishes (flushed and synced), so a crash loses at most the goals in flight; a
+re-run skips every id already in the output. Input is validated completely before anything runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agents import AgentReport, Budget, ConfigurationError, Executor
+
+__all__ = ["BatchSummary", "BatchTask", "load_tasks", "run_batch"]
+
+
+class BatchTask(BaseModel):
+    """One line of a batch file: `{"id": "...", "goal": "..."}` (id optional)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str = ""
+    goal: str = Field(min_length=1)
+
+    def key(self) -> str:
+        """The id, or a stable one derived from the goal."""
+        return self.id or "goal-" + hashlib.sha1(self.goal.encode()).hexdigest()[:12]
+
+
+@dataclass(kw_only=True, slots=True)
+class BatchSummary:
+    """What a batch run did."""
+
+    statuses: Counter[str] = field(default_factory=Counter)
+    skipped: int = 0
+    tokens: int = 0
+
+    def line(self) -> str:
+        """A one-line summary."""
+        parts = [f"{n} {status}" for status, n in sorted(self.statuses.items())]
+        parts.append(f"{self.skipped} skipped (already done)")
+        return f"batch: {', '.join(parts)}; {self.tokens} tokens"
+
+
+def load_tasks(path: Path) -> list[BatchTask]:
+    """Read and validate a batch file; raise `ConfigurationError` naming the first bad line."""
+    if not path.is_file():
+        raise ConfigurationError(f"batch file not found: {path}")
+    tasks: list[BatchTask] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            tasks.append(BatchTask.model_validate_json(line))
+        except ValidationError as exc:
+            problem = exc.errors()[0]["msg"]
+            raise ConfigurationError(
+                f"{path}:{number}: not a valid task line ({problem})"
+            ) from None
+    keys = [t.key() for t in tasks]
+    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicates:
+        raise ConfigurationError(f"{path}: duplicate task ids: {', '.join(duplicates[:5])}")
+    return tasks
+
+
+def finished_ids(path: Path) -> set[str]:
+    """Ids already in an output file; a torn last line (a crash mid-write) is ignored."""
+    if not path.exists():
+        return set()
+    done = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            done.add(record["id"])
+    return done
+
+
+async def run_batch(
+    tasks: Iterable[BatchTask],
+    *,
+    executor: Executor,
+    out: Path,
+    concurrency: int,
+    budget: Budget,
+    on_result: Callable[[str, AgentReport], None] | None = None,
+) -> BatchSummary:
+    """Run every task not already in `out`, appending each result as it finishes."""
+    done = finished_ids(out)
+    todo = [t for t in tasks if t.key() not in done]
+    summary = BatchSummary(skipped=len(done & {t.key() for t in tasks}))
+    limiter = anyio.CapacityLimiter(concurrency)
+    lock = anyio.Lock()
+    _repair_tail(out)
+    with out.open("a", encoding="utf-8") as sink:
+
+        async def one(task: BatchTask) -> None:
+            async with limiter:
+                report = await executor.run(task.goal, agent_id=task.key(), budget=budget)
+            line = json.dumps(_record(task, report), ensure_ascii=False) + "\n"
+            async with lock:
+                await anyio.to_thread.run_sync(_append, sink, line)
+            summary.statuses[report.status] += 1
+            summary.tokens += report.usage.total_tokens
+            if on_result is not None:
+                on_result(task.key(), report)
+
+        async with anyio.create_task_group() as tg:
+            for task in todo:
+                tg.start_soon(one, task)
+    return summary
+
+
+def _append(sink: TextIO, line: str) -> None:
+    sink.write(line)
+    sink.flush()
+    os.fsync(sink.fileno())
+
+
+def _repair_tail(out: Path) -> None:
+    """End a file torn mid-line with a newline, so the next record starts on its own line."""
+    if out.exists() and out.stat().st_size:
+        with out.open("rb") as existing:
+            existing.seek(-1, os.SEEK_END)
+            torn = existing.read(1) != b"\n"
+        if torn:
+            with out.open("a", encoding="utf-8") as sink:
+                sink.write("\n")
+
+
+def _record(task: BatchTask, report: AgentReport) -> dict[str, Any]:
+    return {
+        "id": task.key(),
+        "goal": task.goal,
+        "status": report.status,
+        "answer": report.answer,
+        "sources": list(dict.fromkeys(e.source for e in report.evidence)),
+        "stop_reason": report.stop_reason,
+        "steps": report.steps,
+        "usage": report.usage.model_dump(),
+    }

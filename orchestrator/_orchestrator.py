@@ -1,0 +1,217 @@
+"""`Orchestrator`: the public face of a run, as a result or as a stream of typed events.
+
+`stream()` is the one code path: it returns an async context manager that runs the loop in its own
+task group and hands back the receiving end of the event stream. `run()` drains that same stream.
+Leaving the `async with` block early cancels the run; cancelling the caller's scope does too.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from types import TracebackType
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from agents import (
+    DEFAULT_INSTRUCTIONS,
+    AcceptanceCheck,
+    Budget,
+    ChatModel,
+    Effects,
+    EffectSite,
+    Executor,
+    LiveEffects,
+    Tool,
+    Toolbox,
+)
+from orchestrator._events import Event
+from orchestrator._limits import Limits
+from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
+from orchestrator._run import RunLoop
+from orchestrator._state import RunResult, RunState
+
+__all__ = ["Orchestrator", "RunStream"]
+
+_EVENT_BUFFER = 256
+
+
+class Orchestrator:
+    """Plans a goal into subtasks, runs them in concurrent sub-agents, replans, and synthesises.
+
+    Args:
+        model: The model of the sub-agents (and of the planner, unless `planner_model` is given).
+        tools: The tools, or a `Toolbox` whose breakers are shared with other users.
+        limits: The run's budget and exits.
+        planner_model: A separate model for planning and synthesis.
+        instructions: The sub-agents' system prompt.
+        planner_instructions: The planner's system prompt (`{max_subtasks}` is filled in).
+        synthesis_instructions: The final writer's system prompt.
+        acceptance: A check every sub-agent's final answer must pass.
+        effects: The effect boundary (live by default).
+        keep_events: Keep every event in `RunResult.events`.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        tools: Iterable[Tool] | Toolbox = (),
+        *,
+        limits: Limits | None = None,
+        planner_model: ChatModel | None = None,
+        instructions: str = DEFAULT_INSTRUCTIONS,
+        planner_instructions: str = PLANNER_INSTRUCTIONS,
+        synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS,
+        acceptance: AcceptanceCheck | None = None,
+        effects: Effects | None = None,
+        keep_events: bool = True,
+    ) -> None:
+        self.model = model
+        self.planner_model = planner_model or model
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self.limits = limits or Limits()
+        self.planner_instructions = planner_instructions
+        self.synthesis_instructions = synthesis_instructions
+        self.effects: Effects = effects or LiveEffects()
+        self.keep_events = keep_events
+        self.executor = Executor(
+            model,
+            self.toolbox,
+            instructions=instructions,
+            limits=self.limits.agent,
+            acceptance=acceptance,
+            effects=self.effects,
+        )
+
+    def stream(self, goal: str, *, run_id: str | None = None) -> RunStream:
+        """Run `goal`, as `async with orch.stream(goal) as events: async for event in events: ...`."""
+        return RunStream(self, goal, run_id or uuid.uuid4().hex[:12])
+
+    async def run(self, goal: str, *, run_id: str | None = None) -> RunResult:
+        """Run `goal` to the end and return the result.
+
+        Raises:
+            PlanError: The planner could not produce a valid plan.
+        """
+        async with self.stream(goal, run_id=run_id) as events:
+            async for _event in events:
+                pass
+        return events.result
+
+    async def _execute(self, goal: str, run_id: str, stream: RunStream) -> RunResult:
+        async with stream._send:  # closing it ends the consumer's iteration
+            stream._state = await self._new_state(goal, run_id, stream._send)
+            loop = RunLoop(
+                executor=self.executor, toolbox=self.toolbox, max_replans=self.limits.max_replans
+            )
+            return await loop.execute(stream._state)
+
+    async def _new_state(
+        self, goal: str, run_id: str, send: MemoryObjectSendStream[Event]
+    ) -> RunState:
+        limits = self.limits
+        now = await self.effects.now(EffectSite(run_id=run_id, agent_id="run", seq=0, step=0))
+        budget = Budget(
+            max_tokens=limits.max_tokens,
+            max_requests=limits.max_requests,
+            max_tool_calls=limits.max_tool_calls,
+            deadline=None if limits.deadline_s is None else now + limits.deadline_s,
+        )
+        # Sub-agents stop early enough to leave the synthesis its share of the deadline.
+        agent_deadline = (
+            None
+            if limits.deadline_s is None
+            else now + limits.deadline_s * (1 - limits.synthesis_reserve)
+        )
+        planner = Planner(
+            model=self.planner_model,
+            effects=self.effects,
+            run_id=run_id,
+            budget=budget,
+            tools=self.toolbox.descriptions(),
+            max_subtasks=limits.max_subtasks,
+            max_repairs=limits.max_plan_repairs,
+            instructions=self.planner_instructions,
+            synthesis_instructions=self.synthesis_instructions,
+        )
+        return RunState(
+            run_id=run_id,
+            goal=goal,
+            effects=self.effects,
+            budget=budget,
+            agent_budget=Budget(deadline=agent_deadline, parent=budget),
+            planner=planner,
+            events=send,
+            limiter=anyio.CapacityLimiter(limits.max_concurrency),
+            keep_events=self.keep_events,
+        )
+
+
+class RunStream:
+    """A running run: iterate it for events; `result` once it ends; `cancel_subtask` meanwhile."""
+
+    def __init__(self, orchestrator: Orchestrator, goal: str, run_id: str) -> None:
+        self.run_id = run_id
+        self._orchestrator = orchestrator
+        self._goal = goal
+        self._send, self._receive = anyio.create_memory_object_stream[Event](_EVENT_BUFFER)
+        self._task_group = anyio.create_task_group()
+        self._state: RunState | None = None
+        self._result: RunResult | None = None
+
+    async def __aenter__(self) -> RunStream:
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._produce)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        if self._result is None:
+            # The consumer left before the end (break, error): the run has no one to report to.
+            self._task_group.cancel_scope.cancel()
+        try:
+            return await self._task_group.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
+        finally:
+            self._receive.close()
+
+    def __aiter__(self) -> RunStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        try:
+            return await self._receive.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    @property
+    def result(self) -> RunResult:
+        """The run's result (after the stream ended).
+
+        Raises:
+            RuntimeError: The run has not finished.
+        """
+        if self._result is None:
+            raise RuntimeError("the run has not finished")
+        return self._result
+
+    def cancel_subtask(self, subtask_id: str) -> bool:
+        """Stop one running or pending subtask; the run goes on. Returns whether it was live."""
+        record = self._state.records.get(subtask_id) if self._state else None
+        if record is None or record.status not in ("pending", "running"):
+            return False
+        record.stop.set()
+        if record.status == "pending":
+            record.status = "cancelled"
+        return True
+
+    async def _produce(self) -> None:
+        self._result = await self._orchestrator._execute(self._goal, self.run_id, self)

@@ -1,0 +1,228 @@
+"""Plans: a small DAG of subtasks, its validation, and the diff a replan records.
+
+A plan is data the model produced, so everything about it is checked: ids unique and well-formed,
+dependencies known, no cycles, not empty, not too large, tools that exist. Problems are phrased for
+the planner model, which gets a bounded number of chances to repair them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Plan", "PlanDiff", "PlanDraft", "Subtask", "SubtaskDraft"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Subtask(_Frozen):
+    """One node of the plan, run by its own executor sub-agent.
+
+    Attributes:
+        id: A short unique id (letters, digits, "_", "-", ".").
+        goal: What the sub-agent must find out or do.
+        depends_on: Ids whose results this subtask needs.
+        tools: The tools it may use (empty: all).
+        acceptance: What a good result must contain (shown to the sub-agent).
+        expected_output: The shape of the result (shown to the sub-agent).
+    """
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,40}$")
+    goal: str = Field(min_length=1)
+    depends_on: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    acceptance: str = ""
+    expected_output: str = ""
+
+    def brief(self) -> str:
+        """The task text a sub-agent is given."""
+        parts = [self.goal]
+        if self.expected_output:
+            parts.append(f"Expected output: {self.expected_output}")
+        if self.acceptance:
+            parts.append(f"A good answer: {self.acceptance}")
+        return "\n".join(parts)
+
+
+class SubtaskDraft(BaseModel):
+    """A subtask as the planner model writes it (lenient: ids are checked later)."""
+
+    id: str
+    goal: str
+    depends_on: list[str] = []
+    tools: list[str] = []
+    acceptance: str = ""
+    expected_output: str = ""
+
+
+class PlanDraft(BaseModel):
+    """A plan as the planner model writes it."""
+
+    subtasks: list[SubtaskDraft]
+    rationale: str = ""
+
+
+class Plan(_Frozen):
+    """A versioned DAG of subtasks.
+
+    Attributes:
+        version: 1 for the first plan, +1 per replan.
+        subtasks: The subtasks, in the planner's order.
+        rationale: The planner's one-line reason.
+    """
+
+    version: int = 1
+    subtasks: tuple[Subtask, ...]
+    rationale: str = ""
+
+    def get(self, subtask_id: str) -> Subtask:
+        """The subtask with this id; KeyError if there is none."""
+        for sub in self.subtasks:
+            if sub.id == subtask_id:
+                return sub
+        raise KeyError(subtask_id)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Every subtask id, in order."""
+        return tuple(s.id for s in self.subtasks)
+
+    def dependents(self, subtask_id: str) -> set[str]:
+        """Every subtask that depends on `subtask_id`, directly or not."""
+        found: set[str] = set()
+        frontier = [subtask_id]
+        while frontier:
+            current = frontier.pop()
+            for sub in self.subtasks:
+                if current in sub.depends_on and sub.id not in found:
+                    found.add(sub.id)
+                    frontier.append(sub.id)
+        return found
+
+    def critical_path(self, cost: dict[str, float] | None = None) -> float:
+        """The longest dependency chain, counting each subtask's cost (default 1)."""
+        depth: dict[str, float] = {}
+        for sub in _topological(self.subtasks):
+            own = (cost or {}).get(sub.id, 1.0)
+            depth[sub.id] = own + max((depth[d] for d in sub.depends_on if d in depth), default=0.0)
+        return max(depth.values(), default=0.0)
+
+
+def build_plan(draft: PlanDraft, *, version: int, keep: Iterable[Subtask] = ()) -> Plan:
+    """A plan from the kept subtasks and a draft's subtasks (raises pydantic errors on bad ids)."""
+    added = tuple(
+        Subtask(
+            id=d.id.strip(),
+            goal=d.goal.strip(),
+            depends_on=tuple(dict.fromkeys(x.strip() for x in d.depends_on)),
+            tools=tuple(dict.fromkeys(d.tools)),
+            acceptance=d.acceptance,
+            expected_output=d.expected_output,
+        )
+        for d in draft.subtasks
+    )
+    return Plan(version=version, subtasks=(*keep, *added), rationale=draft.rationale)
+
+
+def problems(
+    plan: Plan, *, max_subtasks: int, tools: Collection[str], reserved: Collection[str] = ()
+) -> list[str]:
+    """Everything wrong with a plan, phrased for the planner model (empty when it is valid)."""
+    found: list[str] = []
+    if not plan.subtasks:
+        return ["the plan has no subtasks"]
+    if len(plan.subtasks) > max_subtasks:
+        found.append(f"the plan has {len(plan.subtasks)} subtasks; at most {max_subtasks} allowed")
+    ids = [s.id for s in plan.subtasks]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1} | (set(ids) & set(reserved)))
+    if duplicates:
+        found.append(f"subtask ids must be unique and new: {', '.join(duplicates)}")
+    for sub in plan.subtasks:
+        found += _subtask_problems(sub, set(ids), tools)
+    cycle = _find_cycle(plan.subtasks)
+    if cycle:
+        found.append(f"dependencies form a cycle: {' -> '.join(cycle)}")
+    return found
+
+
+def _subtask_problems(sub: Subtask, ids: set[str], tools: Collection[str]) -> list[str]:
+    found = []
+    unknown = [d for d in sub.depends_on if d not in ids]
+    if unknown:
+        found.append(f"subtask {sub.id} depends on unknown ids: {', '.join(unknown)}")
+    if sub.id in sub.depends_on:
+        found.append(f"subtask {sub.id} depends on itself")
+    bad_tools = [t for t in sub.tools if t not in tools]
+    if bad_tools:
+        found.append(
+            f"subtask {sub.id} names unknown tools {', '.join(bad_tools)}; "
+            f"valid: {', '.join(tools) or '(none)'}"
+        )
+    return found
+
+
+def _find_cycle(subtasks: tuple[Subtask, ...]) -> list[str]:
+    """One dependency cycle, as a path that returns to its start; empty when there is none."""
+    placed = {s.id for s in _topological(subtasks)}
+    left = {s.id: s for s in subtasks if s.id not in placed}
+    if not left:
+        return []
+    # Every subtask Kahn's algorithm could not place waits on another unplaced one: walk until a
+    # subtask repeats, and the walk from its first visit is a cycle.
+    node, seen = next(iter(left)), []
+    while node not in seen:
+        seen.append(node)
+        node = next(d for d in left[node].depends_on if d in left and d != node)
+    return [*seen[seen.index(node) :], node]
+
+
+def _topological(subtasks: tuple[Subtask, ...]) -> list[Subtask]:
+    """Subtasks in dependency order (Kahn's algorithm); members of a cycle are left out."""
+    ids = {s.id for s in subtasks}
+    waiting = {s.id: {d for d in s.depends_on if d in ids and d != s.id} for s in subtasks}
+    users: dict[str, list[str]] = {}
+    for sub in subtasks:
+        for dep in waiting[sub.id]:
+            users.setdefault(dep, []).append(sub.id)
+    by_id = {s.id: s for s in subtasks}
+    ready = [s.id for s in subtasks if not waiting[s.id]]
+    order: list[Subtask] = []
+    while ready:
+        current = ready.pop()
+        order.append(by_id[current])
+        for user in users.get(current, []):
+            waiting[user].discard(current)
+            if not waiting[user]:
+                ready.append(user)
+    return order
+
+
+class PlanDiff(_Frozen):
+    """What one replan changed.
+
+    Attributes:
+        version: The new plan's version.
+        trigger: The subtask whose result caused the replan.
+        reason: Why (failed, blocked, invalidated assumptions, rejected answer).
+        added: Ids of new subtasks.
+        removed: Ids of pending subtasks dropped.
+        cancelled: Ids of running subtasks cancelled.
+        kept: Ids carried over unchanged.
+    """
+
+    version: int
+    trigger: str
+    reason: str
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    cancelled: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+
+
+def plan_schema() -> dict[str, Any]:
+    """The JSON schema the planner model's plan must follow."""
+    return PlanDraft.model_json_schema()

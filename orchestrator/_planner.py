@@ -1,0 +1,269 @@
+"""The planner: makes the plan, replans around surprises, and synthesises the final answer.
+
+Plans and replans are structured output (`ModelRequest.output`), so they work with native tool
+calling and with the JSON decision protocol alike. Whatever the model writes is validated; problems
+go back to it for a bounded number of repairs, and past that a `PlanError` says what was wrong.
+Every model call goes through the effect boundary under the agent id "planner".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from agents import (
+    AgentReport,
+    Budget,
+    ChatModel,
+    Effects,
+    EffectSite,
+    MalformedResponse,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    OutputSchema,
+    PlanError,
+    Usage,
+)
+from memory import AssistantMessage, Message, SystemMessage, UserMessage
+from orchestrator._plan import Plan, PlanDraft, SubtaskDraft, build_plan, problems
+
+__all__ = ["PLANNER_INSTRUCTIONS", "SYNTHESIS_INSTRUCTIONS", "Planner", "ReplanDraft"]
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+PLANNER_INSTRUCTIONS = (
+    "You are the planner of a team of research and action agents. Split the goal into a few "
+    "subtasks (at most {max_subtasks}) that agents can do independently; give each a short id, a "
+    "self-contained goal, the ids it depends on (only when it truly needs their results, so that "
+    "the rest run in parallel), the tools it may use (empty for all), what a good result contains, "
+    "and the expected output. Reply with JSON only."
+)
+SYNTHESIS_INSTRUCTIONS = (
+    "You write the final answer to the goal from the results your agents reported. Use only those "
+    "results; keep their citations in [brackets]; say plainly what is missing or uncertain."
+)
+_RESULT_CHARS = 1500
+
+
+class ReplanDraft(BaseModel):
+    """A replan as the planner model writes it: what to drop and what to add."""
+
+    remove: list[str] = []
+    add: list[SubtaskDraft] = []
+    rationale: str = ""
+
+
+@dataclass(kw_only=True, slots=True)
+class Planner:
+    """Plans, replans and synthesises for one run.
+
+    Attributes:
+        model: The planner's chat model.
+        effects: The effect boundary.
+        run_id: The run.
+        budget: The run's ledger (charged for every planner call).
+        tools: Tool names and descriptions the plan may use.
+        max_subtasks: The largest plan accepted.
+        max_repairs: Chances to fix an invalid plan.
+        instructions: The planner's system prompt.
+        synthesis_instructions: The joiner's system prompt.
+    """
+
+    model: ChatModel
+    effects: Effects
+    run_id: str
+    budget: Budget
+    tools: dict[str, str]
+    max_subtasks: int = 8
+    max_repairs: int = 2
+    instructions: str = PLANNER_INSTRUCTIONS
+    synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
+    usage: Usage = field(default_factory=Usage)
+    _seq: int = 0
+
+    async def make_plan(self, goal: str, *, unavailable: dict[str, str]) -> Plan:
+        """The first plan for `goal`.
+
+        Raises:
+            PlanError: No valid plan within the repair budget, or the model failed.
+        """
+        prompt = f"Goal: {goal}\n\n{self._menu(unavailable)}"
+
+        def build(text: str) -> Plan | list[str]:
+            draft = _parse(text, PlanDraft)
+            if isinstance(draft, list):
+                return draft
+            return self._checked(lambda: build_plan(draft, version=1), reserved=())
+
+        return await self._structured(prompt, "plan", PlanDraft, build)
+
+    async def replan(
+        self,
+        goal: str,
+        plan: Plan,
+        *,
+        status: dict[str, str],
+        reports: dict[str, AgentReport],
+        trigger: str,
+        reason: str,
+        reserved: Collection[str],
+        unavailable: dict[str, str],
+    ) -> tuple[Plan, set[str]]:
+        """A new plan version around a surprise; returns it with the ids the model removed.
+
+        `plan` holds only subtasks still in play (done, running or pending); `reserved` ids may
+        not be reused. Completed subtasks are always kept.
+
+        Raises:
+            PlanError: No valid replan within the repair budget, or the model failed.
+        """
+        prompt = "\n\n".join(
+            [
+                f"Goal: {goal}",
+                f"Subtask {trigger} reported a problem: {reason}",
+                "Current plan and status:\n" + _plan_status(plan, status, reports),
+                self._menu(unavailable),
+                "Remove pending or running subtasks that are no longer useful, and add new "
+                "subtasks (new ids) that route around the problem. Keep everything still valid. "
+                'Reply with JSON: {"remove": [ids], "add": [subtasks], "rationale": "..."}',
+            ]
+        )
+        removable = {s for s, st in status.items() if st in ("pending", "running")}
+
+        def build(text: str) -> tuple[Plan, set[str]] | list[str]:
+            draft = _parse(text, ReplanDraft)
+            if isinstance(draft, list):
+                return draft
+            bad = [r for r in draft.remove if r not in removable]
+            if bad:
+                return [f"only pending or running subtasks can be removed, not: {', '.join(bad)}"]
+            keep = [s for s in plan.subtasks if s.id not in draft.remove]
+            add = PlanDraft(subtasks=draft.add, rationale=draft.rationale)
+            checked = self._checked(
+                lambda: build_plan(add, version=plan.version + 1, keep=keep), reserved=reserved
+            )
+            return checked if isinstance(checked, list) else (checked, set(draft.remove))
+
+        return await self._structured(prompt, "replan", ReplanDraft, build)
+
+    async def synthesise(self, goal: str, reports: Sequence[AgentReport], note: str | None) -> str:
+        """The final answer from the reports; never raises (falls back to joining the results)."""
+        body = "\n\n".join(_report_text(r) for r in reports) or "(no results)"
+        prompt = f"Goal: {goal}\n\nResults from the agents:\n\n{body}"
+        if note:
+            prompt += f"\n\nNote: the run is incomplete ({note}); say what is missing."
+        messages: list[Message] = [
+            SystemMessage(content=self.synthesis_instructions),
+            UserMessage(content=prompt),
+        ]
+        try:
+            response = await self._ask(ModelRequest(messages=tuple(messages)))
+        except (ModelError, TimeoutError):
+            return _joined(reports, note)
+        return (response.message.content or "").strip() or _joined(reports, note)
+
+    async def _structured(
+        self,
+        prompt: str,
+        name: str,
+        schema: type[BaseModel],
+        build: Callable[[str], T | list[str]],
+    ) -> T:
+        system = self.instructions.replace("{max_subtasks}", str(self.max_subtasks))
+        messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
+        output = OutputSchema(name=name, schema_=schema.model_json_schema())
+        found: list[str] = []
+        for _attempt in range(self.max_repairs + 1):
+            try:
+                response = await self._ask(ModelRequest(messages=tuple(messages), output=output))
+                text = response.message.content or ""
+            except MalformedResponse as exc:
+                text = exc.raw
+            except (ModelError, TimeoutError) as exc:
+                raise PlanError(f"the planner model failed: {exc or 'deadline reached'}") from exc
+            result = build(text)
+            if not isinstance(result, list):
+                return result
+            found = result
+            feedback = "Your reply has problems:\n- " + "\n- ".join(found)
+            messages += [
+                AssistantMessage(content=text or "(empty)"),
+                UserMessage(content=f"{feedback}\nReply again with the whole corrected JSON."),
+            ]
+        raise PlanError(
+            f"no valid {name} after {self.max_repairs + 1} attempts: {'; '.join(found)}"
+        )
+
+    def _checked(self, make: Callable[[], Plan], *, reserved: Collection[str]) -> Plan | list[str]:
+        try:
+            plan = make()
+        except ValidationError as exc:
+            return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]]
+        found = problems(
+            plan, max_subtasks=self.max_subtasks, tools=self.tools.keys(), reserved=reserved
+        )
+        return found or plan
+
+    async def _ask(self, request: ModelRequest) -> ModelResponse:
+        now = await self.effects.now(self._site())
+        with anyio.fail_after(self.budget.time_left(now)):
+            response = await self.effects.model_call(self._site(), self.model, request)
+        self.budget.charge(response.usage)
+        self.usage = self.usage + response.usage
+        return response
+
+    def _site(self) -> EffectSite:
+        self._seq += 1
+        return EffectSite(run_id=self.run_id, agent_id="planner", seq=self._seq, step=self._seq)
+
+    def _menu(self, unavailable: dict[str, str]) -> str:
+        lines = [
+            f"- {name}: {desc}" for name, desc in self.tools.items() if name not in unavailable
+        ]
+        lines += [f"- {name}: UNAVAILABLE ({why})" for name, why in unavailable.items()]
+        return "Tools the agents can use:\n" + ("\n".join(lines) or "(none)")
+
+
+def _parse(text: str, model: type[M]) -> M | list[str]:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return [f"the reply is not valid JSON ({exc.msg} at char {exc.pos})"]
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]]
+
+
+def _plan_status(plan: Plan, status: dict[str, str], reports: dict[str, AgentReport]) -> str:
+    lines = []
+    for sub in plan.subtasks:
+        line = f"- {sub.id} [{status.get(sub.id, 'pending')}] {sub.goal}"
+        if sub.depends_on:
+            line += f" (after {', '.join(sub.depends_on)})"
+        report = reports.get(sub.id)
+        if report is not None:
+            line += f"\n  result: {report.answer[:300]}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _report_text(report: AgentReport) -> str:
+    sources = ", ".join(dict.fromkeys(f"[{e.source}]" for e in report.evidence))
+    text = f"## {report.agent_id} ({report.status})\nTask: {report.task}\n{report.answer[:_RESULT_CHARS]}"
+    return f"{text}\nSources: {sources}" if sources else text
+
+
+def _joined(reports: Sequence[AgentReport], note: str | None) -> str:
+    """The fallback answer when synthesis fails: every result, as it was reported."""
+    head = f"Incomplete ({note}). " if note else ""
+    parts = [f"{head}Results gathered by the agents:"]
+    parts += [_report_text(r) for r in reports]
+    return "\n\n".join(parts) if reports else f"{head}No results were gathered."

@@ -1,0 +1,153 @@
+"""Research reports: sub-questions researched in parallel over a corpus, written up in Markdown.
+
+The planner splits the topic into sub-questions; each is researched by a sub-agent with the
+`search_docs` and `read_doc` tools, whose final answer must cite the documents it gathered (the
+`cites_evidence` acceptance check). The report is assembled here, not left to the model: a title,
+the synthesised summary, one section per sub-question, the sources and the evidence excerpts.
+Citations that match no corpus document are removed, so every citation left points at a real one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agents import AgentReport, ChatModel, cites_evidence
+from agents.toolkits import Corpus, research_tools
+from orchestrator._events import Event
+from orchestrator._limits import Limits
+from orchestrator._orchestrator import Orchestrator
+from orchestrator._state import RunResult
+
+__all__ = ["ResearchReport", "research"]
+
+RESEARCH_PLANNER = (
+    "You plan research in a document collection. Split the topic into at most {max_subtasks} "
+    "focused sub-questions that can be researched independently (no dependencies unless one "
+    "truly needs another's answer). Each subtask's goal is one clear question. Reply with JSON only."
+)
+RESEARCH_AGENT = (
+    "You research one question in a document collection. Use search_docs to find passages and "
+    "read_doc to read more. Then answer in one short paragraph, citing the document ids you used "
+    "in square brackets, like [python/assignment]. Do not invent document ids."
+)
+RESEARCH_SYNTHESIS = (
+    "You write the summary of a research report from the findings below. Two short paragraphs at "
+    "most; keep the citations in [brackets] exactly as given; say what remains unclear."
+)
+_CITATION = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")
+_EXCERPT = 280
+
+
+@dataclass(frozen=True, slots=True)
+class ResearchReport:
+    """A written research report.
+
+    Attributes:
+        topic: The topic.
+        markdown: The report.
+        result: The run behind it.
+    """
+
+    topic: str
+    markdown: str
+    result: RunResult
+
+
+async def research(
+    topic: str,
+    *,
+    model: ChatModel,
+    corpus: Corpus,
+    limits: Limits | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> ResearchReport:
+    """Research `topic` over `corpus` and write the report.
+
+    Args:
+        topic: What to research.
+        model: The model for the planner and the sub-agents.
+        corpus: The documents.
+        limits: The run's budget.
+        on_event: Called with every event of the run (for progress displays).
+    """
+    orch = Orchestrator(
+        model,
+        research_tools(corpus),
+        limits=limits,
+        acceptance=cites_evidence,
+        instructions=RESEARCH_AGENT,
+        planner_instructions=RESEARCH_PLANNER,
+        synthesis_instructions=RESEARCH_SYNTHESIS,
+    )
+    async with orch.stream(topic) as events:
+        async for event in events:
+            if on_event is not None:
+                on_event(event)
+    result = events.result
+    return ResearchReport(topic=topic, markdown=render_report(topic, result, corpus), result=result)
+
+
+def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:
+    """The Markdown report for a finished research run."""
+    lines = [f"# {topic.strip()}", ""]
+    if not result.complete:
+        lines += [f"> **Incomplete.** {result.reason or result.status}", ""]
+    lines += ["## Summary", "", clean_citations(result.answer, corpus), ""]
+    sections = [r for r in result.reports if r.status in ("done", "partial")]
+    for report in sections:
+        lines += _section(report, corpus)
+    failed = [r for r in result.reports if r not in sections]
+    if failed:
+        lines += ["## Not answered", ""]
+        lines += [f"- {r.task.splitlines()[0]} ({r.status})" for r in failed] + [""]
+    lines += _sources(result, corpus)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def clean_citations(text: str, corpus: Corpus) -> str:
+    """Keep only citations of documents that exist in the corpus."""
+
+    def keep(match: re.Match[str]) -> str:
+        ids = [part.strip() for part in re.split(r"[,;]", match.group(1))]
+        real = [i for i in ids if corpus.get(i) is not None]
+        return f"[{', '.join(real)}]" if real else ""
+
+    return _CITATION.sub(keep, text).strip()
+
+
+def _section(report: AgentReport, corpus: Corpus) -> list[str]:
+    question = report.task.splitlines()[0].strip()
+    body = clean_citations(report.answer, corpus) or "(no answer)"
+    lines = [f"## {question}", "", body, ""]
+    if report.status != "done":
+        lines += [
+            f"*Status: {report.status}"
+            + (f" ({report.stop_reason})*" if report.stop_reason else "*"),
+            "",
+        ]
+    gathered = list(dict.fromkeys(e.source for e in report.evidence if corpus.get(e.source)))
+    if not _CITATION.search(body):
+        cited = ", ".join(f"[{g}]" for g in gathered[:6])
+        lines += [f"Evidence: {cited}" if cited else "Evidence: none found.", ""]
+    return lines
+
+
+def _sources(result: RunResult, corpus: Corpus) -> list[str]:
+    excerpts: dict[str, str] = {}
+    for report in result.reports:
+        for e in report.evidence:
+            if corpus.get(e.source) is not None:
+                excerpts.setdefault(e.source, e.excerpt)
+    if not excerpts:
+        return ["## Sources", "", "No documents were gathered.", ""]
+    lines = ["## Sources", ""]
+    for number, doc_id in enumerate(excerpts, 1):
+        doc = corpus.get(doc_id)
+        lines.append(f"{number}. [{doc_id}] {doc.title if doc else doc_id}")
+    lines += ["", "## Evidence", ""]
+    for doc_id, excerpt in excerpts.items():
+        text = " ".join(excerpt.split())[:_EXCERPT]
+        lines.append(f"- [{doc_id}] “{text}”")
+    return [*lines, ""]

@@ -1,0 +1,331 @@
+"""The main loop of a run, as a state machine.
+
+    Plan ──▶ Schedule ──▶ Join ──▶ Schedule ...        (eager: a finished subtask's dependents
+              │  ▲          │                            start the moment its report arrives)
+              │  └─ Replan ◀┘ (failed, blocked, invalidated, rejected; bounded by max_replans)
+              └──▶ Finish (nothing left to run, or the budget is spent) ──▶ synthesis
+
+Sub-agents run concurrently in the run's task group under one capacity limiter; each reports back
+through a memory stream, so the loop waits on arrivals and never polls. The run's budget ledger is
+the parent of every sub-agent's ledger, and sub-agents stop before the deadline's synthesis reserve,
+so the final answer is written from whatever exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+import anyio.abc
+
+from agents import AgentReport, Executor, PlanError, Toolbox
+from agents._tracing import logger
+from orchestrator._events import (
+    BudgetExhausted,
+    PlanCreated,
+    Replanned,
+    RunFinished,
+    SubtaskCancelled,
+    SubtaskFailed,
+    SubtaskFinished,
+    SubtaskInvalidated,
+    SubtaskStarted,
+)
+from orchestrator._plan import Plan, PlanDiff
+from orchestrator._state import FINISHED, Completion, Record, RunResult, RunState, SubtaskStatus
+
+__all__ = ["RunLoop"]
+
+_log = logger("paor.run")
+
+
+@dataclass(frozen=True, slots=True)
+class _MakePlan:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Schedule:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Join:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Replan:
+    trigger: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Finish:
+    pass
+
+
+_Step = _MakePlan | _Schedule | _Join | _Replan | _Finish
+
+
+@dataclass(kw_only=True, slots=True)
+class RunLoop:
+    """Drives one run: plan, schedule sub-agents, join their reports, replan, finish."""
+
+    executor: Executor
+    toolbox: Toolbox
+    max_replans: int
+
+    async def execute(self, s: RunState) -> RunResult:
+        """Run to the end and return the result; raises `PlanError` if no plan could be made."""
+        step: _Step = _MakePlan()
+        # The completion channel lives exactly as long as the sub-agents that send on it.
+        with s.done_send, s.done_receive:
+            async with anyio.create_task_group() as tg:
+                while not isinstance(step, _Finish):
+                    s.step += 1
+                    step = await self._advance(s, step, tg)
+        return await self._finish(s)
+
+    async def _advance(self, s: RunState, step: _Step, tg: anyio.abc.TaskGroup) -> _Step:
+        match step:
+            case _MakePlan():
+                return await self._make_plan(s)
+            case _Schedule():
+                return await self._schedule(s, tg)
+            case _Join():
+                return await self._join(s)
+            case _Replan(trigger, reason):
+                return await self._replan(s, trigger, reason)
+            case _:
+                raise AssertionError(f"not a run step: {step!r}")
+
+    async def _make_plan(self, s: RunState) -> _Step:
+        now = await s.now()
+        try:
+            plan = await s.planner.make_plan(s.goal, unavailable=self.toolbox.unavailable(now))
+        except PlanError as exc:
+            await s.emit(
+                RunFinished(
+                    run_id=s.run_id,
+                    step=s.step,
+                    status="failed",
+                    reason=str(exc),
+                    usage=s.budget.used,
+                )
+            )
+            raise
+        self._adopt(s, plan)
+        _log.info("plan_created", version=plan.version, subtasks=len(plan.subtasks))
+        await s.emit(PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
+        return _Schedule()
+
+    async def _schedule(self, s: RunState, tg: anyio.abc.TaskGroup) -> _Step:
+        await self._drop_orphans(s)
+        await self._check_budget(s)
+        if s.exhausted is None:
+            for record in s.ready():
+                record.status = "running"
+                s.running += 1
+                tg.start_soon(self._run_subtask, s, record)
+        if s.running:
+            return _Join()
+        why = (
+            f"the {s.exhausted} budget ran out"
+            if s.exhausted
+            else "its dependencies never finished"
+        )
+        for record in [s.records[i] for i in s.ids("pending")]:
+            await self._drop(s, record, f"not started: {why}")
+        return _Finish()
+
+    async def _join(self, s: RunState) -> _Step:
+        completion = await s.done_receive.receive()
+        s.running -= 1
+        record = s.records[completion.subtask_id]
+        report = record.report = completion.report
+        ids = {"run_id": s.run_id, "subtask_id": record.subtask.id, "step": s.step}
+        await s.warn_budget()
+        if record.obsolete or report.stop_reason == "cancelled":
+            record.status = "cancelled"
+            why = "obsolete after a replan" if record.obsolete else "cancelled by the caller"
+            await s.emit(SubtaskCancelled(**ids, reason=why, report=report))
+            return _Schedule()
+        record.status = report.status
+        if report.status in FINISHED:
+            await s.emit(SubtaskFinished(**ids, report=report))
+        else:
+            await s.emit(SubtaskFailed(**ids, report=report))
+        trigger = _replan_reason(report)
+        await self._check_budget(s)
+        if trigger and s.replans < self.max_replans and s.exhausted is None:
+            return _Replan(record.subtask.id, trigger)
+        return _Schedule()
+
+    async def _check_budget(self, s: RunState) -> None:
+        """Note the first spent budget. The sub-agents' ledger is asked, not the run's: once their
+        share of the deadline is gone nothing new can start, and the rest is the synthesis's."""
+        reason = s.agent_budget.exhausted(await s.now())
+        if reason and s.exhausted is None:
+            s.exhausted = reason
+            _log.warning("budget_exhausted", reason=reason)
+            await s.emit(BudgetExhausted(run_id=s.run_id, step=s.step, reason=reason))
+
+    async def _replan(self, s: RunState, trigger: str, reason: str) -> _Step:
+        s.replans += 1
+        dropped = await self._drop_orphans(s)
+        assert s.plan is not None
+        live = s.ids("pending", "running", "done", "partial")
+        in_play = Plan(version=s.plan.version, subtasks=tuple(s.records[i].subtask for i in live))
+        now = await s.now()
+        try:
+            plan, removed = await s.planner.replan(
+                s.goal,
+                in_play,
+                status={i: r.status for i, r in s.records.items()},
+                reports={i: r.report for i, r in s.records.items() if r.report is not None},
+                trigger=trigger,
+                reason=reason,
+                reserved=set(s.records) - set(in_play.ids),
+                unavailable=self.toolbox.unavailable(now),
+            )
+        except PlanError as exc:
+            s.notes.append(f"replan after {trigger} failed: {exc}")
+            _log.warning("replan_failed", trigger=trigger, error=str(exc))
+            return _Schedule()
+        cancelled = await self._apply_removals(s, removed, plan.version)
+        added = tuple(i for i in plan.ids if i not in s.records)
+        self._adopt(s, plan)
+        diff = PlanDiff(
+            version=plan.version,
+            trigger=trigger,
+            reason=reason,
+            added=added,
+            removed=(*dropped, *sorted(removed - set(cancelled))),
+            cancelled=tuple(cancelled),
+            kept=tuple(i for i in in_play.ids if i not in removed),
+        )
+        s.diffs.append(diff)
+        _log.info("replanned", version=plan.version, added=len(added), cancelled=len(cancelled))
+        await s.emit(Replanned(run_id=s.run_id, step=s.step, diff=diff, plan=plan))
+        return _Schedule()
+
+    async def _apply_removals(self, s: RunState, removed: set[str], version: int) -> list[str]:
+        cancelled = []
+        for subtask_id in sorted(removed):
+            record = s.records[subtask_id]
+            record.obsolete = True  # the planner's choice: not a gap in the final answer
+            if record.status == "running":
+                record.stop.set()
+                cancelled.append(subtask_id)
+            else:
+                await self._drop(s, record, f"removed by replan v{version}")
+        return cancelled
+
+    async def _drop_orphans(self, s: RunState) -> list[str]:
+        dropped = []
+        for record, dead in s.orphans():
+            await self._drop(s, record, f"depends on {dead}, which did not finish")
+            dropped.append(record.subtask.id)
+        return dropped
+
+    async def _drop(self, s: RunState, record: Record, reason: str) -> None:
+        record.status = "dropped"
+        await s.emit(
+            SubtaskInvalidated(
+                run_id=s.run_id, subtask_id=record.subtask.id, step=s.step, reason=reason
+            )
+        )
+
+    def _adopt(self, s: RunState, plan: Plan) -> None:
+        s.plan = plan
+        s.plans.append(plan)
+        for sub in plan.subtasks:
+            s.records.setdefault(sub.id, Record(subtask=sub))
+
+    async def _run_subtask(self, s: RunState, record: Record) -> None:
+        sub = record.subtask
+        async with s.limiter:
+            await s.emit(
+                SubtaskStarted(run_id=s.run_id, subtask_id=sub.id, step=s.step, goal=sub.goal)
+            )
+            try:
+                report = await self.executor.run(
+                    sub.brief(),
+                    context=_context(s, sub.depends_on),
+                    run_id=s.run_id,
+                    agent_id=sub.id,
+                    budget=s.agent_budget,
+                    events=s.emit_agent,
+                    stop=record.stop,
+                    allowed_tools=sub.tools or None,
+                )
+            except Exception as exc:
+                # A bug in a sub-agent must not take its siblings' results down with it.
+                _log.exception("subtask_crashed", subtask_id=sub.id)
+                report = AgentReport(
+                    agent_id=sub.id, task=sub.goal, status="failed", answer="", notes=(repr(exc),)
+                )
+        await s.done_send.send(Completion(sub.id, report))
+
+    async def _finish(self, s: RunState) -> RunResult:
+        reports = [r.report for r in s.records.values() if r.report is not None]
+        usable = [r for r in reports if r.status in FINISHED or r.evidence]
+        note = _incompleteness(s)
+        answer = await s.planner.synthesise(s.goal, usable, note)
+        status = "failed" if not usable else ("incomplete" if note else "complete")
+        await s.emit(
+            RunFinished(
+                run_id=s.run_id, step=s.step, status=status, reason=note, usage=s.budget.used
+            )
+        )
+        _log.info("run_finished", status=status, reason=note, tokens=s.budget.used.total_tokens)
+        return RunResult(
+            run_id=s.run_id,
+            goal=s.goal,
+            answer=answer,
+            status=status,
+            reason=note,
+            plans=tuple(s.plans),
+            diffs=tuple(s.diffs),
+            reports=tuple(reports),
+            usage=s.budget.used,
+            events=tuple(s.trace),
+        )
+
+
+def _replan_reason(report: AgentReport) -> str | None:
+    if report.invalidates:
+        return f"its result invalidates the plan's assumptions: {report.invalidates}"
+    if report.status == "blocked":
+        return f"it is blocked: {report.answer[:300]}"
+    if report.status == "failed":
+        return f"it failed: {'; '.join(report.notes[-2:]) or report.answer[:300]}"
+    if report.stop_reason == "acceptance":
+        return f"its answer was rejected: {report.notes[-1] if report.notes else ''}"
+    return None
+
+
+def _context(s: RunState, depends_on: tuple[str, ...]) -> str:
+    """The compressed results of a subtask's dependencies: all its isolated history holds of them."""
+    parts = []
+    for dep in depends_on:
+        report = s.records[dep].report
+        if report is None:
+            continue
+        sources = ", ".join(dict.fromkeys(e.source for e in report.evidence[:8]))
+        text = f"[{dep}] {s.records[dep].subtask.goal}\nResult ({report.status}): {report.answer[:1200]}"
+        parts.append(f"{text}\nSources: {sources}" if sources else text)
+    return "\n\n".join(parts)
+
+
+def _incompleteness(s: RunState) -> str | None:
+    reasons = []
+    if s.exhausted:
+        reasons.append(f"the {s.exhausted} budget ran out")
+    statuses: tuple[SubtaskStatus, ...] = ("failed", "blocked", "cancelled", "dropped", "partial")
+    for status in statuses:
+        ids = [i for i in s.ids(status) if not s.records[i].obsolete]
+        if ids:
+            reasons.append(f"{status}: {', '.join(ids)}")
+    return "; ".join(reasons) or None

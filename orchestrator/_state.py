@@ -1,0 +1,167 @@
+"""The bookkeeping of one run: subtask records, the completion channel, and the event emitter."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import BaseModel, ConfigDict
+
+from agents import AgentEvent, AgentReport, Budget, Effects, EffectSite, Usage
+from orchestrator._events import BudgetWarning, Event
+from orchestrator._plan import Plan, PlanDiff, Subtask
+from orchestrator._planner import Planner
+
+__all__ = ["Completion", "Record", "RunResult", "RunState", "SubtaskStatus"]
+
+SubtaskStatus = Literal[
+    "pending", "running", "done", "partial", "failed", "blocked", "cancelled", "dropped"
+]
+FINISHED: frozenset[SubtaskStatus] = frozenset({"done", "partial"})
+DEAD: frozenset[SubtaskStatus] = frozenset({"failed", "blocked", "cancelled", "dropped"})
+
+
+class RunResult(BaseModel):
+    """The outcome of a run.
+
+    Attributes:
+        run_id: The run.
+        goal: The goal it was given.
+        answer: The synthesised answer (never empty).
+        status: complete; incomplete (a budget ran out or subtasks failed: `reason` says which);
+            failed (nothing usable was gathered).
+        reason: Why the run is not complete, if it is not.
+        plans: Every plan version, first to last.
+        diffs: What each replan changed.
+        reports: Every sub-agent report, cancelled ones included.
+        usage: Tokens, requests and tool calls of the whole run.
+        events: The run's events, in order (when the orchestrator keeps them).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    goal: str
+    answer: str
+    status: Literal["complete", "incomplete", "failed"]
+    reason: str | None = None
+    plans: tuple[Plan, ...] = ()
+    diffs: tuple[PlanDiff, ...] = ()
+    reports: tuple[AgentReport, ...] = ()
+    usage: Usage = Usage()
+    events: tuple[Event, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Whether every part of the plan was done within budget."""
+        return self.status == "complete"
+
+
+@dataclass(kw_only=True, slots=True)
+class Record:
+    """One subtask's life in the run."""
+
+    subtask: Subtask
+    status: SubtaskStatus = "pending"
+    report: AgentReport | None = None
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    obsolete: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A sub-agent's report arriving at the main loop."""
+
+    subtask_id: str
+    report: AgentReport
+
+
+@dataclass(kw_only=True, slots=True)
+class RunState:
+    """Everything the main loop of one run knows."""
+
+    run_id: str
+    goal: str
+    effects: Effects
+    budget: Budget
+    agent_budget: Budget
+    planner: Planner
+    events: MemoryObjectSendStream[Event]
+    limiter: anyio.CapacityLimiter
+    keep_events: bool = True
+    plan: Plan | None = None
+    plans: list[Plan] = field(default_factory=list)
+    diffs: list[PlanDiff] = field(default_factory=list)
+    records: dict[str, Record] = field(default_factory=dict)
+    trace: list[Event] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    warned: set[str] = field(default_factory=set)
+    replans: int = 0
+    running: int = 0
+    step: int = 0
+    seq: int = 0
+    exhausted: str | None = None
+    done_send: MemoryObjectSendStream[Completion] = field(init=False)
+    done_receive: MemoryObjectReceiveStream[Completion] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Unbounded: at most one completion per subtask, and senders must never block on it.
+        self.done_send, self.done_receive = anyio.create_memory_object_stream[Completion](math.inf)
+
+    async def now(self) -> float:
+        """Read the clock through the effect boundary."""
+        self.seq += 1
+        site = EffectSite(run_id=self.run_id, agent_id="run", seq=self.seq, step=self.step)
+        return await self.effects.now(site)
+
+    async def emit(self, event: Event) -> None:
+        """Publish an event to the stream (waits if the consumer is behind)."""
+        if self.keep_events:
+            self.trace.append(event)
+        await self.events.send(event)
+
+    async def emit_agent(self, event: AgentEvent) -> None:
+        """Publish a sub-agent's event."""
+        await self.emit(event)
+
+    def ids(self, *statuses: SubtaskStatus) -> list[str]:
+        """Subtask ids with one of these statuses, in plan order."""
+        return [i for i, r in self.records.items() if r.status in statuses]
+
+    def ready(self) -> list[Record]:
+        """Pending subtasks whose dependencies all finished."""
+        return [
+            r
+            for r in self.records.values()
+            if r.status == "pending"
+            and all(self.records[d].status in FINISHED for d in r.subtask.depends_on)
+        ]
+
+    def orphans(self) -> list[tuple[Record, str]]:
+        """Pending subtasks that depend on a dead one (failed, blocked, cancelled, dropped)."""
+        found = []
+        for r in self.records.values():
+            dead = [d for d in r.subtask.depends_on if self.records[d].status in DEAD]
+            if r.status == "pending" and dead:
+                found.append((r, dead[0]))
+        return found
+
+    async def warn_budget(self) -> None:
+        """Emit a warning the first time a resource passes 80% of its cap."""
+        used = self.budget.used
+        caps: list[tuple[str, float, float | None]] = [
+            ("tokens", used.total_tokens, self.budget.max_tokens),
+            ("requests", used.requests, self.budget.max_requests),
+            ("tool_calls", used.tool_calls, self.budget.max_tool_calls),
+        ]
+        for name, spent, cap in caps:
+            if cap and spent >= 0.8 * cap and name not in self.warned:
+                self.warned.add(name)
+                await self.emit(
+                    BudgetWarning(
+                        run_id=self.run_id, step=self.step, resource=name, used=spent, limit=cap
+                    )
+                )

@@ -1,0 +1,136 @@
+"""A fake team for orchestrator tests: one `FunctionModel` that plays planner, sub-agents and writer.
+
+The planner asks for structured output (`ModelRequest.output` named "plan" or "replan"); the final
+writer is asked with the synthesis instructions as its system prompt; every other request comes from
+a sub-agent, recognised by the goal in its task message. Each kind of request is answered from its
+own script, and every request is kept under the role that made it, so a test can assert on what
+each member of the team was asked.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from agents import ModelRequest
+from agents.testing import FunctionModel, Turn, reply
+from memory import AssistantMessage, UserMessage
+from orchestrator import SYNTHESIS_INSTRUCTIONS
+
+Behaviour = Callable[[ModelRequest], Turn | Awaitable[Turn]]
+"""How one sub-agent answers each of its requests."""
+
+PlannerTurn = dict[str, Any] | str | BaseException
+"""A planner reply: a dict is sent as JSON, a string verbatim, an exception is raised."""
+
+PLANNER = "planner"
+WRITER = "writer"
+
+
+def sub(subtask_id: str, *depends_on: str, **fields: Any) -> dict[str, Any]:
+    """A subtask as the planner model writes it; its goal defaults to "Find fact <id>."."""
+    return {"id": subtask_id, "goal": goal(subtask_id), "depends_on": list(depends_on), **fields}
+
+
+def goal(subtask_id: str) -> str:
+    """The default goal of subtask `subtask_id`."""
+    return f"Find fact {subtask_id}."
+
+
+def plan(*subtasks: dict[str, Any], rationale: str = "") -> dict[str, Any]:
+    """A plan reply."""
+    return {"subtasks": list(subtasks), "rationale": rationale}
+
+
+def script(*turns: Turn) -> Behaviour:
+    """A sub-agent that plays `turns` by its own step (the assistant messages it has sent)."""
+
+    def play(request: ModelRequest) -> Turn:
+        step = sum(isinstance(m, AssistantMessage) for m in request.messages)
+        if step >= len(turns):
+            raise AssertionError(f"sub-agent asked for turn {step + 1}; its script has {len(turns)}")
+        return turns[step]
+
+    return play
+
+
+def task_text(request: ModelRequest) -> str:
+    """The task message a sub-agent's history opens with (goal and dependencies' results)."""
+    message = request.messages[1]
+    assert isinstance(message, UserMessage)
+    return message.content
+
+
+class Team:
+    """Planner, sub-agents and writer behind one `FunctionModel`.
+
+    Args:
+        plans: The planner's replies to plan requests, in order (repairs included).
+        agents: Each sub-agent's behaviour, by subtask id.
+        replans: The planner's replies to replan requests, in order.
+        synthesis: The writer's reply.
+        planner_tokens: (prompt, completion) tokens each planner reply reports.
+    """
+
+    def __init__(
+        self,
+        plans: Iterable[PlannerTurn],
+        agents: dict[str, Behaviour],
+        *,
+        replans: Iterable[PlannerTurn] = (),
+        synthesis: Turn = "The final answer.",
+        planner_tokens: tuple[int, int] = (10, 5),
+    ) -> None:
+        self.plans = deque(plans)
+        self.replans = deque(replans)
+        self.agents = agents
+        self.synthesis = synthesis
+        self.planner_tokens = planner_tokens
+        self.asked: defaultdict[str, list[ModelRequest]] = defaultdict(list)
+        self.surprises: list[str] = []
+        self._goals = {goal(i): i for i in agents}
+        for turn in (*self.plans, *self.replans):
+            if isinstance(turn, dict):
+                for item in (*turn.get("subtasks", ()), *turn.get("add", ())):
+                    self._goals.setdefault(item["goal"], item["id"])
+        self.model = FunctionModel(self._decide, name="team")
+
+    def of(self, who: str) -> list[ModelRequest]:
+        """The requests made by `who`: a subtask id, PLANNER or WRITER."""
+        return self.asked[who]
+
+    def assert_clean(self) -> None:
+        """Fail if a request came that no script was ready for."""
+        assert not self.surprises, self.surprises
+
+    async def _decide(self, request: ModelRequest) -> Turn:
+        if request.output is not None:
+            self.asked[PLANNER].append(request)
+            queue = self.plans if request.output.name == "plan" else self.replans
+            return self._planner_turn(queue, request.output.name)
+        if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+            self.asked[WRITER].append(request)
+            return self.synthesis
+        who = self._goals.get(task_text(request).removeprefix("Task: ").split("\n")[0])
+        if who is None:
+            return self._surprise(f"a sub-agent with an unknown task: {task_text(request)!r}")
+        self.asked[who].append(request)
+        turn = self.agents[who](request)
+        return await turn if inspect.isawaitable(turn) else turn
+
+    def _planner_turn(self, queue: deque[PlannerTurn], name: str) -> Turn:
+        if not queue:
+            return self._surprise(f"an unscripted {name} request")
+        turn = queue.popleft()
+        if isinstance(turn, BaseException):
+            return turn
+        text = turn if isinstance(turn, str) else json.dumps(turn)
+        prompt, completion = self.planner_tokens
+        return reply(text, prompt_tokens=prompt, completion_tokens=completion)
+
+    def _surprise(self, what: str) -> Turn:
+        self.surprises.append(what)
+        return AssertionError(what)

@@ -1,0 +1,22 @@
+"""Shared test setup: asyncio backend, and no model request may leave 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agents.testing import block_model_requests
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Run async tests on asyncio (the backend paor targets first)."""
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _no_remote_models() -> Iterator[None]:
+    """Fail any model request to a host other than the loopback."""
+    with block_model_requests():
+        yield

@@ -1,0 +1,573 @@
+"""The executor's ReAct loop, driven by scripted models: every exit ends in a report."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from structlog.testing import capture_logs
+
+from agents import (
+    DEFAULT_INSTRUCTIONS,
+    AgentEvent,
+    Budget,
+    Executor,
+    Limits,
+    MalformedResponse,
+    ModelRequest,
+    ModelRequestError,
+    Toolbox,
+    ToolCalled,
+    ToolFailure,
+    Usage,
+    cites_evidence,
+    tool,
+)
+from agents.testing import FunctionModel, ScriptedModel, Turn, call, calls, reply
+from memory import AssistantMessage, SystemMessage, ToolCall, ToolMessage, Transcript, UserMessage
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+async def search(query: str) -> str:
+    """Search the corpus.
+
+    Args:
+        query: What to look for.
+    """
+    return f"result for {query}"
+
+
+@tool(evidence=lambda args, value: [(f"doc-{args['n']}", value)])
+async def lookup(n: int) -> str:
+    """Read one document."""
+    return f"document {n} says 42"
+
+
+@tool(timeout=0.05)
+async def slow() -> str:
+    """Never answers in time."""
+    await anyio.sleep_forever()
+    return "unreachable"
+
+
+@tool
+def boom() -> str:
+    """Always crashes."""
+    raise RuntimeError("kaput")
+
+
+@tool
+async def hang() -> str:
+    """Waits until the agent is stopped."""
+    await anyio.sleep_forever()
+    return "unreachable"
+
+
+def _results(request: ModelRequest) -> dict[str, ToolMessage]:
+    """The tool results answering the last assistant turn, by call id (the transcript is valid)."""
+    Transcript(request.messages).check()
+    last = max(i for i, m in enumerate(request.messages) if isinstance(m, AssistantMessage))
+    found = [m for m in request.messages[last + 1 :] if isinstance(m, ToolMessage)]
+    assert len({m.tool_call_id for m in found}) == len(found)
+    return {m.tool_call_id: m for m in found}
+
+
+def _ids(turn: Turn) -> list[str]:
+    assert not isinstance(turn, BaseException | str)
+    message = turn.message if not isinstance(turn, AssistantMessage) else turn
+    return [c.id for c in message.tool_calls]
+
+
+def _tool_names(request: ModelRequest) -> list[str]:
+    return [spec.name for spec in request.tools]
+
+
+def _last_text(request: ModelRequest) -> str:
+    message = request.messages[-1]
+    assert isinstance(message, UserMessage), message
+    return message.content
+
+
+class _Sink:
+    """Collects agent events."""
+
+    def __init__(self) -> None:
+        self.events: list[AgentEvent] = []
+
+    async def __call__(self, event: AgentEvent) -> None:
+        self.events.append(event)
+
+    @property
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+    def tool_calls(self) -> dict[str, ToolCalled]:
+        found = [e for e in self.events if isinstance(e, ToolCalled)]
+        assert len({e.call_id for e in found}) == len(found), "a call was traced twice"
+        return {e.call_id: e for e in found}
+
+
+async def test_happy_path_multi_step() -> None:
+    """Tool results feed the next decision, and a plain answer finishes the run as done."""
+    first, second = call("search", query="cats"), call("search", query="dogs")
+    model = ScriptedModel([first, second, reply("Cats and dogs both purr, mostly cats.")])
+    report = await Executor(model, tools=[search]).run("Compare pets", context="Nothing yet.")
+    model.assert_complete()
+    assert (report.status, report.ok, report.stop_reason) == ("done", True, None)
+    assert report.answer == "Cats and dogs both purr, mostly cats."
+    assert report.steps == 3
+    assert report.usage == Usage(requests=3, prompt_tokens=30, completion_tokens=15, tool_calls=2)
+    assert [e.source for e in report.evidence] == [
+        'search({"query": "cats"})',
+        'search({"query": "dogs"})',
+    ]
+    opening = model.requests[0]
+    assert opening.messages == (
+        SystemMessage(content=DEFAULT_INSTRUCTIONS),
+        UserMessage(content="Task: Compare pets\n\nWhat is already known:\nNothing yet."),
+    )
+    assert _tool_names(opening) == ["search", "report_issue"]
+    [answer] = _results(model.requests[1]).values()
+    assert (answer.tool_call_id, answer.content, answer.ok) == (_ids(first)[0], "result for cats", True)
+    assert _results(model.requests[2])[_ids(second)[0]].content == "result for dogs"
+
+
+async def test_tools_of_one_turn_run_concurrently() -> None:
+    """Calls of one turn overlap, and one failing does not lose its sibling's result."""
+    left_started, right_started = anyio.Event(), anyio.Event()
+
+    @tool(timeout=10)
+    async def left() -> str:
+        """Waits for right."""
+        left_started.set()
+        await right_started.wait()
+        return "left done"
+
+    @tool(timeout=10)
+    async def right() -> str:
+        """Waits for left, then fails."""
+        right_started.set()
+        await left_started.wait()
+        raise ToolFailure("right broke")
+
+    turn = calls(("left", {}), ("right", {}))
+    model = ScriptedModel([turn, reply("done")])
+    report = await Executor(model, tools=[left, right]).run("both")
+    left_id, right_id = _ids(turn)
+    results = _results(model.requests[1])
+    assert (results[left_id].ok, results[left_id].content) == (True, "left done")
+    assert (results[right_id].ok, results[right_id].content) == (False, "Error: right right broke")
+    assert report.status == "done"
+    assert [e.tool for e in report.evidence] == ["left"]
+
+
+async def test_every_call_gets_exactly_one_result() -> None:
+    """Malformed, unknown, timed-out, crashed and fine calls each get one result, in call order."""
+    turn = calls(
+        ("search", '{"query": '),
+        ("serch", {"query": "x"}),
+        ("slow", {}),
+        ("boom", {}),
+        ("search", {"query": "ok"}),
+        ("search", {"query": 7, "extra": True}),
+    )
+    model = ScriptedModel([turn, reply("done")])
+    sink = _Sink()
+    await Executor(model, tools=[search, slow, boom]).run("t", events=sink)
+    ids = _ids(turn)
+    request = model.requests[1]
+    tool_messages = [m for m in request.messages if isinstance(m, ToolMessage)]
+    assert [m.tool_call_id for m in tool_messages] == ids
+    results = _results(request)
+    assert results[ids[0]].content.startswith("Error: arguments are not valid JSON")
+    assert results[ids[1]].content == "Unknown tool 'serch'. Valid tools: search, slow, boom."
+    assert results[ids[2]].content == "Error: slow timed out after 0.05s"
+    assert results[ids[3]].content == "Error: boom RuntimeError: kaput"
+    assert (results[ids[4]].ok, results[ids[4]].content) == (True, "result for ok")
+    assert "extra: Extra inputs are not permitted" in results[ids[5]].content
+    errors = {call_id: event.error for call_id, event in sink.tool_calls().items()}
+    assert errors == {
+        ids[0]: "malformed_arguments",
+        ids[1]: "unknown_tool",
+        ids[2]: "timeout",
+        ids[3]: "crashed",
+        ids[4]: None,
+        ids[5]: "invalid_arguments",
+    }
+
+
+async def test_duplicate_call_ids_from_the_model_are_made_unique() -> None:
+    """Calls reusing an id (in a turn or across turns) get fresh ids, each with its one result."""
+    twice = AssistantMessage(
+        tool_calls=(
+            ToolCall(id="dup", name="search", arguments='{"query": "a"}'),
+            ToolCall(id="dup", name="search", arguments='{"query": "b"}'),
+        )
+    )
+    again = AssistantMessage(tool_calls=(ToolCall(id="dup", name="search", arguments='{"query": "c"}'),))
+    model = ScriptedModel([twice, again, reply("done")])
+    await Executor(model, tools=[search]).run("t")
+    turn_one = _results(model.requests[1])
+    assert [m.content for m in turn_one.values()] == ["result for a", "result for b"]
+    assert "dup" in turn_one
+    turn_two = _results(model.requests[2])
+    assert [m.content for m in turn_two.values()] == ["result for c"]
+    assert "dup" not in turn_two
+
+
+async def test_step_limit_asks_for_a_last_tool_less_answer() -> None:
+    """At the step limit the model is asked, without tools, for its best answer from what it has."""
+    model = ScriptedModel(
+        [call("search", query="a"), call("search", query="b"), reply("Partly: a and b.")]
+    )
+    report = await Executor(model, tools=[search], limits=Limits(max_steps=2)).run("t")
+    model.assert_complete()
+    assert (report.status, report.stop_reason) == ("partial", "steps")
+    assert report.answer == "Partly: a and b."
+    last = model.requests[-1]
+    assert last.tools == ()
+    assert _last_text(last).startswith("Stop now: the steps limit was reached. Using only what")
+    assert [m.content for m in _results(last).values()] == ["result for b"]
+
+
+async def test_failed_last_answer_falls_back_to_a_digest() -> None:
+    """If the last tool-less call fails, the answer is a digest of the evidence, marked partial."""
+    model = ScriptedModel(
+        [call("search", query="a"), call("search", query="b"), ModelRequestError("HTTP 400: no")]
+    )
+    report = await Executor(model, tools=[search], limits=Limits(max_steps=2)).run("t")
+    model.assert_complete()
+    assert (report.status, report.stop_reason) == ("partial", "steps")
+    assert report.answer == (
+        "Incomplete: stopped early (steps).\n"
+        "What was gathered:\n"
+        '- [search({"query": "a"})] result for a\n'
+        '- [search({"query": "b"})] result for b'
+    )
+    assert report.notes == ("final answer call failed: HTTP 400: no",)
+
+
+async def test_token_limit_ends_with_a_digest() -> None:
+    """Spending the token budget ends the run as partial without asking the model again."""
+    model = ScriptedModel([call("search", query="a"), call("search", query="b")])
+    report = await Executor(model, tools=[search], limits=Limits(max_tokens=30)).run("t")
+    model.assert_complete()
+    assert len(model.requests) == 2
+    assert (report.status, report.stop_reason) == ("partial", "tokens")
+    assert report.usage.total_tokens == 30
+    assert report.answer.startswith("Incomplete: stopped early (tokens).\nWhat was gathered:")
+    assert len(report.evidence) == 2
+
+
+async def test_tool_call_limit_skips_extra_calls() -> None:
+    """Calls past the tool-call budget are answered "skipped", then the model answers tool-less."""
+    turn = calls(("search", {"query": "a"}), ("search", {"query": "b"}), ("search", {"query": "c"}))
+    model = ScriptedModel([turn, reply("a and b only")])
+    sink = _Sink()
+    limits = Limits(max_tool_calls=2)
+    report = await Executor(model, tools=[search], limits=limits).run("t", events=sink)
+    model.assert_complete()
+    assert (report.status, report.stop_reason, report.answer) == ("partial", "tool_calls", "a and b only")
+    assert report.usage.tool_calls == 2
+    last = model.requests[-1]
+    assert last.tools == ()
+    results = list(_results(last).values())
+    assert [r.content for r in results[:2]] == ["result for a", "result for b"]
+    assert results[2].content.startswith("Skipped: the tool-call budget is spent.")
+    assert [e.error for e in sink.tool_calls().values()] == [None, None, "skipped"]
+
+
+async def test_deadline_keeps_finished_results_and_cancels_the_rest() -> None:
+    """At the deadline a hanging call gets a "cancelled" result; a finished sibling's is kept."""
+    turn = calls(("search", {"query": "fast"}), ("hang", {}))
+    model = ScriptedModel([turn])
+    sink = _Sink()
+    executor = Executor(model, tools=[search, hang], limits=Limits(deadline_s=0.5))
+    report = await executor.run("t", events=sink)
+    model.assert_complete()
+    assert (report.status, report.stop_reason) == ("partial", "deadline")
+    assert [e.excerpt for e in report.evidence] == ["result for fast"]
+    assert "result for fast" in report.answer
+    search_id, hang_id = _ids(turn)
+    traced = sink.tool_calls()
+    assert (traced[search_id].ok, traced[search_id].error) == (True, None)
+    assert (traced[hang_id].ok, traced[hang_id].error) == (False, "cancelled")
+
+
+async def test_stop_event_ends_gracefully() -> None:
+    """Setting `stop` ends the run with a partial report built from what was gathered."""
+    stop = anyio.Event()
+
+    @tool(timeout=None)
+    async def halt() -> str:
+        """The caller presses stop while this runs."""
+        stop.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    turn = call("halt")
+    model = ScriptedModel([call("search", query="a"), turn])
+    sink = _Sink()
+    report = await Executor(model, tools=[search, halt]).run("t", stop=stop, events=sink)
+    model.assert_complete()
+    assert (report.status, report.stop_reason) == ("partial", "cancelled")
+    assert report.answer.startswith("Incomplete: stopped early (cancelled).")
+    assert [e.excerpt for e in report.evidence] == ["result for a"]
+    assert sink.tool_calls()[_ids(turn)[0]].error == "cancelled"
+
+
+async def test_stop_during_event_back_pressure_loses_nothing_and_doubles_nothing() -> None:
+    """A stop that lands while the sink holds the agent keeps each result exactly once."""
+    stop = anyio.Event()
+    traced: list[AgentEvent] = []
+
+    async def slow_sink(event: AgentEvent) -> None:
+        traced.append(event)
+        if isinstance(event, ToolCalled) and not stop.is_set():
+            stop.set()
+            await anyio.sleep_forever()  # a full event stream: the agent waits here
+
+    turn = calls(("search", {"query": "a"}), ("search", {"query": "b"}))
+    model = ScriptedModel([turn])
+    report = await Executor(model, tools=[search]).run("t", stop=stop, events=slow_sink)
+    assert (report.status, report.stop_reason) == ("partial", "cancelled")
+    assert [e.excerpt for e in report.evidence] == ["result for a", "result for b"]
+    call_ids = [e.call_id for e in traced if isinstance(e, ToolCalled)]
+    assert len(call_ids) == len(set(call_ids))
+
+
+async def test_loop_is_first_warned_about_then_stopped() -> None:
+    """A repeated call earns a plain warning; repeating again stops the run as stuck."""
+    model = ScriptedModel(
+        [
+            call("search", query="cats"),
+            call("search", query=" Cats "),
+            call("search", query="CATS"),
+            reply("Cats, as far as I got."),
+        ]
+    )
+    sink = _Sink()
+    report = await Executor(model, tools=[search]).run("t", events=sink)
+    model.assert_complete()
+    assert isinstance(model.requests[1].messages[-1], ToolMessage)
+    assert _last_text(model.requests[2]) == (
+        "Loop warning: you already called search with these same arguments. "
+        "Change approach, or give your final answer now."
+    )
+    assert model.requests[2].tools != ()
+    last = model.requests[3]
+    assert last.tools == ()
+    assert _last_text(last).startswith(
+        "Stop now: you already called search with these same arguments."
+    )
+    assert (report.status, report.stop_reason) == ("partial", "stuck")
+    assert report.answer == "Cats, as far as I got."
+    assert sink.types.count("loop_warning") == 1
+    assert "stopped in a loop: you already called search with these same arguments" in report.notes
+
+
+async def test_malformed_reply_is_fed_back_and_the_model_recovers() -> None:
+    """An unparseable reply is shown back to the model with the problem, and it may try again."""
+    model = ScriptedModel([MalformedResponse("the reply is not JSON", raw="{oops"), reply("Fine.")])
+    report = await Executor(model).run("t")
+    model.assert_complete()
+    assert (report.status, report.answer) == ("done", "Fine.")
+    retry = model.requests[1].messages
+    assert retry[-2] == AssistantMessage(content="{oops")
+    assert retry[-1] == UserMessage(
+        content="Your reply could not be used: the reply is not JSON. Try again."
+    )
+    assert report.notes == ("unusable model reply: the reply is not JSON",)
+
+
+async def test_too_many_malformed_replies_end_the_run() -> None:
+    """Past max_malformed unusable replies in a row the run ends with a report, not an error."""
+    bad = [MalformedResponse(f"bad {i}", raw="?") for i in range(3)]
+    model = ScriptedModel([call("search", query="a"), *bad])
+    report = await Executor(model, tools=[search], max_malformed=2).run("t")
+    model.assert_complete()
+    assert (report.status, report.stop_reason) == ("partial", "error")
+    assert report.answer.startswith("Incomplete: stopped early (error: 3 unusable replies in a row)")
+    assert "result for a" in report.answer
+
+
+async def test_too_many_empty_replies_end_the_run() -> None:
+    """Empty replies count as unusable replies in a row, not as fresh starts."""
+    model = ScriptedModel(["", "", "", "never asked"])
+    report = await Executor(model, max_malformed=2, limits=Limits(max_steps=10)).run("t")
+    assert len(model.requests) == 3
+    assert (report.status, report.stop_reason) == ("failed", "error")
+    assert model.requests[1].messages[-1] == UserMessage(
+        content="Your reply could not be used: the reply was empty: call a tool or give an answer. "
+        "Try again."
+    )
+
+
+async def test_model_error_ends_in_a_failed_report() -> None:
+    """A refused model request ends the run with a failed report when nothing was gathered."""
+    model = ScriptedModel([ModelRequestError("HTTP 401: bad key", status=401)])
+    report = await Executor(model).run("t")
+    assert (report.status, report.stop_reason) == ("failed", "error")
+    assert report.answer == (
+        "Incomplete: stopped early (error: HTTP 401: bad key).\nNothing usable was gathered."
+    )
+    assert report.notes == ("model error: HTTP 401: bad key",)
+
+
+async def test_model_error_after_progress_is_partial() -> None:
+    """A model failure after some evidence ends the run as partial with that evidence."""
+    model = ScriptedModel([call("search", query="a"), ModelRequestError("HTTP 404: gone")])
+    report = await Executor(model, tools=[search]).run("t")
+    assert (report.status, report.stop_reason) == ("partial", "error")
+    assert [e.excerpt for e in report.evidence] == ["result for a"]
+
+
+async def test_acceptance_check_rejects_then_accepts() -> None:
+    """An answer without citations is sent back with the sources to cite; a cited one is done."""
+    model = ScriptedModel(
+        [call("lookup", n=7), reply("The answer is 42."), reply("The answer is 42 [doc-7].")]
+    )
+    report = await Executor(model, tools=[lookup], acceptance=cites_evidence).run("t")
+    model.assert_complete()
+    assert (report.status, report.answer) == ("done", "The answer is 42 [doc-7].")
+    assert _last_text(model.requests[2]) == (
+        "Your answer was not accepted: cite the evidence you used in brackets, one of: [doc-7]. "
+        "Fix it."
+    )
+    assert report.notes == (
+        "answer not accepted: cite the evidence you used in brackets, one of: [doc-7]",
+    )
+
+
+async def test_exhausted_rejections_end_as_partial() -> None:
+    """After max_rejections failed checks the last answer is returned as partial."""
+    model = ScriptedModel([reply("guess one"), reply("guess two")])
+    executor = Executor(model, acceptance=cites_evidence, max_rejections=1)
+    report = await executor.run("t")
+    model.assert_complete()
+    assert (report.status, report.stop_reason, report.answer) == ("partial", "acceptance", "guess two")
+    assert _last_text(model.requests[1]).startswith("Your answer was not accepted: you gathered no")
+
+
+async def test_report_issue_blocked() -> None:
+    """report_issue(blocked) ends the run at once as blocked, with the reason as the answer."""
+    model = ScriptedModel([call("report_issue", kind="blocked", reason="The API needs a key.")])
+    report = await Executor(model).run("t")
+    model.assert_complete()
+    assert (report.status, report.answer, report.evidence) == ("blocked", "The API needs a key.", ())
+
+
+async def test_report_issue_invalidates() -> None:
+    """report_issue(invalidates) is recorded in the report while the agent still answers."""
+    model = ScriptedModel(
+        [call("report_issue", kind="invalidates", reason="The city was renamed."), reply("Use Oslo.")]
+    )
+    report = await Executor(model).run("t")
+    model.assert_complete()
+    assert (report.status, report.answer) == ("done", "Use Oslo.")
+    assert report.invalidates == "The city was renamed."
+    assert report.evidence == ()
+    assert _results(model.requests[1]).popitem()[1].content == "Noted; the planner will be told."
+
+
+async def test_signals_can_be_turned_off() -> None:
+    """With signals=False the model is not offered report_issue."""
+    model = ScriptedModel([reply("ok")])
+    await Executor(model, tools=[search], signals=False).run("t")
+    assert _tool_names(model.requests[0]) == ["search"]
+
+
+async def test_allowed_tools_restrict_the_menu() -> None:
+    """allowed_tools hides other tools from the model and refuses calls to them."""
+    model = ScriptedModel([call("search", query="a"), reply("ok")])
+    await Executor(model, tools=[search, lookup], allowed_tools=["lookup"]).run("t")
+    assert _tool_names(model.requests[0]) == ["lookup", "report_issue"]
+    [result] = _results(model.requests[1]).values()
+    assert result.content == "Unknown tool 'search'. Valid tools: lookup."
+
+
+async def test_events_arrive_in_order_and_the_breaker_takes_a_tool_off_the_menu() -> None:
+    """The sink sees model, tool, breaker and loop events in order; the model hears of the breaker."""
+
+    @tool
+    async def flaky(city: str) -> str:
+        """Always down."""
+        raise ToolFailure("503 from upstream")
+
+    model = ScriptedModel([call("flaky", city="Oslo"), call("flaky", city="Oslo"), reply("gave up")])
+    sink = _Sink()
+    toolbox = Toolbox([flaky, search], breaker_threshold=1)
+    report = await Executor(model, tools=toolbox).run("t", events=sink, run_id="r1", agent_id="a1")
+    assert sink.types == [
+        "model_called",
+        "tool_called",
+        "breaker_opened",
+        "model_called",
+        "tool_called",
+        "loop_warning",
+        "model_called",
+    ]
+    assert all((e.run_id, e.agent_id) == ("r1", "a1") for e in sink.events)
+    assert [e.step for e in sink.events] == [1, 1, 1, 2, 2, 2, 3]
+    assert _tool_names(model.requests[1]) == ["search", "report_issue"]
+    [opened] = _results(model.requests[1]).values()
+    assert "Tool 'flaky' is disabled for 30s after 1 consecutive failures" in opened.content
+    [refused] = _results(model.requests[2]).values()
+    assert refused.content.startswith("Tool 'flaky' is disabled")
+    assert report.status == "done"
+
+
+async def test_function_model_decides_from_the_request() -> None:
+    """A FunctionModel sees every request and can answer from the tool results it contains."""
+
+    def decide(request: ModelRequest) -> Turn:
+        results = [m for m in request.messages if isinstance(m, ToolMessage)]
+        if not results:
+            return call("search", query="weather")
+        return reply(f"Found: {results[-1].content}")
+
+    model = FunctionModel(decide)
+    report = await Executor(model, tools=[search]).run("t")
+    assert report.answer == "Found: result for weather"
+    assert len(model.requests) == 2
+
+
+async def test_parent_budget_is_charged() -> None:
+    """Everything the agent spends is charged to the caller's ledger as well."""
+    parent = Budget()
+    model = ScriptedModel([call("search", query="a"), reply("done")])
+    report = await Executor(model, tools=[search]).run("t", budget=parent)
+    assert parent.used == report.usage
+    assert parent.used == Usage(requests=2, prompt_tokens=20, completion_tokens=10, tool_calls=1)
+
+
+async def test_spent_parent_budget_stops_the_agent_before_any_request() -> None:
+    """A parent ledger with nothing left ends the run at once, without a model call."""
+    parent = Budget(max_tokens=100, used=Usage(prompt_tokens=100))
+    model = ScriptedModel([reply("never")])
+    report = await Executor(model).run("t", budget=parent)
+    assert model.requests == []
+    assert (report.status, report.stop_reason) == ("failed", "tokens")
+
+
+async def test_logs_redact_sensitive_tool_arguments() -> None:
+    """Traces of tool calls mask sensitive arguments, also when the call was invalid or malformed."""
+
+    @tool(sensitive=["pin"])
+    async def unlock(user: str, pin: str) -> str:
+        """Unlock an account."""
+        return "unlocked"
+
+    good = call("unlock", user="ann", pin="90210-secret")
+    invalid = call("unlock", user="ann", pin="90210-secret", extra=1)
+    malformed = call("unlock", _raw='{"user": "ann", "pin": "90210-secret"')
+    model = ScriptedModel([good, invalid, malformed, reply("done")])
+    with capture_logs() as logs:
+        await Executor(model, tools=[unlock]).run("t")
+    traced = [e for e in logs if e["event"] == "tool_called"]
+    assert [e["call_id"] for e in traced] == [_ids(t)[0] for t in (good, invalid, malformed)]
+    assert traced[0]["args"] == {"user": "ann", "pin": "***"}
+    assert traced[0]["ok"] is True
+    assert (traced[1]["ok"], traced[2]["ok"]) == (False, False)
+    assert "90210-secret" not in repr(logs)

@@ -1,0 +1,396 @@
+"""`OpenAIChatModel` over real HTTP: the real `openai` client against `FakeOpenAIServer`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+import agents._openai
+from agents import (
+    Executor,
+    MalformedResponse,
+    ModelRequest,
+    ModelRequestError,
+    ModelRetryableError,
+    OpenAIChatModel,
+    OutputSchema,
+    ToolSpec,
+    Usage,
+    tool,
+)
+from agents.testing import (
+    FakeOpenAIServer,
+    TokenUsage,
+    block_model_requests,
+    hang,
+    json_content,
+    malformed_body,
+    status,
+    text,
+    tool_calls,
+)
+from memory import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+
+pytestmark = pytest.mark.anyio
+
+LOOKUP = ToolSpec(
+    name="lookup",
+    description="Look up the weather in a city.",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+ASK = ModelRequest(
+    messages=(SystemMessage(content="Be brief."), UserMessage(content="Weather in Paris?")),
+    tools=(LOOKUP,),
+)
+
+
+class SleepSpy:
+    """Stands in for `anyio` in `agents._openai`: records each retry delay, skips the wait."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(anyio, name)
+
+    async def sleep(self, delay: float) -> None:
+        """Record the delay the retry loop asked for."""
+        self.delays.append(delay)
+        await anyio.lowlevel.checkpoint()
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> SleepSpy:
+    """Record the retry delays `OpenAIChatModel` requests, without waiting for them."""
+    spy = SleepSpy()
+    monkeypatch.setattr(agents._openai, "anyio", spy)
+    return spy
+
+
+@asynccontextmanager
+async def chat_model(server: FakeOpenAIServer, **options: Any) -> AsyncIterator[OpenAIChatModel]:
+    """An `OpenAIChatModel` pointed at `server`, closed on exit."""
+    options.setdefault("backoff", 0.01)
+    model = OpenAIChatModel("fake-model", base_url=server.base_url, api_key="test", **options)
+    try:
+        yield model
+    finally:
+        await model.aclose()
+
+
+def answered(request: ModelRequest, reply: AssistantMessage, *results: str) -> ModelRequest:
+    """The next turn's request: the reply appended, each of its calls answered in order."""
+    tools = tuple(
+        ToolMessage(tool_call_id=c.id, name=c.name, content=r)
+        for c, r in zip(reply.tool_calls, results, strict=True)
+    )
+    return request.model_copy(update={"messages": (*request.messages, reply, *tools)})
+
+
+async def test_native_tool_call_sends_tools_and_returns_the_result_next_turn() -> None:
+    """A native tool call parses; the next turn carries the assistant call and its result."""
+    script = [tool_calls([("lookup", {"city": "Paris"})]), text("Sunny in Paris.")]
+    async with FakeOpenAIServer(script) as server, chat_model(server, protocol="tools") as model:
+        first = await model.complete(ASK)
+        second = await model.complete(answered(ASK, first.message, "sunny, 21C"))
+    server.assert_complete()
+    (call,) = first.message.tool_calls
+    assert (call.name, json.loads(call.arguments)) == ("lookup", {"city": "Paris"})
+    assert server.requests[0]["tools"] == [{"type": "function", "function": LOOKUP.model_dump()}]
+    *_, assistant, result = server.requests[1]["messages"]
+    assert assistant["tool_calls"][0]["id"] == call.id
+    assert assistant["tool_calls"][0]["function"] == {"name": "lookup", "arguments": call.arguments}
+    assert result == {"role": "tool", "tool_call_id": call.id, "content": "sunny, 21C"}
+    assert second.message.content == "Sunny in Paris."
+
+
+async def test_several_tool_calls_in_one_turn_keep_their_order() -> None:
+    """Every call of a multi-call turn comes back, in order, with distinct ids."""
+    calls = [("lookup", {"city": city}) for city in ("Paris", "Oslo", "Rome")]
+    async with FakeOpenAIServer([tool_calls(calls)]) as server, chat_model(server) as model:
+        response = await model.complete(ASK)
+    server.assert_complete()
+    got = [(c.name, json.loads(c.arguments)) for c in response.message.tool_calls]
+    assert got == calls
+    assert len({c.id for c in response.message.tool_calls}) == 3
+
+
+async def test_json_decisions_send_the_schema_and_become_tool_calls() -> None:
+    """protocol="json" sends a json_schema decision format and parses calls, then an answer."""
+    decision = {"kind": "tool_calls", "calls": [{"tool": "lookup", "arguments": {"city": "Oslo"}}]}
+    script = [json_content(decision), json_content({"kind": "final", "answer": "Snow in Oslo."})]
+    async with FakeOpenAIServer(script) as server, chat_model(server, protocol="json") as model:
+        first = await model.complete(ASK)
+        second = await model.complete(answered(ASK, first.message, "snow, -3C"))
+    server.assert_complete()
+    sent = server.requests[0]
+    assert "tools" not in sent
+    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["response_format"]["json_schema"]["name"] == "decision"
+    assert "lookup" in sent["messages"][0]["content"]
+    (call,) = first.message.tool_calls
+    assert (call.name, json.loads(call.arguments)) == ("lookup", {"city": "Oslo"})
+    result = {"role": "user", "content": "Result of lookup:\nsnow, -3C"}
+    assert server.requests[1]["messages"][-1] == result
+    assert second.message == AssistantMessage(content="Snow in Oslo.")
+
+
+@pytest.mark.parametrize("content", ["not json at all", '{"kind": "tool_calls", "calls": []}'])
+async def test_malformed_json_decision_raises_malformed_response(content: str) -> None:
+    """A reply that is not JSON, or not a valid decision, raises MalformedResponse unretried."""
+    async with (
+        FakeOpenAIServer([text(content)]) as server,
+        chat_model(server, protocol="json") as model,
+    ):
+        with pytest.raises(MalformedResponse) as caught:
+            await model.complete(ASK)
+    assert caught.value.raw == content
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("protocol", ["tools", "json"])
+async def test_structured_output_sends_its_schema_and_returns_the_json(protocol: str) -> None:
+    """ModelRequest.output is sent as the response_format; the JSON answer comes back verbatim."""
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    request = ModelRequest(messages=ASK.messages, output=OutputSchema(name="place", schema_=schema))
+    async with (
+        FakeOpenAIServer([json_content({"city": "Paris"})]) as server,
+        chat_model(server, protocol=protocol) as model,
+    ):
+        response = await model.complete(request)
+    sent = server.requests[0]["response_format"]
+    assert sent == {
+        "type": "json_schema",
+        "json_schema": {"name": "place", "schema": schema, "strict": False},
+    }
+    assert json.loads(response.message.content or "") == {"city": "Paris"}
+    assert not response.message.tool_calls
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"), [({"Retry-After": "0.2"}, 0.2), ({"retry-after-ms": "150"}, 0.15)]
+)
+async def test_rate_limit_waits_as_long_as_retry_after_says(
+    sleeps: SleepSpy, headers: dict[str, str], expected: float
+) -> None:
+    """A 429 is retried after the server's Retry-After delay, not the (much longer) backoff."""
+    script = [status(429, headers=headers), text("ok")]
+    async with FakeOpenAIServer(script) as server, chat_model(server, backoff=5.0) as model:
+        response = await model.complete(ASK)
+    server.assert_complete()
+    assert response.message.content == "ok"
+    assert len(server.requests) == 2
+    assert sleeps.delays == [pytest.approx(expected)]
+
+
+async def test_server_error_is_retried_with_backoff(sleeps: SleepSpy) -> None:
+    """A 500 is retried after a jittered backoff delay, and the retry's answer is returned."""
+    script = [status(500), text("recovered")]
+    async with FakeOpenAIServer(script) as server, chat_model(server, backoff=2.0) as model:
+        response = await model.complete(ASK)
+    server.assert_complete()
+    assert response.message.content == "recovered"
+    assert len(server.requests) == 2
+    (delay,) = sleeps.delays
+    assert 1.0 <= delay <= 2.0
+
+
+async def test_retries_are_bounded(sleeps: SleepSpy) -> None:
+    """Retryable failures stop after max_retries retries with ModelRetryableError."""
+    script = [status(503), status(502), status(500)]
+    async with FakeOpenAIServer(script) as server, chat_model(server, max_retries=2) as model:
+        with pytest.raises(ModelRetryableError) as caught:
+            await model.complete(ASK)
+    server.assert_complete()
+    assert caught.value.status == 500
+    assert len(sleeps.delays) == 2
+
+
+@pytest.mark.parametrize("code", [400, 401])
+async def test_client_errors_are_not_retried(sleeps: SleepSpy, code: int) -> None:
+    """400 and 401 raise ModelRequestError after exactly one request."""
+    async with (
+        FakeOpenAIServer([status(code)]) as server,
+        chat_model(server, protocol="tools") as model,
+    ):
+        with pytest.raises(ModelRequestError) as caught:
+            await model.complete(ASK)
+    assert caught.value.status == code
+    assert len(server.requests) == 1
+    assert sleeps.delays == []
+
+
+async def test_hung_response_hits_the_attempt_deadline() -> None:
+    """A server that never answers fails the attempt at `timeout` with ModelRetryableError."""
+    async with (
+        FakeOpenAIServer([hang()]) as server,
+        chat_model(server, timeout=0.3, max_retries=0) as model,
+    ):
+        with pytest.raises(ModelRetryableError, match=r"no reply within 0\.3s"):
+            await model.complete(ASK)
+    assert len(server.requests) == 1
+
+
+async def test_malformed_body_is_a_retryable_failure(sleeps: SleepSpy) -> None:
+    """A 200 whose body is not JSON is retried like a dropped connection."""
+    script = [malformed_body(), text("fine now")]
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        response = await model.complete(ASK)
+    server.assert_complete()
+    assert response.message.content == "fine now"
+    assert len(sleeps.delays) == 1
+
+
+async def test_a_body_that_is_no_completion_raises_malformed_response() -> None:
+    """A 200 that is not a chat completion raises MalformedResponse, not an AttributeError."""
+    async with (
+        FakeOpenAIServer([status(200, "<html>proxy</html>")]) as server,
+        chat_model(server) as model,
+    ):
+        with pytest.raises(MalformedResponse, match="no choices"):
+            await model.complete(ASK)
+
+
+async def test_auto_protocol_falls_back_to_json_after_a_400_on_tools() -> None:
+    """protocol="auto" retries a tools request rejected with 400 as a JSON decision, for good."""
+    final = json_content({"kind": "final", "answer": "done"})
+    script = [status(400, headers={}), final, final]
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        first = await model.complete(ASK)
+        await model.complete(ASK)
+    server.assert_complete()
+    assert first.message.content == "done"
+    assert model.protocol == "json"
+    assert "tools" in server.requests[0]
+    for later in server.requests[1:]:
+        assert "tools" not in later
+        assert later["response_format"]["json_schema"]["name"] == "decision"
+
+
+async def test_fallback_attempt_is_bounded_by_the_deadline_too() -> None:
+    """A hung JSON fallback after a 400 raises ModelRetryableError, not a bare TimeoutError."""
+    async with (
+        FakeOpenAIServer([status(400), hang()]) as server,
+        chat_model(server, timeout=0.3, max_retries=0) as model,
+    ):
+        with pytest.raises(ModelRetryableError, match="no reply within"):
+            await model.complete(ASK)
+    assert len(server.requests) == 2
+
+
+async def test_usage_reports_prompt_completion_and_cached_tokens() -> None:
+    """Token counts, cached tokens included, and the reported model name reach the response."""
+    counts = TokenUsage(prompt_tokens=1200, completion_tokens=40, cached_tokens=1024)
+    async with FakeOpenAIServer([text("hi", usage=counts)]) as server, chat_model(server) as model:
+        response = await model.complete(ASK)
+    assert response.usage == Usage(
+        requests=1, prompt_tokens=1200, completion_tokens=40, cached_tokens=1024
+    )
+    assert response.model == "fake-model"
+
+
+async def test_request_options_are_sent() -> None:
+    """The model name, temperature and max_tokens are on the wire."""
+    async with (
+        FakeOpenAIServer([text("ok")]) as server,
+        chat_model(server, temperature=0.2, max_output_tokens=64) as model,
+    ):
+        await model.complete(ASK)
+    sent = server.requests[0]
+    assert (sent["model"], sent["temperature"], sent["max_tokens"]) == ("fake-model", 0.2, 64)
+
+
+async def test_block_model_requests_stops_non_loopback_hosts() -> None:
+    """Under block_model_requests, a remote base_url fails before any request is sent."""
+    model = OpenAIChatModel(base_url="http://api.example.com/v1", api_key="test", max_retries=0)
+    try:
+        with block_model_requests(), pytest.raises(ModelRequestError, match="blocked"):
+            await model.complete(ASK)
+    finally:
+        await model.aclose()
+
+
+async def test_block_model_requests_can_block_the_loopback_too() -> None:
+    """With no allowed hosts, even the local server is never contacted."""
+    async with FakeOpenAIServer([text("unused")]) as server, chat_model(server) as model:
+        with block_model_requests(frozenset()), pytest.raises(ModelRequestError, match="blocked"):
+            await model.complete(ASK)
+    assert server.requests == []
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first term.
+        b: The second term.
+    """
+    return a + b
+
+
+@tool
+def weather(city: str) -> str:
+    """Today's weather in a city.
+
+    Args:
+        city: The city name.
+    """
+    return {"Paris": "sunny, 21C", "Oslo": "snow, -3C"}.get(city, "unknown")
+
+
+async def test_malformed_tool_arguments_come_back_as_a_failed_result() -> None:
+    """Unparseable arguments never reach the tool: the model reads the error on its next turn."""
+    script = [tool_calls([("add", '{"a": 1,')]), tool_calls([("add", {"a": 1, "b": 2})]), text("3")]
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        report = await Executor(model, tools=[add]).run("Add 1 and 2.")
+    server.assert_complete()
+    assert report.ok
+    assert report.answer == "3"
+    failed = server.requests[1]["messages"][-1]
+    assert failed["role"] == "tool"
+    assert failed["tool_call_id"] == server.requests[1]["messages"][-2]["tool_calls"][0]["id"]
+    assert "not valid JSON" in failed["content"]
+    assert server.requests[2]["messages"][-1]["content"] == "3"
+
+
+async def test_executor_finishes_a_multi_step_task_over_http() -> None:
+    """An Executor on OpenAIChatModel runs two tool turns, then answers, all over HTTP."""
+    script = [
+        tool_calls([("weather", {"city": "Paris"}), ("weather", {"city": "Oslo"})]),
+        tool_calls([("add", {"a": 21, "b": -3})]),
+        text("Paris is sunny (21C), Oslo snowy (-3C); together 18C."),
+    ]
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        report = await Executor(model, tools=[weather, add]).run("Compare Paris and Oslo.")
+    server.assert_complete()
+    assert report.status == "done"
+    assert report.answer.endswith("together 18C.")
+    assert report.steps == 3
+    assert report.usage.requests == 3
+    assert report.usage.tool_calls == 3
+    offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
+    assert {"weather", "add"} <= offered
+    first_results = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert first_results == ["sunny, 21C", "snow, -3C"]
+    assert server.requests[2]["messages"][-1]["content"] == "18"
+    assert {e.tool for e in report.evidence} == {"weather", "add"}
+
+
+async def test_assistant_tool_calls_are_sent_in_wire_shape() -> None:
+    """An assistant turn with tool calls is sent with null content and typed function calls."""
+    call = ToolCall(id="c1", name="lookup", arguments='{"city": "X"}')
+    reply = AssistantMessage(tool_calls=(call,))
+    async with FakeOpenAIServer([text("ok")]) as server, chat_model(server) as model:
+        await model.complete(answered(ASK, reply, "unknown"))
+    function = {"name": "lookup", "arguments": call.arguments}
+    assert server.requests[0]["messages"][-2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+    }

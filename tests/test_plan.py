@@ -1,0 +1,297 @@
+"""Plans: validation through the planner's repair loop, replan checks, and the DAG helpers."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import ValidationError
+
+from agents import ModelRequest, ModelRequestError, PlanError, tool
+from agents.testing import call
+from memory import AssistantMessage, UserMessage
+from orchestrator import (
+    Event,
+    Limits,
+    Orchestrator,
+    Plan,
+    PlanDraft,
+    Replanned,
+    ReplanDraft,
+    RunFinished,
+    Subtask,
+)
+from tests._team import PLANNER, PlannerTurn, Team, plan, script, sub
+
+pytestmark = pytest.mark.anyio
+
+GUARD_S = 10  # a deadlock guard, not a timing claim
+
+
+@tool
+async def lookup(key: str) -> str:
+    """Look a fact up.
+
+    Args:
+        key: What to look up.
+    """
+    return f"the value of {key}"
+
+
+GOOD = plan(sub("a"))
+
+
+def feedback(request: ModelRequest) -> str:
+    """The loop's message to the planner about its last reply."""
+    message = request.messages[-1]
+    assert isinstance(message, UserMessage)
+    return message.content
+
+
+# The first plan
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem", "limits"),
+    [
+        pytest.param(plan(), "the plan has no subtasks", Limits(), id="empty"),
+        pytest.param(
+            plan(sub("a", "b"), sub("b", "a")),
+            re.compile(r"dependencies form a cycle: (a -> b -> a|b -> a -> b)"),
+            Limits(),
+            id="cycle",
+        ),
+        pytest.param(
+            plan(sub("a", "zzz")), "subtask a depends on unknown ids: zzz", Limits(), id="dangling"
+        ),
+        pytest.param(
+            plan(sub("a"), sub("a")), "subtask ids must be unique and new: a", Limits(), id="dup"
+        ),
+        pytest.param(
+            plan(sub("a"), sub("b"), sub("c")),
+            "the plan has 3 subtasks; at most 2 allowed",
+            Limits(max_subtasks=2),
+            id="too-many",
+        ),
+        pytest.param(
+            plan(sub("a", tools=["fly"])),
+            "subtask a names unknown tools fly; valid: lookup",
+            Limits(),
+            id="unknown-tool",
+        ),
+        pytest.param(plan(sub("a", "a")), "subtask a depends on itself", Limits(), id="self"),
+        pytest.param(
+            plan({"id": "no spaces!", "goal": "x"}), "id: String should match pattern", Limits(), id="bad-id"
+        ),
+        pytest.param("not json", "the reply is not valid JSON", Limits(), id="not-json"),
+        pytest.param({"steps": []}, "subtasks: Field required", Limits(), id="wrong-shape"),
+    ],
+)
+async def test_invalid_plan_is_sent_back_for_repair(
+    bad: PlannerTurn, problem: str | re.Pattern[str], limits: Limits
+) -> None:
+    """An invalid plan goes back to the planner with its problem; the repaired plan runs."""
+    team = Team([bad, GOOD], {"a": script("A")})
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model, [lookup], limits=limits).run("goal")
+
+    first, repair = team.of(PLANNER)
+    text = feedback(repair)
+    assert text.startswith("Your reply has problems:\n- ")
+    assert text.endswith("Reply again with the whole corrected JSON.")
+    if isinstance(problem, str):
+        assert problem in text
+    else:
+        assert problem.search(text), text
+    # The repair request is the first one plus the bad reply and the feedback.
+    assert repair.messages[:2] == first.messages
+    assert isinstance(repair.messages[2], AssistantMessage)
+    assert repair.output == first.output
+    assert result.status == "complete"
+    assert [p.ids for p in result.plans] == [("a",)]
+    team.assert_clean()
+
+
+@pytest.mark.parametrize("repairs", [0, 2])
+async def test_plan_still_invalid_after_the_repairs_raises_plan_error(repairs: int) -> None:
+    """Past max_plan_repairs `run` raises PlanError saying what was wrong; no sub-agent runs."""
+    bad = plan(sub("a", "zzz"))
+    team = Team([bad] * (repairs + 1), {"a": script("A")})
+    orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=repairs))
+    with anyio.fail_after(GUARD_S), pytest.raises(PlanError) as caught:
+        await orch.run("goal")
+
+    assert str(caught.value) == (
+        f"no valid plan after {repairs + 1} attempts: subtask a depends on unknown ids: zzz"
+    )
+    assert len(team.of(PLANNER)) == repairs + 1
+    assert not team.of("a")
+    team.assert_clean()
+
+
+async def test_plan_error_ends_the_stream_with_a_failed_run() -> None:
+    """Streaming, a plan that cannot be made ends with RunFinished(failed), then PlanError."""
+    team = Team([plan(), plan()], {})
+    orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=1))
+    seen: list[Event] = []
+    with anyio.fail_after(GUARD_S), pytest.raises(PlanError, match="the plan has no subtasks"):
+        async with orch.stream("goal", run_id="r-1") as events:
+            async for event in events:
+                seen.append(event)
+    (finished,) = seen
+    assert isinstance(finished, RunFinished)
+    assert (finished.status, finished.run_id) == ("failed", "r-1")
+    assert finished.reason is not None
+    assert "no valid plan after 2 attempts" in finished.reason
+    assert finished.usage.requests == 2
+
+
+async def test_planner_model_failure_raises_plan_error() -> None:
+    """A planner model that fails outright is a PlanError at once, without repairs."""
+    team = Team([ModelRequestError("401 unauthorized", status=401)], {})
+    with anyio.fail_after(GUARD_S), pytest.raises(PlanError) as caught:
+        await Orchestrator(team.model).run("goal")
+    assert str(caught.value) == "the planner model failed: 401 unauthorized"
+    assert isinstance(caught.value.__cause__, ModelRequestError)
+    assert len(team.of(PLANNER)) == 1
+
+
+async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> None:
+    """The planner is asked for a PlanDraft as structured output, with no tools, knowing the goal,
+    the tools and the size limit."""
+    team = Team([GOOD], {"a": script("A")})
+    orch = Orchestrator(team.model, [lookup], limits=Limits(max_subtasks=5))
+    with anyio.fail_after(GUARD_S):
+        await orch.run("Compare two things")
+
+    (request,) = team.of(PLANNER)
+    assert request.tools == ()
+    assert request.output is not None
+    assert (request.output.name, request.output.schema_) == ("plan", PlanDraft.model_json_schema())
+    system, prompt = (m.content for m in request.messages)
+    assert "at most 5" in system
+    assert prompt == "Goal: Compare two things\n\nTools the agents can use:\n- lookup: Look a fact up."
+
+
+# Replans
+
+
+async def test_invalid_replan_is_sent_back_for_repair() -> None:
+    """A replan that removes finished work or reuses a dead id is sent back; the fix is adopted."""
+    team = Team(
+        [plan(sub("a"), sub("b"))],
+        {
+            "a": script("A"),
+            "b": script(ModelRequestError("400 bad request", status=400)),
+            "b2": script("B2"),
+        },
+        replans=[
+            {"remove": ["a"], "add": []},
+            {"remove": [], "add": [sub("b")]},
+            {"remove": [], "add": [sub("b2", "a", "ghost")]},
+            {"remove": [], "add": [sub("b2", "a")]},
+        ],
+    )
+    orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=3))
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("goal")
+
+    first, *repairs = team.of(PLANNER)[1:]
+    assert first.output is not None
+    assert (first.output.name, first.output.schema_) == ("replan", ReplanDraft.model_json_schema())
+    problems = [feedback(r) for r in repairs]
+    assert "only pending or running subtasks can be removed, not: a" in problems[0]
+    assert "subtask ids must be unique and new: b" in problems[1]
+    assert "subtask b2 depends on unknown ids: ghost" in problems[2]
+    (diff,) = result.diffs
+    assert (diff.trigger, diff.added, diff.kept) == ("b", ("b2",), ("a",))
+    assert result.plans[-1].ids == ("a", "b2")
+    assert {r.agent_id: r.status for r in result.reports} == {
+        "a": "done",
+        "b": "failed",
+        "b2": "done",
+    }
+    team.assert_clean()
+
+
+async def test_replan_that_cannot_be_repaired_lets_the_run_go_on() -> None:
+    """A replan still invalid after its repairs is abandoned: the run finishes with what it has."""
+    team = Team(
+        [plan(sub("a"), sub("b"))],
+        {"a": script("A"), "b": script(call("report_issue", kind="blocked", reason="no access"))},
+        replans=[{"remove": ["a"]}, {"remove": ["a"]}],
+        synthesis="Only A.",
+    )
+    orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=1))
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("goal")
+
+    assert len(team.of(PLANNER)) == 3
+    assert "Subtask b reported a problem: it is blocked: no access" in (
+        team.of(PLANNER)[1].messages[1].content
+    )
+    assert not [e for e in result.events if isinstance(e, Replanned)]
+    assert [p.version for p in result.plans] == [1]
+    assert (result.answer, result.status, result.reason) == ("Only A.", "incomplete", "blocked: b")
+    team.assert_clean()
+
+
+# The DAG helpers
+
+
+def dag(*edges: tuple[str, tuple[str, ...]]) -> Plan:
+    """A plan from (id, depends_on) pairs."""
+    return Plan(subtasks=tuple(Subtask(id=i, goal=f"goal {i}", depends_on=d) for i, d in edges))
+
+
+DIAMOND = dag(("a", ()), ("b", ("a",)), ("c", ("a",)), ("d", ("b", "c")), ("e", ()))
+
+
+def test_dependents_are_transitive() -> None:
+    """`dependents` finds every subtask downstream of one, directly or not, and no other."""
+    assert DIAMOND.dependents("a") == {"b", "c", "d"}
+    assert DIAMOND.dependents("b") == {"d"}
+    assert DIAMOND.dependents("d") == set()
+    assert DIAMOND.dependents("e") == set()
+
+
+def test_critical_path_is_the_longest_chain() -> None:
+    """`critical_path` counts the longest dependency chain, by unit cost or by given costs."""
+    assert DIAMOND.critical_path() == 3
+    assert DIAMOND.critical_path({"b": 5.0, "e": 2.0}) == 1 + 5 + 1
+    assert DIAMOND.critical_path({"e": 10.0}) == 10
+    assert dag(("x", ())).critical_path() == 1
+    assert Plan(subtasks=()).critical_path() == 0
+
+
+def test_plan_lookup_and_ids() -> None:
+    """A plan lists its ids in order and finds a subtask by id (KeyError when missing)."""
+    assert DIAMOND.ids == ("a", "b", "c", "d", "e")
+    assert DIAMOND.get("c").depends_on == ("a",)
+    with pytest.raises(KeyError):
+        DIAMOND.get("z")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"id": "has space", "goal": "g"},
+        {"id": "x" * 41, "goal": "g"},
+        {"id": "a", "goal": ""},
+        {"id": "a", "goal": "g", "surprise": 1},
+    ],
+)
+def test_subtask_rejects_bad_fields(fields: dict[str, Any]) -> None:
+    """A Subtask needs a short well-formed id and a goal, and has no unknown fields."""
+    with pytest.raises(ValidationError):
+        Subtask.model_validate(fields)
+
+
+def test_plans_are_frozen() -> None:
+    """Plans and subtasks cannot be changed once made."""
+    with pytest.raises(ValidationError):
+        DIAMOND.get("a").goal = "changed"  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        DIAMOND.version = 2  # type: ignore[misc]

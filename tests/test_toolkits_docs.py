@@ -1,0 +1,385 @@
+"""The research toolkit: loading a corpus, passages, BM25 search, search_docs and read_doc."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from pydoc_data.topics import topics
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from agents import ConfigurationError, Executor, Tool, Toolbox, ToolContext, ToolResult
+from agents.testing import ScriptedModel, call, reply
+from agents.toolkits import Corpus, Document, research_tools
+from memory import ToolCall
+
+pytestmark = pytest.mark.anyio
+
+_CTX = ToolContext(run_id="run", agent_id="agent", call_id="c1", idempotency_key="k")
+
+
+def _write(root: Path, relative: str, content: str | bytes) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def _paragraph(word: str, n: int) -> str:
+    return " ".join(f"{word}{i}" for i in range(n)) + "."
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    """A small folder: Markdown, text, reST and HTML, one of them nested."""
+    _write(tmp_path, "guide/intro.md", "Preface.\n\n# Getting Started\n\nInstall the kettle.\n")
+    _write(tmp_path, "notes.txt", "Tea leaves steep in hot water for three minutes.\n")
+    _write(tmp_path, "ref/api.rst", "Kettle API\n==========\n\nThe kettle boils water.\n")
+    _write(
+        tmp_path,
+        "site/page.html",
+        "<html><head><title>Brewing  Coffee</title><style>p {color: red}</style></head>"
+        "<body><h1>Coffee</h1><p>Grind the beans&nbsp;finely.</p>"
+        "<script>var secret = 1;</script><p>Pour water slowly.</p></body></html>",
+    )
+    return tmp_path
+
+
+@pytest.fixture
+def corpus(docs: Path) -> Corpus:
+    """The small folder, loaded."""
+    return Corpus.from_folder(docs)
+
+
+@pytest.fixture(scope="module")
+def python_docs() -> Corpus:
+    """The Python reference corpus, built once for the module."""
+    return Corpus.python_docs()
+
+
+def _tool(corpus: Corpus, name: str) -> Tool:
+    return next(t for t in research_tools(corpus) if t.name == name)
+
+
+async def _through_toolbox(corpus: Corpus, name: str, **args: Any) -> ToolResult:
+    box = Toolbox(research_tools(corpus))
+    prepared = box.prepare(ToolCall(id="c1", name=name, arguments=json.dumps(args)), now=0.0)
+    assert not isinstance(prepared, ToolResult), prepared
+    outcome = await prepared.tool.execute(prepared.args, _CTX)
+    return box.finish(prepared, outcome, now=0.0)
+
+
+# Loading
+
+
+def test_loads_markdown_text_rst_and_html_recursively(corpus: Corpus) -> None:
+    """Every supported file type under the folder becomes a document with a path-based id."""
+    ids = [d.id for d in corpus.documents]
+    assert ids == ["notes", "guide/intro", "ref/api", "site/page"]
+
+
+def test_titles_come_from_headings_html_title_or_file_name(corpus: Corpus) -> None:
+    """Titles: first Markdown heading, reST heading, HTML <title>, else the file name."""
+    titles = {d.id: d.title for d in corpus.documents}
+    assert titles == {
+        "guide/intro": "Getting Started",
+        "notes": "notes",
+        "ref/api": "Kettle API",
+        "site/page": "Brewing Coffee",
+    }
+
+
+def test_markdown_front_matter_gives_the_title_and_is_dropped(tmp_path: Path) -> None:
+    """A Markdown file's front matter title wins over its heading and is not part of the text."""
+    front = '---\ntitle: "Front Title"\ndate: 2024-01-01\n---\n'
+    _write(tmp_path, "post.md", front + "# Heading\n\nBody.")
+    (post,) = Corpus.from_folder(tmp_path).documents
+    assert (post.title, post.text) == ("Front Title", "# Heading\n\nBody.")
+
+
+def test_html_text_drops_scripts_and_styles(corpus: Corpus) -> None:
+    """HTML keeps its visible text, paragraph by paragraph, without script or style content."""
+    page = corpus.get("site/page")
+    assert page is not None
+    assert page.text == "Coffee\n\nGrind the beans finely.\n\nPour water slowly."
+
+
+def test_skips_undecodable_and_binary_files_with_a_warning(docs: Path) -> None:
+    """Non-UTF-8 and binary files are skipped with corpus_file_skipped, and the rest still load."""
+    _write(docs, "latin1.txt", "caf\xe9 cr\xe8me".encode("latin-1"))
+    _write(docs, "blob.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(docs)
+    events = [e for e in logs if e["event"] == "corpus_file_skipped"]
+    skipped = {Path(e["path"]).name: e["reason"] for e in events}
+    assert set(skipped) == {"latin1.txt", "blob.md"}
+    assert "UTF-8" in skipped["latin1.txt"]
+    assert "binary" in skipped["blob.md"]
+    assert all(e["log_level"] == "warning" for e in events)
+    assert len(corpus) == 4
+
+
+def test_skips_pdf_with_a_warning_and_ignores_other_files(docs: Path) -> None:
+    """A PDF is skipped with a warning; images, code and hidden files are not documents at all."""
+    _write(docs, "paper.pdf", b"%PDF-1.7\n")
+    _write(docs, "logo.png", b"\x89PNG")
+    _write(docs, "script.py", "print('hi')\n")
+    _write(docs, ".hidden.md", "# Hidden\n")
+    _write(docs, ".git/README.md", "# Git\n")
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(docs)
+    assert [(Path(e["path"]).name, e["event"]) for e in logs] == [
+        ("paper.pdf", "corpus_file_skipped")
+    ]
+    assert len(corpus) == 4
+
+
+def test_same_stem_in_one_folder_keeps_ids_unique(tmp_path: Path) -> None:
+    """Two files differing only in extension get distinct ids; the second keeps its extension."""
+    _write(tmp_path, "intro.md", "# Intro\n\nMarkdown.")
+    _write(tmp_path, "intro.txt", "Text.")
+    assert [d.id for d in Corpus.from_folder(tmp_path).documents] == ["intro", "intro.txt"]
+
+
+def test_an_exact_id_wins_over_a_forgiving_match() -> None:
+    """Ids differing only in case each resolve exactly; the ambiguous spelling resolves to none."""
+    corpus = Corpus(Document(id=i, title=i, text="text") for i in ("Intro", "intro"))
+    assert [corpus.resolve(n) for n in ("Intro", "intro")] == list(corpus.documents)
+    assert corpus.resolve("INTRO") is None
+
+
+def test_missing_folder_is_a_configuration_error(tmp_path: Path) -> None:
+    """A folder that does not exist fails at construction with a one-line message."""
+    with pytest.raises(ConfigurationError, match="corpus folder not found") as info:
+        Corpus.from_folder(tmp_path / "nope")
+    assert "\n" not in str(info.value)
+
+
+def test_folder_without_usable_documents_is_a_configuration_error(tmp_path: Path) -> None:
+    """A folder whose files are all unusable or empty is refused, as is an empty document list."""
+    _write(tmp_path, "empty.md", "  \n\n")
+    _write(tmp_path, "bad.txt", b"\xff\xfe\xfa")
+    with capture_logs(), pytest.raises(ConfigurationError, match="no usable documents"):
+        Corpus.from_folder(tmp_path)
+    with pytest.raises(ConfigurationError, match="no usable documents"):
+        Corpus([])
+
+
+def test_duplicate_document_ids_are_a_configuration_error() -> None:
+    """Documents built by hand must have unique ids."""
+    doc = Document(id="a", title="A", text="text")
+    with pytest.raises(ConfigurationError, match="'a'"):
+        Corpus([doc, doc])
+
+
+def test_python_docs_holds_the_reference_topics(python_docs: Corpus) -> None:
+    """The default corpus has one document per pydoc topic, titled by the topic's heading."""
+    assert len(python_docs) == len(topics) >= 70
+    assignment = python_docs.get("python/assignment")
+    assert assignment is not None
+    assert assignment.title == "Assignment statements"
+
+
+# Passages
+
+
+def test_passages_follow_paragraphs_and_stay_in_size(tmp_path: Path) -> None:
+    """Paragraphs are packed whole into passages of 120 to 200 words, numbered from 0."""
+    paragraphs = [_paragraph(f"p{i}w", 50) for i in range(10)]
+    _write(tmp_path, "long.md", "# Long\n\n" + "\n\n".join(paragraphs))
+    chunks = Corpus.from_folder(tmp_path).chunks
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    assert all(c.doc == "long" and c.title == "Long" for c in chunks)
+    assert all(120 <= len(c.text.split()) <= 200 for c in chunks[:-1])
+    for paragraph in paragraphs:
+        assert sum(paragraph in c.text for c in chunks) == 1
+
+
+def test_an_overlong_paragraph_is_cut_at_sentences(tmp_path: Path) -> None:
+    """A paragraph over 200 words becomes several passages, none over 200 words, no word lost."""
+    sentences = [_paragraph(f"s{i}w", 30) for i in range(20)]
+    _write(tmp_path, "wall.txt", " ".join(sentences))
+    chunks = Corpus.from_folder(tmp_path).chunks
+    assert len(chunks) > 1
+    assert all(len(c.text.split()) <= 200 for c in chunks)
+    assert " ".join(c.text for c in chunks).split() == " ".join(sentences).split()
+
+
+# Search
+
+
+def test_bm25_ranks_the_relevant_document_first(corpus: Corpus) -> None:
+    """The document that is about the query comes first."""
+    assert corpus.search("grind coffee beans")[0].doc == "site/page"
+    assert corpus.search("how long do tea leaves steep")[0].doc == "notes"
+
+
+def test_bm25_ranks_the_python_reference_sensibly(python_docs: Corpus) -> None:
+    """On the Python reference, plain questions find their topic first."""
+    assert python_docs.search("augmented assignment")[0].doc == "python/augassign"
+    assert python_docs.search("yield expression generator")[0].doc == "python/yield"
+    assert python_docs.search("with statement")[0].doc == "python/with"
+
+
+def test_search_ignores_case_stopwords_and_plurals(corpus: Corpus) -> None:
+    """Case, stopwords and plural endings do not matter; stopwords alone match nothing."""
+    assert corpus.search("THE KETTLES")[0].doc in {"guide/intro", "ref/api"}
+    assert corpus.search("the of to") == []
+
+
+def test_search_is_deterministic_with_ties_in_corpus_order(tmp_path: Path) -> None:
+    """Equal scores rank in corpus order, the same on every call."""
+    for name in ("b", "a", "c"):
+        _write(tmp_path, f"{name}.txt", "identical words here")
+    corpus = Corpus.from_folder(tmp_path)
+    assert [h.doc for h in corpus.search("identical words")] == ["a", "b", "c"]
+    assert corpus.search("identical words") == corpus.search("identical words")
+
+
+def test_search_caps_hits_per_document_and_in_total(tmp_path: Path) -> None:
+    """One long document yields at most two hits; top_k bounds the total."""
+    _write(tmp_path, "long.md", "\n\n".join(f"needle {_paragraph('x', 130)}" for _ in range(5)))
+    _write(tmp_path, "other.md", "a needle in here")
+    corpus = Corpus.from_folder(tmp_path)
+    assert sorted(h.doc for h in corpus.search("needle")) == ["long", "long", "other"]
+    assert len(corpus.search("needle", top_k=1)) == 1
+    assert corpus.search("needle", top_k=0) == []
+
+
+def test_snippets_are_short_and_centred_on_the_query(python_docs: Corpus) -> None:
+    """A hit's text is about 300 characters on one line and contains a query word."""
+    for hit in python_docs.search("starred target unpacking"):
+        assert len(hit.text) <= 302
+        assert "\n" not in hit.text
+        assert any(w in hit.text.lower() for w in ("starred", "target", "unpacking"))
+
+
+# Tools
+
+
+def test_research_tools_describe_their_arguments(corpus: Corpus) -> None:
+    """The toolkit offers search_docs(query, top_k) and read_doc(doc, chunk) with small timeouts."""
+    tools = research_tools(corpus)
+    assert [t.name for t in tools] == ["search_docs", "read_doc"]
+    params = [sorted(t.spec().parameters["properties"]) for t in tools]
+    assert params == [["query", "top_k"], ["chunk", "doc"]]
+    assert [t.spec().parameters.get("required") for t in tools] == [["query"], ["doc"]]
+    assert all(t.timeout is not None and t.timeout <= 10 for t in tools)
+
+
+async def test_search_docs_returns_hits_through_execute(corpus: Corpus) -> None:
+    """search_docs returns doc, title, chunk and snippet per hit, and clamps top_k."""
+    outcome = await _tool(corpus, "search_docs").execute({"query": "kettle", "top_k": 50}, _CTX)
+    assert outcome.ok
+    assert {h["doc"] for h in outcome.value} == {"guide/intro", "ref/api"}
+    assert set(outcome.value[0]) == {"doc", "title", "chunk", "text"}
+
+
+async def test_search_docs_through_toolbox_cites_each_hit(python_docs: Corpus) -> None:
+    """Through the toolbox a search is shaped (no score) and each hit becomes doc-id evidence."""
+    result = await _through_toolbox(python_docs, "search_docs", query="augmented assignment")
+    assert result.ok
+    shown = json.loads(result.content)
+    assert shown[0]["doc"] == "python/augassign"
+    assert all(set(h) == {"doc", "title", "chunk", "text"} for h in shown)
+    assert [e.source for e in result.evidence] == [h["doc"] for h in shown]
+    assert result.evidence[0].excerpt == shown[0]["text"]
+    assert result.evidence[0].tool == "search_docs"
+
+
+async def test_search_docs_without_hits_fails_its_success_check(corpus: Corpus) -> None:
+    """An empty search is a rejected call with a hint, and cites nothing."""
+    outcome = await _tool(corpus, "search_docs").execute({"query": "zyzzyva"}, _CTX)
+    assert outcome.ok
+    assert outcome.value == []
+    result = await _through_toolbox(corpus, "search_docs", query="zyzzyva")
+    assert not result.ok
+    assert result.error == "rejected"
+    assert "no passage matches; try other words" in result.content
+    assert result.evidence == ()
+
+
+async def test_read_doc_returns_the_document_with_evidence(corpus: Corpus) -> None:
+    """read_doc shows the title, id and text, and cites the doc id."""
+    result = await _through_toolbox(corpus, "read_doc", doc="ref/api")
+    assert result.ok
+    assert result.content.startswith("Kettle API [ref/api], 1 chunk\n\n")
+    assert "The kettle boils water." in result.content
+    assert [e.source for e in result.evidence] == ["ref/api"]
+    assert result.evidence[0].excerpt.startswith("Kettle API")
+
+
+async def test_read_doc_forgives_case_and_extension(corpus: Corpus) -> None:
+    """A doc id with another case, an extension or no folder still finds its one document."""
+    tool = _tool(corpus, "read_doc")
+    for name in ("REF/API.rst", "api", "/ref/api/"):
+        outcome = await tool.execute({"doc": name}, _CTX)
+        assert outcome.ok, name
+        assert "[ref/api]" in outcome.value
+
+
+async def test_read_doc_caps_long_documents_and_points_to_the_next_chunk(
+    python_docs: Corpus,
+) -> None:
+    """A long document is cut, marked, and names the chunk that continues it."""
+    result = await _through_toolbox(python_docs, "read_doc", doc="python/assignment")
+    assert result.ok
+    assert "[truncated: showing" in result.content
+    assert "[truncated: showing" not in result.content.partition("… [truncated")[0]
+    marker = 'read_doc(doc="python/assignment", chunk='
+    resume = int(result.content.split(marker)[1].split(")")[0])
+    last_words = result.content.partition("… [truncated")[0].split()[-3:]
+    chunk = python_docs.chunks_of("python/assignment")[resume]
+    assert " ".join(last_words) in " ".join(chunk.text.split())
+
+
+async def test_read_doc_reads_one_chunk(python_docs: Corpus) -> None:
+    """With a chunk number, read_doc returns just that passage and cites the document."""
+    result = await _through_toolbox(python_docs, "read_doc", doc="python/with", chunk=1)
+    assert result.ok
+    assert result.content.startswith('The "with" statement [python/with], chunk 1 of ')
+    assert python_docs.chunks_of("python/with")[1].text in result.content
+    assert [e.source for e in result.evidence] == ["python/with"]
+
+
+async def test_read_doc_rejects_a_chunk_out_of_range(corpus: Corpus) -> None:
+    """A chunk number past the end fails with the valid range."""
+    result = await _through_toolbox(corpus, "read_doc", doc="notes", chunk=3)
+    assert not result.ok
+    assert result.error == "failed"
+    assert "'notes' has chunks 0 to 0" in result.content
+
+
+async def test_read_doc_unknown_id_suggests_close_matches(python_docs: Corpus) -> None:
+    """An unknown doc id fails as a ToolFailure that names the closest ids."""
+    outcome = await _tool(python_docs, "read_doc").execute({"doc": "python/asignment"}, _CTX)
+    assert not outcome.ok
+    assert outcome.error == "failed"
+    assert outcome.message.startswith(
+        "unknown doc 'python/asignment'; did you mean: python/assignment"
+    )
+    result = await _through_toolbox(python_docs, "read_doc", doc="zzz")
+    assert not result.ok
+    assert "unknown doc 'zzz'; search_docs shows the doc ids" in result.content
+
+
+async def test_an_executor_researches_and_cites_a_document(python_docs: Corpus) -> None:
+    """An executor searching the Python reference gathers doc-id evidence its answer can cite."""
+    model = ScriptedModel(
+        [
+            call("search_docs", query="augmented assignment"),
+            reply("Augmented assignment evaluates the target once [python/augassign]."),
+        ]
+    )
+    report = await Executor(model, tools=research_tools(python_docs)).run("What is x += 1?")
+    model.assert_complete()
+    assert report.ok
+    assert "python/augassign" in {e.source for e in report.evidence}
+    tool_message = model.requests[1].messages[-1]
+    assert tool_message.role == "tool"
+    assert "python/augassign" in tool_message.content
