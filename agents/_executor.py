@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import anyio
+import anyio.lowlevel
 import structlog
 
 from agents._effects import Effects, LiveEffects
@@ -30,7 +31,7 @@ from agents._report import AcceptanceCheck, AgentReport, ReportStatus
 from agents._steps import RunState, settle_turn, start_turn
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
-from memory import AssistantMessage, SystemMessage, ToolCall, Transcript, UserMessage
+from memory import SystemMessage, ToolCall, Transcript, UserMessage
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "Executor"]
 
@@ -173,6 +174,8 @@ class Executor:
                 if left is not None:
                     scope.deadline = anyio.current_time() + left
                 while not isinstance(step, _WrapUp | _Finish):
+                    # A checkpoint per step lets a stop request land even when no effect yields.
+                    await anyio.lowlevel.checkpoint()
                     step = await self._advance(s, step)
             if scope.cancelled_caught:
                 stopped = stop is not None and stop.is_set()
@@ -230,8 +233,12 @@ class Executor:
         s.notes.append(f"unusable model reply: {problem}")
         if s.malformed > self.max_malformed:
             return _WrapUp("error", f"{s.malformed} unusable replies in a row")
-        s.transcript.append(AssistantMessage(content=raw[:2000] or "(empty)"))
-        s.transcript.append(UserMessage(content=f"Your reply could not be used: {problem}. Try again."))
+        # The unusable reply is quoted, not replayed as an assistant turn: in the JSON protocol a
+        # replayed turn would read as a valid answer, and it would break turn alternation.
+        quoted = f' It began: "{raw[:200]}"' if raw.strip() else ""
+        s.transcript.append(
+            UserMessage(content=f"Your last reply could not be used: {problem}.{quoted} Try again.")
+        )
         return _Decide()
 
     async def _act(self, s: RunState, calls: tuple[ToolCall, ...]) -> _Step:

@@ -21,12 +21,13 @@ from agents._errors import ConfigurationError
 from agents._model import ToolSpec
 from agents._shaping import shape
 from agents._tools import ErrorKind, Tool, ToolOutcome
-from agents._tracing import redact
+from agents._tracing import logger, redact
 from memory import ToolCall, ToolMessage
 
 __all__ = ["Evidence", "PreparedCall", "ToolResult", "Toolbox"]
 
 _EXCERPT_CHARS = 500
+_log = logger("paor.tools")
 _BREAKER_ERRORS: frozenset[ErrorKind] = frozenset({"timeout", "failed", "crashed", "rejected"})
 
 
@@ -150,7 +151,7 @@ class Toolbox:
         """Check a call's name, breaker and arguments; a problem becomes a failed result."""
         found = self._tools.get(call.name)
         if found is None or (allowed is not None and call.name not in allowed):
-            valid = [n for n in self._tools if allowed is None or n in allowed]
+            valid = [spec.name for spec in self.menu(now, allowed)]
             return ToolResult.failure(
                 call,
                 "unknown_tool",
@@ -175,7 +176,7 @@ class Toolbox:
         tool, call = prepared.tool, prepared.call
         error, content = outcome.error, f"Error: {tool.name} {outcome.message}"
         if outcome.ok:
-            verdict = tool.success(outcome.value) if tool.success else True
+            verdict = _judge(tool, outcome.value)
             if verdict is None or verdict is True:
                 error, content = None, shape(outcome.value, fields=tool.fields, max_chars=tool.max_chars)
             else:
@@ -201,8 +202,12 @@ class Toolbox:
     def _evidence(self, prepared: PreparedCall, value: Any, content: str) -> tuple[Evidence, ...]:
         tool = prepared.tool
         if tool.evidence is not None:
-            pairs = tool.evidence(prepared.args, value)
-            return tuple(Evidence(source=s, excerpt=e, tool=tool.name) for s, e in pairs)
+            try:
+                pairs = tool.evidence(prepared.args, value)
+                return tuple(Evidence(source=s, excerpt=e, tool=tool.name) for s, e in pairs)
+            except Exception:
+                # A broken evidence hook must not cost the result: fall back to citing the call.
+                _log.exception("evidence_hook_failed", tool=tool.name)
         shown = redact(prepared.args, tool.sensitive)
         args = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
         excerpt = content[:_EXCERPT_CHARS]
@@ -215,3 +220,13 @@ class Toolbox:
             f"{breaker.failures} consecutive failures (last: {breaker.last_error[:200]}). "
             "Use another tool or answer with what you have."
         )
+
+
+def _judge(tool: Tool, value: Any) -> bool | str | None:
+    """Run a tool's success check; a check that raises rejects the result, saying why."""
+    if tool.success is None:
+        return True
+    try:
+        return tool.success(value)
+    except Exception as exc:
+        return f"its success check raised {type(exc).__name__}: {str(exc)[:200]}"

@@ -177,9 +177,10 @@ class RunStream:
         try:
             return await self._task_group.__aexit__(exc_type, exc, tb)
         except BaseExceptionGroup as group:
-            if len(group.exceptions) == 1:
-                raise group.exceptions[0] from None
-            raise
+            sole = _sole(group)
+            if sole is None:
+                raise
+            raise sole from sole.__cause__  # hide the groups, keep the exception's own cause
         finally:
             self._receive.close()
 
@@ -215,3 +216,13 @@ class RunStream:
 
     async def _produce(self) -> None:
         self._result = await self._orchestrator._execute(self._goal, self.run_id, self)
+
+
+def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception inside nested single-exception groups (the run's and the stream's)."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup):
+        if len(found.exceptions) != 1:
+            return None
+        found = found.exceptions[0]
+    return found

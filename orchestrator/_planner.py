@@ -178,7 +178,11 @@ class Planner:
     ) -> T:
         system = self.instructions.replace("{max_subtasks}", str(self.max_subtasks))
         messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
-        output = OutputSchema(name=name, schema_=schema.model_json_schema())
+        json_schema = schema.model_json_schema()
+        if schema is PlanDraft:
+            # The size limit in the schema too: a grammar-constrained model then cannot exceed it.
+            json_schema["properties"]["subtasks"].update(minItems=1, maxItems=self.max_subtasks)
+        output = OutputSchema(name=name, schema_=json_schema)
         found: list[str] = []
         for _attempt in range(self.max_repairs + 1):
             try:

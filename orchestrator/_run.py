@@ -291,6 +291,7 @@ class RunLoop:
             reports=tuple(reports),
             usage=s.budget.used,
             events=tuple(s.trace),
+            notes=tuple(s.notes),
         )
 
 

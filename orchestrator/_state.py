@@ -39,6 +39,7 @@ class RunResult(BaseModel):
         reports: Every sub-agent report, cancelled ones included.
         usage: Tokens, requests and tool calls of the whole run.
         events: The run's events, in order (when the orchestrator keeps them).
+        notes: Problems the run worked around (a replan the planner could not produce...).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -53,6 +54,7 @@ class RunResult(BaseModel):
     reports: tuple[AgentReport, ...] = ()
     usage: Usage = Usage()
     events: tuple[Event, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:

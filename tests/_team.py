@@ -51,14 +51,17 @@ def script(*turns: Turn) -> Behaviour:
     def play(request: ModelRequest) -> Turn:
         step = sum(isinstance(m, AssistantMessage) for m in request.messages)
         if step >= len(turns):
-            raise AssertionError(f"sub-agent asked for turn {step + 1}; its script has {len(turns)}")
+            raise AssertionError(
+                f"sub-agent asked for turn {step + 1}; its script has {len(turns)}"
+            )
         return turns[step]
 
     return play
 
 
-def task_text(request: ModelRequest) -> str:
-    """The task message a sub-agent's history opens with (goal and dependencies' results)."""
+def opening(request: ModelRequest) -> str:
+    """The user message a request opens with: a sub-agent's task (its goal and its dependencies'
+    results), or the planner's or the writer's prompt."""
     message = request.messages[1]
     assert isinstance(message, UserMessage)
     return message.content
@@ -114,9 +117,9 @@ class Team:
         if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
             self.asked[WRITER].append(request)
             return self.synthesis
-        who = self._goals.get(task_text(request).removeprefix("Task: ").split("\n")[0])
+        who = self._goals.get(opening(request).removeprefix("Task: ").split("\n")[0])
         if who is None:
-            return self._surprise(f"a sub-agent with an unknown task: {task_text(request)!r}")
+            return self._surprise(f"a sub-agent with an unknown task: {opening(request)!r}")
         self.asked[who].append(request)
         turn = self.agents[who](request)
         return await turn if inspect.isawaitable(turn) else turn

@@ -374,9 +374,10 @@ async def test_malformed_reply_is_fed_back_and_the_model_recovers() -> None:
     model.assert_complete()
     assert (report.status, report.answer) == ("done", "Fine.")
     retry = model.requests[1].messages
-    assert retry[-2] == AssistantMessage(content="{oops")
+    # Quoted in feedback, never replayed as an assistant turn (it would read as a valid answer).
+    assert retry[-2] == UserMessage(content="Task: t")
     assert retry[-1] == UserMessage(
-        content="Your reply could not be used: the reply is not JSON. Try again."
+        content='Your last reply could not be used: the reply is not JSON. It began: "{oops" Try again.'
     )
     assert report.notes == ("unusable model reply: the reply is not JSON",)
 
@@ -399,8 +400,8 @@ async def test_too_many_empty_replies_end_the_run() -> None:
     assert len(model.requests) == 3
     assert (report.status, report.stop_reason) == ("failed", "error")
     assert model.requests[1].messages[-1] == UserMessage(
-        content="Your reply could not be used: the reply was empty: call a tool or give an answer. "
-        "Try again."
+        content="Your last reply could not be used: the reply was empty: call a tool or give an "
+        "answer. Try again."
     )
 
 

@@ -73,11 +73,24 @@ async def test_local_model_answers_a_json_decision_and_stops_on_exit() -> None:
 async def test_cancelled_block_still_stops_the_server() -> None:
     """Cancellation inside the block terminates the server (shielded cleanup)."""
     local = LocalModel()
-    with anyio.move_on_after(0.5) as scope:
+    with anyio.CancelScope() as scope:
         async with local:
+            scope.cancel()
             await anyio.sleep_forever()
     assert scope.cancelled_caught
     assert local.returncode is not None
+    assert _gone(local.pid)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_cancelled_startup_still_stops_the_server() -> None:
+    """Cancellation while the model is still loading terminates the half-started server."""
+    local = LocalModel()
+    with anyio.move_on_after(0.3) as scope:
+        async with local:
+            pytest.fail("the server cannot be ready within 0.3s")
+    assert scope.cancelled_caught
     assert _gone(local.pid)
 
 

@@ -18,12 +18,12 @@ from orchestrator import (
     Orchestrator,
     Plan,
     PlanDraft,
-    Replanned,
     ReplanDraft,
+    Replanned,
     RunFinished,
     Subtask,
 )
-from tests._team import PLANNER, PlannerTurn, Team, plan, script, sub
+from tests._team import PLANNER, PlannerTurn, Team, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
 
@@ -83,7 +83,10 @@ def feedback(request: ModelRequest) -> str:
         ),
         pytest.param(plan(sub("a", "a")), "subtask a depends on itself", Limits(), id="self"),
         pytest.param(
-            plan({"id": "no spaces!", "goal": "x"}), "id: String should match pattern", Limits(), id="bad-id"
+            plan({"id": "no spaces!", "goal": "x"}),
+            "id: String should match pattern",
+            Limits(),
+            id="bad-id",
         ),
         pytest.param("not json", "the reply is not valid JSON", Limits(), id="not-json"),
         pytest.param({"steps": []}, "subtasks: Field required", Limits(), id="wrong-shape"),
@@ -136,10 +139,14 @@ async def test_plan_error_ends_the_stream_with_a_failed_run() -> None:
     team = Team([plan(), plan()], {})
     orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=1))
     seen: list[Event] = []
-    with anyio.fail_after(GUARD_S), pytest.raises(PlanError, match="the plan has no subtasks"):
+
+    async def consume() -> None:
         async with orch.stream("goal", run_id="r-1") as events:
             async for event in events:
                 seen.append(event)
+
+    with anyio.fail_after(GUARD_S), pytest.raises(PlanError, match="the plan has no subtasks"):
+        await consume()
     (finished,) = seen
     assert isinstance(finished, RunFinished)
     assert (finished.status, finished.run_id) == ("failed", "r-1")
@@ -169,10 +176,15 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
     (request,) = team.of(PLANNER)
     assert request.tools == ()
     assert request.output is not None
-    assert (request.output.name, request.output.schema_) == ("plan", PlanDraft.model_json_schema())
-    system, prompt = (m.content for m in request.messages)
+    schema = PlanDraft.model_json_schema()
+    schema["properties"]["subtasks"].update(minItems=1, maxItems=5)
+    assert (request.output.name, request.output.schema_) == ("plan", schema)
+    system = request.messages[0].content
+    assert system is not None
     assert "at most 5" in system
-    assert prompt == "Goal: Compare two things\n\nTools the agents can use:\n- lookup: Look a fact up."
+    assert opening(request) == (
+        "Goal: Compare two things\n\nTools the agents can use:\n- lookup: Look a fact up."
+    )
 
 
 # Replans
@@ -181,7 +193,7 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
 async def test_invalid_replan_is_sent_back_for_repair() -> None:
     """A replan that removes finished work or reuses a dead id is sent back; the fix is adopted."""
     team = Team(
-        [plan(sub("a"), sub("b"))],
+        [plan(sub("a"), sub("b", "a"))],  # a is done by the time b fails
         {
             "a": script("A"),
             "b": script(ModelRequestError("400 bad request", status=400)),
@@ -219,7 +231,7 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
 async def test_replan_that_cannot_be_repaired_lets_the_run_go_on() -> None:
     """A replan still invalid after its repairs is abandoned: the run finishes with what it has."""
     team = Team(
-        [plan(sub("a"), sub("b"))],
+        [plan(sub("a"), sub("b", "a"))],  # a is done by the time b is blocked
         {"a": script("A"), "b": script(call("report_issue", kind="blocked", reason="no access"))},
         replans=[{"remove": ["a"]}, {"remove": ["a"]}],
         synthesis="Only A.",
@@ -229,12 +241,17 @@ async def test_replan_that_cannot_be_repaired_lets_the_run_go_on() -> None:
         result = await orch.run("goal")
 
     assert len(team.of(PLANNER)) == 3
-    assert "Subtask b reported a problem: it is blocked: no access" in (
-        team.of(PLANNER)[1].messages[1].content
+    replan_prompt = opening(team.of(PLANNER)[1])
+    assert "Subtask b reported a problem: it is blocked: no access" in replan_prompt
+    assert "- a [done] Find fact a.\n  result: A" in replan_prompt
+    assert "only pending or running subtasks can be removed, not: a" in feedback(
+        team.of(PLANNER)[2]
     )
     assert not [e for e in result.events if isinstance(e, Replanned)]
     assert [p.version for p in result.plans] == [1]
     assert (result.answer, result.status, result.reason) == ("Only A.", "incomplete", "blocked: b")
+    (note,) = result.notes
+    assert note.startswith("replan after b failed: no valid replan after 2 attempts")
     team.assert_clean()
 
 

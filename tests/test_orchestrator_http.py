@@ -1,0 +1,149 @@
+"""`Orchestrator` end to end over real HTTP: the real `openai` client against `FakeOpenAIServer`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from agents import OpenAIChatModel, tool
+from agents.testing import (
+    FakeOpenAIServer,
+    ServerAction,
+    TokenUsage,
+    json_content,
+    text,
+    tool_calls,
+)
+from orchestrator import (
+    SYNTHESIS_INSTRUCTIONS,
+    Limits,
+    Orchestrator,
+    PlanDraft,
+    ReplanDraft,
+    Replanned,
+    SubtaskStarted,
+)
+from tests._team import goal, plan, sub
+
+pytestmark = pytest.mark.anyio
+
+GUARD_S = 20  # a deadlock guard, not a timing claim
+USAGE = TokenUsage(prompt_tokens=10, completion_tokens=2)
+PLAN = plan(sub("a"), sub("b"), sub("c", "a", "b"))
+REPLAN = {"remove": ["c"], "add": [sub("d", "a")], "rationale": "b says c is moot"}
+
+
+def role_of(body: dict[str, Any]) -> str:
+    """Who sent a request: "plan", "replan", "writer", or the sub-agent's subtask id."""
+    if "response_format" in body:
+        return str(body["response_format"]["json_schema"]["name"])
+    messages = body["messages"]
+    if messages[0]["content"] == SYNTHESIS_INSTRUCTIONS:
+        return "writer"
+    task = messages[1]["content"].removeprefix("Task: ").split("\n")[0]
+    return next(i for i in "abcd" if goal(i) == task)
+
+
+def sub_agent(who: str, step: int) -> ServerAction:
+    """The sub-agents' turns: a and b meet (only possible concurrently); b then objects."""
+    turns: dict[str, list[ServerAction]] = {
+        "a": [
+            tool_calls([("meet", {"who": "a"})], usage=USAGE),
+            text("A: alpha is 1", usage=USAGE),
+        ],
+        "b": [
+            tool_calls([("meet", {"who": "b"})], usage=USAGE),
+            tool_calls(
+                [("report_issue", {"kind": "invalidates", "reason": "beta does not exist"})],
+                usage=USAGE,
+            ),
+            text("B: there is no beta", usage=USAGE),
+        ],
+        "d": [text("D: alpha alone is enough", usage=USAGE)],
+    }
+    return turns[who][step]
+
+
+def decide(body: dict[str, Any]) -> ServerAction:
+    """The whole team's answers, dispatched on the request body."""
+    who = role_of(body)
+    if who == "plan":
+        return json_content(PLAN, usage=USAGE)
+    if who == "replan":
+        return json_content(REPLAN, usage=USAGE)
+    if who == "writer":
+        return text("Final: alpha is 1 [meet]; there is no beta.", usage=USAGE)
+    step = sum(m["role"] == "assistant" for m in body["messages"])
+    return sub_agent(who, step)
+
+
+async def test_concurrent_subtasks_a_replan_and_a_synthesis_over_http() -> None:
+    """Over HTTP the planner plans with a JSON schema, two sub-agents call tools concurrently, an
+    "invalidates" report is replanned around, and the writer gets the results."""
+    here = {"a": anyio.Event(), "b": anyio.Event()}
+
+    @tool(timeout=None)
+    async def meet(who: str) -> str:
+        """Wait until the other subtask is here too.
+
+        Args:
+            who: Who arrived.
+        """
+        here[who].set()
+        await here["b" if who == "a" else "a"].wait()
+        return f"{who} met the other"
+
+    async with FakeOpenAIServer(decide) as server:
+        model = OpenAIChatModel(base_url=server.base_url, api_key="test")
+        try:
+            orch = Orchestrator(model, [meet], limits=Limits(max_concurrency=2))
+            with anyio.fail_after(GUARD_S):
+                result = await orch.run("What are alpha and beta?")
+        finally:
+            await model.aclose()
+    server.assert_complete()
+
+    assert result.status == "complete", result.reason
+    assert result.answer == "Final: alpha is 1 [meet]; there is no beta."
+    bodies: dict[str, dict[str, Any]] = {}  # the first request of each role
+    for body in server.requests:
+        bodies.setdefault(role_of(body), body)
+    roles = [role_of(b) for b in server.requests]
+    assert roles.count("plan") == 1
+    assert roles.count("replan") == 1
+    assert roles[-1] == "writer"
+    assert "c" not in roles
+    # The planner asks for schema-constrained JSON and offers no tools.
+    plan_schema = PlanDraft.model_json_schema()
+    plan_schema["properties"]["subtasks"].update(minItems=1, maxItems=Limits().max_subtasks)
+    for name, schema in (("plan", plan_schema), ("replan", ReplanDraft.model_json_schema())):
+        assert "tools" not in bodies[name]
+        assert bodies[name]["response_format"]["json_schema"]["schema"] == schema
+    assert "Subtask b reported a problem" in bodies["replan"]["messages"][1]["content"]
+    # Sub-agents call with tools (theirs and report_issue); the writer with none.
+    for who in ("a", "b", "d"):
+        names = {t["function"]["name"] for t in bodies[who]["tools"]}
+        assert names == {"meet", "report_issue"}
+    assert "tools" not in bodies["writer"]
+    assert "response_format" not in bodies["writer"]
+    writer_prompt = bodies["writer"]["messages"][1]["content"]
+    assert "A: alpha is 1" in writer_prompt
+    assert "D: alpha alone is enough" in writer_prompt
+    # d started after the replan, knowing a's result and nothing of b.
+    d_task = bodies["d"]["messages"][1]["content"]
+    assert "Result (done): A: alpha is 1" in d_task
+    assert goal("b") not in d_task
+    (replanned,) = [e for e in result.events if isinstance(e, Replanned)]
+    assert (replanned.diff.added, replanned.diff.removed, replanned.diff.kept) == (
+        ("d",),
+        ("c",),
+        ("a", "b"),
+    )
+    assert [e.subtask_id for e in result.events if isinstance(e, SubtaskStarted)][-1] == "d"
+    # One budget: every HTTP request was charged, with the tokens the server reported.
+    assert result.usage.requests == len(server.requests)
+    assert result.usage.total_tokens == 12 * len(server.requests)
+    assert result.usage.tool_calls == 2
+    assert bodies["plan"]["messages"][1]["content"].startswith("Goal: What are alpha and beta?")
