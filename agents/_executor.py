@@ -212,6 +212,9 @@ class Executor:
             s.notes.append(f"model error: {exc}")
             return _WrapUp("error", str(exc))
         message = s.unique_ids(response.message)
+        if not message.tool_calls and not (message.content or "").strip():
+            # Never recorded: an empty assistant turn is invalid for most chat APIs.
+            return self._malformed(s, "", "the reply was empty: call a tool or give an answer")
         s.transcript.append(message)
         if message.tool_calls:
             s.malformed = 0
@@ -265,8 +268,6 @@ class Executor:
         return _Decide()
 
     def _check(self, s: RunState, answer: str) -> _Step:
-        if not answer.strip():
-            return self._malformed(s, "", "the reply was empty: call a tool or give an answer")
         s.malformed = 0
         problem = self.acceptance(answer, s.evidence) if self.acceptance else None
         if problem is None:

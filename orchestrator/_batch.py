@@ -2,7 +2,9 @@
 
 Each goal is run by its own executor sub-agent. Results are appended to a JSON Lines file the
 moment each one finishes (flushed and synced), so a crash loses at most the goals in flight; a
-re-run skips every id already in the output. Input is validated completely before anything runs.
+re-run skips every id already in the output. A goal that cannot start because the budget is spent
+is not written, so a re-run with a fresh budget does it. Input is validated completely before
+anything runs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents import AgentReport, Budget, ConfigurationError, Executor
+from agents import AgentReport, Budget, ConfigurationError, EffectSite, Executor
 
 __all__ = ["BatchSummary", "BatchTask", "load_tasks", "run_batch"]
 
@@ -44,12 +46,15 @@ class BatchSummary:
 
     statuses: Counter[str] = field(default_factory=Counter)
     skipped: int = 0
+    not_started: int = 0
     tokens: int = 0
 
     def line(self) -> str:
         """A one-line summary."""
         parts = [f"{n} {status}" for status, n in sorted(self.statuses.items())]
         parts.append(f"{self.skipped} skipped (already done)")
+        if self.not_started:
+            parts.append(f"{self.not_started} not started (budget spent)")
         return f"batch: {', '.join(parts)}; {self.tokens} tokens"
 
 
@@ -68,8 +73,7 @@ def load_tasks(path: Path) -> list[BatchTask]:
             raise ConfigurationError(
                 f"{path}:{number}: not a valid task line ({problem})"
             ) from None
-    keys = [t.key() for t in tasks]
-    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    duplicates = sorted(k for k, n in Counter(t.key() for t in tasks).items() if n > 1)
     if duplicates:
         raise ConfigurationError(f"{path}: duplicate task ids: {', '.join(duplicates[:5])}")
     return tasks
@@ -80,7 +84,8 @@ def finished_ids(path: Path) -> set[str]:
     if not path.exists():
         return set()
     done = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # A crash can tear a line inside a multi-byte character: that line must not fail the read.
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
@@ -99,7 +104,13 @@ async def run_batch(
     budget: Budget,
     on_result: Callable[[str, AgentReport], None] | None = None,
 ) -> BatchSummary:
-    """Run every task not already in `out`, appending each result as it finishes."""
+    """Run every task not already in `out`, appending each result as it finishes.
+
+    Raises:
+        ConfigurationError: `concurrency` is below 1.
+    """
+    if concurrency < 1:
+        raise ConfigurationError(f"concurrency must be at least 1, not {concurrency}")
     done = finished_ids(out)
     todo = [t for t in tasks if t.key() not in done]
     summary = BatchSummary(skipped=len(done & {t.key() for t in tasks}))
@@ -110,6 +121,9 @@ async def run_batch(
 
         async def one(task: BatchTask) -> None:
             async with limiter:
+                if await _spent(executor, budget, task):
+                    summary.not_started += 1
+                    return
                 report = await executor.run(task.goal, agent_id=task.key(), budget=budget)
             line = json.dumps(_record(task, report), ensure_ascii=False) + "\n"
             async with lock:
@@ -123,6 +137,12 @@ async def run_batch(
             for task in todo:
                 tg.start_soon(one, task)
     return summary
+
+
+async def _spent(executor: Executor, budget: Budget, task: BatchTask) -> bool:
+    """Whether the shared budget ran out before `task` could start."""
+    site = EffectSite(run_id="batch", agent_id=task.key(), seq=0, step=0)
+    return budget.exhausted(await executor.effects.now(site)) is not None
 
 
 def _append(sink: TextIO, line: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from types import TracebackType
+from typing import Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -51,6 +52,8 @@ class Orchestrator:
         acceptance: A check every sub-agent's final answer must pass.
         effects: The effect boundary (live by default).
         keep_events: Keep every event in `RunResult.events`.
+        on_plan_failure: "raise" a `PlanError` when no valid plan can be made, or run the goal
+            as a "single" subtask (noted in `RunResult.notes`).
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class Orchestrator:
         acceptance: AcceptanceCheck | None = None,
         effects: Effects | None = None,
         keep_events: bool = True,
+        on_plan_failure: Literal["raise", "single"] = "raise",
     ) -> None:
         self.model = model
         self.planner_model = planner_model or model
@@ -75,6 +79,7 @@ class Orchestrator:
         self.synthesis_instructions = synthesis_instructions
         self.effects: Effects = effects or LiveEffects()
         self.keep_events = keep_events
+        self.on_plan_failure = on_plan_failure
         self.executor = Executor(
             model,
             self.toolbox,
@@ -103,7 +108,10 @@ class Orchestrator:
         async with stream._send:  # closing it ends the consumer's iteration
             stream._state = await self._new_state(goal, run_id, stream._send)
             loop = RunLoop(
-                executor=self.executor, toolbox=self.toolbox, max_replans=self.limits.max_replans
+                executor=self.executor,
+                toolbox=self.toolbox,
+                max_replans=self.limits.max_replans,
+                single_on_plan_failure=self.on_plan_failure == "single",
             )
             return await loop.execute(stream._state)
 

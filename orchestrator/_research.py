@@ -80,6 +80,7 @@ async def research(
         instructions=RESEARCH_AGENT,
         planner_instructions=RESEARCH_PLANNER,
         synthesis_instructions=RESEARCH_SYNTHESIS,
+        on_plan_failure="single",
     )
     async with orch.stream(topic) as events:
         async for event in events:
@@ -94,6 +95,9 @@ def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:
     lines = [f"# {topic.strip()}", ""]
     if not result.complete:
         lines += [f"> **Incomplete.** {result.reason or result.status}", ""]
+    lines += [f"> Note: {note}" for note in result.notes]
+    if result.notes:
+        lines.append("")
     lines += ["## Summary", "", clean_citations(result.answer, corpus), ""]
     sections = [r for r in result.reports if r.status in ("done", "partial")]
     for report in sections:

@@ -31,7 +31,7 @@ from orchestrator._events import (
     SubtaskInvalidated,
     SubtaskStarted,
 )
-from orchestrator._plan import Plan, PlanDiff
+from orchestrator._plan import Plan, PlanDiff, Subtask
 from orchestrator._state import FINISHED, Completion, Record, RunResult, RunState, SubtaskStatus
 
 __all__ = ["RunLoop"]
@@ -75,6 +75,7 @@ class RunLoop:
     executor: Executor
     toolbox: Toolbox
     max_replans: int
+    single_on_plan_failure: bool = False
 
     async def execute(self, s: RunState) -> RunResult:
         """Run to the end and return the result; raises `PlanError` if no plan could be made."""
@@ -105,6 +106,14 @@ class RunLoop:
         try:
             plan = await s.planner.make_plan(s.goal, unavailable=self.toolbox.unavailable(now))
         except PlanError as exc:
+            if self.single_on_plan_failure:
+                # Degrade, never come back empty-handed: the whole goal becomes one subtask.
+                s.notes.append(f"planning failed, ran the goal as one subtask: {exc}")
+                _log.warning("plan_fallback", error=str(exc))
+                plan = Plan(subtasks=(Subtask(id="goal", goal=s.goal),), rationale=str(exc))
+                self._adopt(s, plan)
+                await s.emit(PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
+                return _Schedule()
             await s.emit(
                 RunFinished(
                     run_id=s.run_id,

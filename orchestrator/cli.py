@@ -11,7 +11,8 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import IO
@@ -35,7 +36,11 @@ EXIT_USAGE = 2
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
-    log_file = _configure_logging(args.log_json)
+    try:
+        log_file = _configure_logging(args.log_json)
+    except OSError as exc:
+        print(f"paor: error: cannot open the log file: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         status: int = anyio.run(args.handler, args)
     except KeyboardInterrupt:
@@ -61,13 +66,13 @@ def _parser() -> argparse.ArgumentParser:
     rs.add_argument("topic")
     rs.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
     rs.add_argument("--out", type=Path, default=Path("report.md"))
-    rs.add_argument("--max-subtasks", type=int, default=3)
+    rs.add_argument("--max-subtasks", type=_positive(int), default=3)
     rs.set_defaults(handler=_research)
 
     bt = commands.add_parser("batch", help="run many independent goals concurrently")
     bt.add_argument("tasks", type=Path, help='JSON Lines file of {"id": ..., "goal": ...}')
     bt.add_argument("--out", type=Path, required=True)
-    bt.add_argument("--concurrency", type=int, default=4)
+    bt.add_argument("--concurrency", type=_positive(int), default=4)
     bt.add_argument("--docs", type=Path, help="corpus folder for the agents' search tools")
     bt.set_defaults(handler=_batch)
 
@@ -77,11 +82,31 @@ def _parser() -> argparse.ArgumentParser:
             "--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)"
         )
         sub.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
-        sub.add_argument("--deadline", type=float, help="wall-clock seconds for the whole command")
-        sub.add_argument("--max-tokens", type=int, help="token budget for the whole command")
-        sub.add_argument("--max-steps", type=int, default=6, help="steps per sub-agent")
+        sub.add_argument(
+            "--deadline", type=_positive(float), help="wall-clock seconds for the whole command"
+        )
+        sub.add_argument(
+            "--max-tokens", type=_positive(int), help="token budget for the whole command"
+        )
+        sub.add_argument("--max-steps", type=_positive(int), default=6, help="steps per sub-agent")
         sub.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     return parser
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    """An argparse type for a number above zero: a bad value is a usage error, not a traceback
+    (and a concurrency of 0 would wait forever)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    return parse
 
 
 async def _research(args: argparse.Namespace) -> int:
@@ -106,8 +131,10 @@ async def _research(args: argparse.Namespace) -> int:
 async def _batch(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.tasks)
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    budget = Budget(max_tokens=args.max_tokens)
-    limits = agents.Limits(max_steps=args.max_steps, deadline_s=args.deadline)
+    # One ledger for the whole command: its deadline bounds the batch, not each task.
+    deadline = None if args.deadline is None else time.time() + args.deadline
+    budget = Budget(max_tokens=args.max_tokens, deadline=deadline)
+    limits = agents.Limits(max_steps=args.max_steps)
     async with _open_model(args) as model:
         executor = Executor(
             model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from agents import ModelRequest, ModelRequestError, PlanError, tool
-from agents.testing import call
+from agents.testing import FunctionModel, call
 from memory import AssistantMessage, UserMessage
 from orchestrator import (
     Event,
@@ -312,3 +312,26 @@ def test_plans_are_frozen() -> None:
         DIAMOND.get("a").goal = "changed"  # type: ignore[misc]
     with pytest.raises(ValidationError):
         DIAMOND.version = 2  # type: ignore[misc]
+
+
+async def test_single_subtask_fallback_when_planning_fails() -> None:
+    """With on_plan_failure="single" an unplannable goal runs as one subtask, and says so."""
+    asked: list[ModelRequest] = []
+
+    def decide(request: ModelRequest) -> str:
+        asked.append(request)
+        if request.output is not None:
+            return '{"subtasks": []}'  # invalid every time: the planner never succeeds
+        return "The whole goal, answered." if request.tools else "Summary."
+
+    orch = Orchestrator(
+        FunctionModel(decide), limits=Limits(max_plan_repairs=1), on_plan_failure="single"
+    )
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("do everything")
+    assert [s.id for s in result.plans[0].subtasks] == ["goal"]
+    assert result.reports[0].answer == "The whole goal, answered."
+    assert (result.status, result.answer) == ("complete", "Summary.")
+    (note,) = result.notes
+    assert note.startswith("planning failed, ran the goal as one subtask: no valid plan")
+    assert sum(r.output is not None for r in asked) == 2
