@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import anyio
@@ -31,7 +32,7 @@ from agents._report import AcceptanceCheck, AgentReport, ReportStatus
 from agents._steps import RunState, settle_turn, start_turn
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
-from memory import SystemMessage, ToolCall, Transcript, UserMessage
+from memory import Compactor, Message, SystemMessage, ToolCall, Transcript, UserMessage
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "Executor"]
 
@@ -99,6 +100,8 @@ class Executor:
         allowed_tools: Restrict the menu to these tool names.
         signals: Offer the built-in `report_issue` tool (blocked / invalidates).
         effects: The effect boundary (live by default).
+        compactor: Keeps the transcript under a token budget before each model call (its
+            summary calls go through the effect boundary and are charged to the budget).
     """
 
     def __init__(
@@ -114,6 +117,7 @@ class Executor:
         allowed_tools: Collection[str] | None = None,
         signals: bool = True,
         effects: Effects | None = None,
+        compactor: Compactor | None = None,
     ) -> None:
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -125,6 +129,7 @@ class Executor:
         self.allowed_tools = None if allowed_tools is None else frozenset(allowed_tools)
         self.control = Toolbox([_report_issue] if signals else [])
         self.effects: Effects = effects or LiveEffects()
+        self.compactor = compactor
 
     async def run(
         self,
@@ -202,6 +207,7 @@ class Executor:
         reason = s.budget.exhausted(s.now) or ("steps" if s.steps >= self.limits.max_steps else None)
         if reason:
             return _WrapUp(reason)
+        await self._compact(s)
         s.transcript.check()
         menu = self.toolbox.menu(s.now, s.allowed) + self.control.menu(s.now)
         try:
@@ -223,6 +229,9 @@ class Executor:
 
     async def _ask(self, s: RunState, request: ModelRequest) -> ModelResponse:
         s.steps += 1
+        return await self._call(s, request)
+
+    async def _call(self, s: RunState, request: ModelRequest) -> ModelResponse:
         site = s.site()
         start = anyio.current_time()
         response = await self.effects.model_call(site, self.model, request)
@@ -230,6 +239,28 @@ class Executor:
         s.usage = s.usage + response.usage
         await s.model_called(response, ms=(anyio.current_time() - start) * 1000)
         return response
+
+    async def _compact(self, s: RunState) -> None:
+        """Shrink the transcript under the compactor's budget (nothing changes while it fits)."""
+        if self.compactor is None:
+            return
+        done = await self.compactor.compact(
+            s.transcript, model=self.model.name, summariser=partial(self._summarise, s)
+        )
+        if done.changed:
+            s.transcript = Transcript(done.messages)
+
+    async def _summarise(
+        self, s: RunState, prompt: tuple[Message, ...], max_tokens: int
+    ) -> str | None:
+        """The compactor's summary call: a model effect like any other, charged to the budget."""
+        try:
+            request = ModelRequest(messages=prompt, max_output_tokens=max_tokens)
+            response = await self._call(s, request)
+        except ModelError as exc:
+            s.notes.append(f"summary call failed: {exc}")
+            return None
+        return response.message.content
 
     def _malformed(self, s: RunState, raw: str, problem: str) -> _Step:
         s.malformed += 1
@@ -306,6 +337,7 @@ class Executor:
                 scope.deadline = anyio.current_time() + left
             if stop is not None and stop.is_set():
                 scope.cancel()
+            await self._compact(s)
             try:
                 response = await self._ask(s, ModelRequest(messages=s.transcript.messages))
             except ModelError as exc:

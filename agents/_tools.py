@@ -121,12 +121,19 @@ class Tool:
     side_effects: bool = False
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None
     _context_param: str | None = field(default=None, repr=False)
+    _spec: ToolSpec = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Built once: the menu is rebuilt before every model call, and generating a pydantic
+        # JSON schema costs far more than the rest of an executor step.
+        spec = ToolSpec(
+            name=self.name, description=self.description, parameters=_clean_schema(self.args_model)
+        )
+        object.__setattr__(self, "_spec", spec)
 
     def spec(self) -> ToolSpec:
         """The schema the model sees."""
-        return ToolSpec(
-            name=self.name, description=self.description, parameters=_clean_schema(self.args_model)
-        )
+        return self._spec
 
     def parse(self, arguments: str) -> dict[str, Any]:
         """Validate raw JSON arguments; raise `ValueError` with a model-readable reason."""

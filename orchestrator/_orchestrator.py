@@ -20,6 +20,7 @@ from agents import (
     AcceptanceCheck,
     Budget,
     ChatModel,
+    ConfigurationError,
     Effects,
     EffectSite,
     Executor,
@@ -27,6 +28,7 @@ from agents import (
     Tool,
     Toolbox,
 )
+from memory import Compactor, FactKind, FactStore, render_facts, user_fact
 from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
@@ -36,6 +38,7 @@ from orchestrator._state import RunResult, RunState
 __all__ = ["Orchestrator", "RunStream"]
 
 _EVENT_BUFFER = 256
+_FACTS_CHARS = 1500
 
 
 class Orchestrator:
@@ -54,6 +57,10 @@ class Orchestrator:
         keep_events: Keep every event in `RunResult.events`.
         on_plan_failure: "raise" a `PlanError` when no valid plan can be made, or run the goal
             as a "single" subtask (noted in `RunResult.notes`).
+        compactor: Keeps every sub-agent's history under a token budget.
+        facts: Long-term facts; those of `scope` are read once at the start of each run and shown
+            to the planner and every sub-agent (once per run, so prompt prefixes stay stable).
+        scope: The user or session whose facts apply.
     """
 
     def __init__(
@@ -70,6 +77,9 @@ class Orchestrator:
         effects: Effects | None = None,
         keep_events: bool = True,
         on_plan_failure: Literal["raise", "single"] = "raise",
+        compactor: Compactor | None = None,
+        facts: FactStore | None = None,
+        scope: str = "default",
     ) -> None:
         self.model = model
         self.planner_model = planner_model or model
@@ -80,6 +90,8 @@ class Orchestrator:
         self.effects: Effects = effects or LiveEffects()
         self.keep_events = keep_events
         self.on_plan_failure = on_plan_failure
+        self.facts = facts
+        self.scope = scope
         self.executor = Executor(
             model,
             self.toolbox,
@@ -87,6 +99,7 @@ class Orchestrator:
             limits=self.limits.agent,
             acceptance=acceptance,
             effects=self.effects,
+            compactor=compactor,
         )
 
     def stream(self, goal: str, *, run_id: str | None = None) -> RunStream:
@@ -142,6 +155,7 @@ class Orchestrator:
             max_repairs=limits.max_plan_repairs,
             instructions=self.planner_instructions,
             synthesis_instructions=self.synthesis_instructions,
+            known=await self._known_facts(),
         )
         return RunState(
             run_id=run_id,
@@ -154,6 +168,22 @@ class Orchestrator:
             limiter=anyio.CapacityLimiter(limits.max_concurrency),
             keep_events=self.keep_events,
         )
+
+
+    async def remember(self, key: str, value: str, *, kind: FactKind = "preference") -> None:
+        """Store a fact the user committed to (a budget, a preference) for this scope's runs.
+
+        Raises:
+            ConfigurationError: The orchestrator has no fact store.
+        """
+        if self.facts is None:
+            raise ConfigurationError("remember() needs Orchestrator(facts=...)")
+        await self.facts.put(user_fact(self.scope, key, value, kind=kind))
+
+    async def _known_facts(self) -> str:
+        if self.facts is None:
+            return ""
+        return render_facts(await self.facts.query(self.scope), _FACTS_CHARS)
 
 
 class RunStream:

@@ -74,6 +74,7 @@ class Planner:
         max_repairs: Chances to fix an invalid plan.
         instructions: The planner's system prompt.
         synthesis_instructions: The joiner's system prompt.
+        known: Long-term facts, rendered, shown with the goal in every planner prompt.
     """
 
     model: ChatModel
@@ -86,6 +87,7 @@ class Planner:
     instructions: str = PLANNER_INSTRUCTIONS
     synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
     usage: Usage = field(default_factory=Usage)
+    known: str = ""
     _seq: int = 0
 
     async def make_plan(self, goal: str, *, unavailable: dict[str, str]) -> Plan:
@@ -94,7 +96,7 @@ class Planner:
         Raises:
             PlanError: No valid plan within the repair budget, or the model failed.
         """
-        prompt = f"Goal: {goal}\n\n{self._menu(unavailable)}"
+        prompt = f"{self._goal(goal)}\n\n{self._menu(unavailable)}"
 
         def build(text: str) -> Plan | list[str]:
             draft = _parse(text, PlanDraft)
@@ -126,7 +128,7 @@ class Planner:
         """
         prompt = "\n\n".join(
             [
-                f"Goal: {goal}",
+                self._goal(goal),
                 f"Subtask {trigger} reported a problem: {reason}",
                 "Current plan and status:\n" + _plan_status(plan, status, reports),
                 self._menu(unavailable),
@@ -156,7 +158,7 @@ class Planner:
     async def synthesise(self, goal: str, reports: Sequence[AgentReport], note: str | None) -> str:
         """The final answer from the reports; never raises (falls back to joining the results)."""
         body = "\n\n".join(_report_text(r) for r in reports) or "(no results)"
-        prompt = f"Goal: {goal}\n\nResults from the agents:\n\n{body}"
+        prompt = f"{self._goal(goal)}\n\nResults from the agents:\n\n{body}"
         if note:
             prompt += f"\n\nNote: the run is incomplete ({note}); say what is missing."
         messages: list[Message] = [
@@ -226,6 +228,9 @@ class Planner:
     def _site(self) -> EffectSite:
         self._seq += 1
         return EffectSite(run_id=self.run_id, agent_id="planner", seq=self._seq, step=self._seq)
+
+    def _goal(self, goal: str) -> str:
+        return f"Goal: {goal}\n\n{self.known}" if self.known else f"Goal: {goal}"
 
     def _menu(self, unavailable: dict[str, str]) -> str:
         lines = [

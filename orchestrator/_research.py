@@ -36,7 +36,8 @@ RESEARCH_SYNTHESIS = (
     "You write the summary of a research report from the findings below. Two short paragraphs at "
     "most; keep the citations in [brackets] exactly as given; say what remains unclear."
 )
-_CITATION = re.compile(r"\[([^\[\]\n]{1,120})\](?!\()")
+# The spaces before a citation are part of the match, so that removing one leaves no gap.
+_CITATION = re.compile(r"([ \t]*)\[([^\[\]\n]{1,120})\](?!\()")
 _EXCERPT = 280
 
 
@@ -105,7 +106,7 @@ def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:
     failed = [r for r in result.reports if r not in sections]
     if failed:
         lines += ["## Not answered", ""]
-        lines += [f"- {r.task.splitlines()[0]} ({r.status})" for r in failed] + [""]
+        lines += [f"- {_question(r, corpus)} ({r.status})" for r in failed] + [""]
     lines += _sources(result, corpus)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -114,15 +115,15 @@ def clean_citations(text: str, corpus: Corpus) -> str:
     """Keep only citations of documents that exist in the corpus."""
 
     def keep(match: re.Match[str]) -> str:
-        ids = [part.strip() for part in re.split(r"[,;]", match.group(1))]
+        ids = [part.strip() for part in re.split(r"[,;]", match.group(2))]
         real = [i for i in ids if corpus.get(i) is not None]
-        return f"[{', '.join(real)}]" if real else ""
+        return f"{match.group(1)}[{', '.join(real)}]" if real else ""
 
     return _CITATION.sub(keep, text).strip()
 
 
 def _section(report: AgentReport, corpus: Corpus) -> list[str]:
-    question = report.task.splitlines()[0].strip()
+    question = _question(report, corpus)
     body = clean_citations(report.answer, corpus) or "(no answer)"
     lines = [f"## {question}", "", body, ""]
     if report.status != "done":
@@ -136,6 +137,11 @@ def _section(report: AgentReport, corpus: Corpus) -> list[str]:
         cited = ", ".join(f"[{g}]" for g in gathered[:6])
         lines += [f"Evidence: {cited}" if cited else "Evidence: none found.", ""]
     return lines
+
+
+def _question(report: AgentReport, corpus: Corpus) -> str:
+    """The sub-question a report answers (model-written, so its citations are checked too)."""
+    return clean_citations(report.task.splitlines()[0], corpus) or report.agent_id
 
 
 def _sources(result: RunResult, corpus: Corpus) -> list[str]:

@@ -317,8 +317,8 @@ def _replan_reason(report: AgentReport) -> str | None:
 
 
 def _context(s: RunState, depends_on: tuple[str, ...]) -> str:
-    """The compressed results of a subtask's dependencies: all its isolated history holds of them."""
-    parts = []
+    """Known facts and the compressed results of a subtask's dependencies: all its history holds."""
+    parts = [s.planner.known] if s.planner.known else []
     for dep in depends_on:
         report = s.records[dep].report
         if report is None:

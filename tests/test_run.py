@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from agents import (
+    ConfigurationError,
     ModelRequest,
     ModelRequestError,
     Tool,
@@ -18,7 +19,8 @@ from agents import (
     cites_evidence,
     tool,
 )
-from agents.testing import call, reply
+from agents.testing import FunctionModel, call, reply
+from memory import InMemoryFactStore
 from orchestrator import (
     BudgetExhausted,
     BudgetWarning,
@@ -724,3 +726,29 @@ async def test_a_separate_planner_model_charges_the_same_budget() -> None:
     assert (len(planner.model.requests), len(workers.model.requests)) == (2, 1)
     assert result.usage.requests == 3
     assert result.usage.prompt_tokens == 40 + 10 + 10
+
+
+async def test_remembered_facts_reach_the_planner_and_every_sub_agent() -> None:
+    """Facts of the run's scope are shown to the planner and in each sub-agent's context."""
+    asked: list[ModelRequest] = []
+
+    def decide(request: ModelRequest) -> str:
+        asked.append(request)
+        if request.output is not None:
+            return '{"subtasks": [{"id": "a", "goal": "find a"}, {"id": "b", "goal": "find b"}]}'
+        return "an answer"
+
+    orch = Orchestrator(FunctionModel(decide), facts=InMemoryFactStore(), scope="user-1")
+    await orch.remember("budget", "500 EUR", kind="figure")
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("plan a trip")
+    assert result.complete
+    first_user_turns = [str(r.messages[1].content) for r in asked]
+    assert len(first_user_turns) == 4  # plan, a, b, synthesis
+    assert all("- budget = 500 EUR (user, 1.0)" in text for text in first_user_turns)
+
+
+async def test_remember_without_a_fact_store_is_a_configuration_error() -> None:
+    """remember() says plainly that it needs a fact store."""
+    with pytest.raises(ConfigurationError, match="facts="):
+        await Orchestrator(FunctionModel(lambda _r: "x")).remember("k", "v")
