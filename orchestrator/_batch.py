@@ -62,8 +62,12 @@ def load_tasks(path: Path) -> list[BatchTask]:
     """Read and validate a batch file; raise `ConfigurationError` naming the first bad line."""
     if not path.is_file():
         raise ConfigurationError(f"batch file not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"cannot read batch file {path}: {exc}") from None
     tasks: list[BatchTask] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -67,7 +67,7 @@ class Progress:
             case PlanCreated(plan=plan) | Replanned(plan=plan):
                 self.version = plan.version
                 for sub in plan.subtasks:
-                    self.goals[sub.id] = sub.goal
+                    self.goals[sub.id] = _one_line(sub.goal)
                     self.status.setdefault(sub.id, "pending")
                 if isinstance(event, Replanned):
                     d = event.diff
@@ -77,7 +77,7 @@ class Progress:
                 )
             case SubtaskStarted(subtask_id=sid):
                 self.status[str(sid)] = "running"
-                return f"{sid} started: {event.goal[:70]}"
+                return f"{sid} started: {_one_line(event.goal)[:70]}"
             case (
                 SubtaskFinished(subtask_id=sid, report=r) | SubtaskFailed(subtask_id=sid, report=r)
             ):
@@ -124,3 +124,9 @@ class Progress:
 
     def _elapsed(self) -> str:
         return f"{time.monotonic() - self.started:5.1f}s"
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: a goal the model wrote with line breaks must not break the layout (the
+    live block moves the cursor up by the number of lines it drew)."""
+    return " ".join(text.split())

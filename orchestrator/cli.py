@@ -21,7 +21,15 @@ import anyio
 import structlog
 
 import agents
-from agents import Budget, ChatModel, Executor, LocalModel, OpenAIChatModel, PaorError
+from agents import (
+    Budget,
+    ChatModel,
+    ConfigurationError,
+    Executor,
+    LocalModel,
+    OpenAIChatModel,
+    PaorError,
+)
 from agents.toolkits import Corpus, research_tools
 from orchestrator._batch import load_tasks, run_batch
 from orchestrator._limits import Limits
@@ -110,6 +118,7 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
 
 
 async def _research(args: argparse.Namespace) -> int:
+    _check_writable(args.out)
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     limits = Limits(
         max_subtasks=args.max_subtasks,
@@ -130,6 +139,7 @@ async def _research(args: argparse.Namespace) -> int:
 
 async def _batch(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.tasks)
+    _check_writable(args.out)
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     # One ledger for the whole command: its deadline bounds the batch, not each task.
     deadline = None if args.deadline is None else time.time() + args.deadline
@@ -165,6 +175,16 @@ async def _open_model(args: argparse.Namespace) -> AsyncIterator[ChatModel]:
         return
     async with LocalModel() as local:
         yield local
+
+
+def _check_writable(path: Path) -> None:
+    """Fail before any work if `path` cannot be written: a run's result must have somewhere to go."""
+    if path.is_dir():
+        raise ConfigurationError(f"--out {path} is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot create the folder for --out {path}: {exc}") from None
 
 
 def _write_atomically(path: Path, text: str) -> None:
