@@ -10,6 +10,7 @@ PaorError
 │   │   └── MalformedResponse     the reply could not be parsed (fed back to the model)
 │   └── PlanError             the planner could not produce a valid plan
 └── ToolFailure               raised by a tool: a failure the model should read and work around
+                              (bad_call=True: the arguments were wrong, the tool is healthy)
 ```
 
 Loops never let a `RunError` lose work: an executor turns it into a partial or failed report.
@@ -99,4 +100,14 @@ class ToolFailure(PaorError):
 
     The message is passed to the model verbatim, so it should say what went wrong and, if possible,
     what to try instead.
+
+    Args:
+        message: What went wrong, for the model.
+        bad_call: The call itself was at fault (an unknown id, an impossible date), not the
+            service behind the tool: such failures do not count toward the tool's circuit
+            breaker, which measures the tool's health.
     """
+
+    def __init__(self, message: str, *, bad_call: bool = False) -> None:
+        super().__init__(message)
+        self.bad_call = bad_call

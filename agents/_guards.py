@@ -153,7 +153,8 @@ class LoopDetector:
             A plain description of the loop, if the turn completes one.
         """
         keys = [f"{name}:{_normalise(arguments)}" for name, arguments in calls]
-        repeated = [k for k in keys if k in list(self._calls)[-self.window :]]
+        recent = set(list(self._calls)[-self.window :])
+        repeated = [k for k in keys if k in recent]
         self._calls.extend(keys)
         self._turns.append("|".join(sorted(keys)))
         fresh = [o for o in observations if o not in self._seen]

@@ -74,6 +74,8 @@ class RunState:
                 call = call.model_copy(update={"id": f"call_{self.steps}_{index}_{self.seq}"})
             self.seen_ids.add(call.id)
             calls.append(call)
+        if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):
+            return message  # frozen: nothing to copy when every id was already unique
         return message.model_copy(update={"tool_calls": tuple(calls)})
 
     async def run_tool(self, effects: Effects, prepared: PreparedCall, site: EffectSite) -> None:

@@ -28,7 +28,10 @@ __all__ = ["Evidence", "PreparedCall", "ToolResult", "Toolbox"]
 
 _EXCERPT_CHARS = 500
 _log = logger("paor.tools")
-_BREAKER_ERRORS: frozenset[ErrorKind] = frozenset({"timeout", "failed", "crashed", "rejected"})
+# What says something about a tool's health. Not: calls the model got wrong (bad_call), results
+# the business check rejected (empty data for one query is not an outage), calls cut short by the
+# agent itself (cancelled).
+_BREAKER_ERRORS: frozenset[ErrorKind] = frozenset({"timeout", "failed", "crashed"})
 
 
 class Evidence(BaseModel):

@@ -45,6 +45,7 @@ ErrorKind = Literal[
     "unavailable",
     "timeout",
     "failed",
+    "bad_call",
     "crashed",
     "rejected",
     "cancelled",
@@ -165,7 +166,8 @@ class Tool:
                 return self._failure("timeout", f"timed out after {self.timeout:g}s", start)
             jsonable = to_jsonable_python(value, fallback=repr)
         except ToolFailure as exc:
-            return self._failure("failed", self._sanitise(str(exc), args), start)
+            kind: ErrorKind = "bad_call" if exc.bad_call else "failed"
+            return self._failure(kind, self._sanitise(str(exc), args), start)
         except Exception as exc:  # a tool must never crash the loop
             text = self._sanitise(f"{type(exc).__name__}: {exc}", args)
             return self._failure("crashed", text, start)

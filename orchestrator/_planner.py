@@ -50,6 +50,7 @@ SYNTHESIS_INSTRUCTIONS = (
     "results; keep their citations in [brackets]; say plainly what is missing or uncertain."
 )
 _RESULT_CHARS = 1500
+_PROBLEM_CHARS = 300
 
 
 class ReplanDraft(BaseModel):
@@ -197,7 +198,8 @@ class Planner:
             result = build(text)
             if not isinstance(result, list):
                 return result
-            found = result
+            # Problems quote the model's own ids and names: cap them, a tiny model writes kilobytes.
+            found = [p if len(p) <= _PROBLEM_CHARS else p[:_PROBLEM_CHARS] + "…" for p in result]
             feedback = "Your reply has problems:\n- " + "\n- ".join(found)
             messages += [
                 AssistantMessage(content=text or "(empty)"),

@@ -305,6 +305,29 @@ def test_cancelled_calls_do_not_trip_the_breaker() -> None:
     assert [s.name for s in box.menu(1.0)] == ["search", "weather"]
 
 
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        ToolOutcome(ok=False, error="bad_call", message="unknown city 'Olso'"),
+        ToolOutcome(ok=True, value=[]),  # rejected by the success check: empty data
+    ],
+)
+def test_bad_calls_and_rejected_results_do_not_trip_the_breaker(outcome: ToolOutcome) -> None:
+    """Failures that blame the call or the data, not the tool's health, leave the breaker closed."""
+    box = Toolbox([tool(name="weather", success=not_empty)(_weather_fn)], breaker_threshold=1)
+    for n in range(3):
+        prepared = box.prepare(_call("weather", {"city": "Oslo"}, f"c{n}"), float(n))
+        assert not isinstance(prepared, ToolResult)
+        result = box.finish(prepared, outcome, float(n))
+        assert (result.ok, result.breaker_opened) == (False, False)
+    assert [s.name for s in box.menu(3.0)] == ["weather"]
+
+
+def _weather_fn(city: str) -> list[str]:
+    """Forecast."""
+    return [city]
+
+
 async def test_breakers_are_per_tool() -> None:
     """One tool's open breaker leaves the other tools callable."""
     box = _flaky_box(threshold=1)

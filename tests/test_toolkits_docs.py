@@ -348,18 +348,18 @@ async def test_read_doc_reads_one_chunk(python_docs: Corpus) -> None:
 
 
 async def test_read_doc_rejects_a_chunk_out_of_range(corpus: Corpus) -> None:
-    """A chunk number past the end fails with the valid range."""
+    """A chunk number past the end fails with the valid range, blamed on the call, not the tool."""
     result = await _through_toolbox(corpus, "read_doc", doc="notes", chunk=3)
     assert not result.ok
-    assert result.error == "failed"
+    assert result.error == "bad_call"
     assert "'notes' has chunks 0 to 0" in result.content
 
 
 async def test_read_doc_unknown_id_suggests_close_matches(python_docs: Corpus) -> None:
-    """An unknown doc id fails as a ToolFailure that names the closest ids."""
+    """An unknown doc id fails as a bad call that names the closest ids."""
     outcome = await _tool(python_docs, "read_doc").execute({"doc": "python/asignment"}, _CTX)
     assert not outcome.ok
-    assert outcome.error == "failed"
+    assert outcome.error == "bad_call"
     assert outcome.message.startswith(
         "unknown doc 'python/asignment'; did you mean: python/assignment"
     )

@@ -74,7 +74,9 @@ def _read_tool(corpus: Corpus) -> Tool:
             count = f"{len(chunks)} chunk{'' if len(chunks) == 1 else 's'}"
             return f"{found.title} [{found.id}], {count}\n\n{_capped(corpus, found)}"
         if not 0 <= chunk < len(chunks):
-            raise ToolFailure(f"{found.id!r} has chunks 0 to {len(chunks) - 1}, not {chunk}")
+            raise ToolFailure(
+                f"{found.id!r} has chunks 0 to {len(chunks) - 1}, not {chunk}", bad_call=True
+            )
         return f"{found.title} [{found.id}], chunk {chunk} of {len(chunks)}\n\n{chunks[chunk].text}"
 
     def evidence(args: dict[str, Any], value: Any) -> Sequence[tuple[str, str]]:
@@ -91,7 +93,7 @@ def _find(corpus: Corpus, name: str) -> Document:
         return found
     close = corpus.close_matches(name)
     hint = f"did you mean: {', '.join(close)}? " if close else ""
-    raise ToolFailure(f"unknown doc {name!r}; {hint}search_docs shows the doc ids")
+    raise ToolFailure(f"unknown doc {name[:80]!r}; {hint}search_docs shows the doc ids", bad_call=True)
 
 
 def _capped(corpus: Corpus, document: Document) -> str:
