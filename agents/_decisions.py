@@ -196,7 +196,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return resolved
 
 
-def cap_strings(schema: dict[str, Any], max_chars: int, max_items: int = 4) -> dict[str, Any]:
+def cap_strings(schema: dict[str, Any], max_chars: int, max_items: int = 3) -> dict[str, Any]:
     """A copy of a schema where strings and arrays are bounded (unless already bounded).
 
     Small models under grammar-constrained decoding tend to run on inside a string or a list

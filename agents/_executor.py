@@ -187,7 +187,10 @@ class Executor:
                 step = _WrapUp("cancelled" if stopped else "deadline")
             if isinstance(step, _WrapUp):
                 step = await self._wrap_up(s, step, stop)
-            tg.cancel_scope.cancel()
+            if stop is not None:
+                # Only the stop watcher lives in this group; anyio's cancel() formats the task's
+                # repr, which costs more than a whole model step with a fast model.
+                tg.cancel_scope.cancel()
         assert isinstance(step, _Finish)
         return step.report
 
@@ -278,9 +281,13 @@ class Executor:
     async def _act(self, s: RunState, calls: tuple[ToolCall, ...]) -> _Step:
         s.now = await self.effects.now(s.site())
         start_turn(s, calls, self.toolbox, self.control, s.allowed)
-        async with anyio.create_task_group() as tg:
-            for prepared, site in s.in_flight:
-                tg.start_soon(s.run_tool, self.effects, prepared, site)
+        if len(s.in_flight) == 1:
+            # The usual turn: one call needs no task group (same cancellation, less overhead).
+            await s.run_tool(self.effects, *s.in_flight[0])
+        else:
+            async with anyio.create_task_group() as tg:
+                for prepared, site in s.in_flight:
+                    tg.start_soon(s.run_tool, self.effects, prepared, site)
         s.now = await self.effects.now(s.site())
         await settle_turn(s, self.toolbox, self.control, cancelled=False)
         if s.blocked is not None:

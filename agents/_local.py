@@ -120,7 +120,7 @@ class LocalModel:
         max_output_tokens: int = 512,
         temperature: float = 0.2,
         grace: float = 5.0,
-        max_string_chars: int = 300,
+        max_string_chars: int = 200,
     ) -> None:
         if min(context, threads, slots, max_output_tokens) < 1 or min(startup_timeout, grace) <= 0:
             raise ConfigurationError(

@@ -153,6 +153,12 @@ def start_turn(
     launched = 0
     for call in calls:
         is_control = call.name in control.names
+        if is_control and len(calls) > 1:
+            # A verdict on the task made in the same breath as looking things up is premature.
+            s.results[call.id] = ToolResult.failure(
+                call, "bad_call", f"Call {call.name} on its own, after reading your other results."
+            )
+            continue
         if not is_control and left is not None and launched >= left:
             s.results[call.id] = ToolResult.failure(
                 call, "skipped", "Skipped: the tool-call budget is spent. Answer with what you have."

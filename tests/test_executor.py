@@ -572,3 +572,19 @@ async def test_logs_redact_sensitive_tool_arguments() -> None:
     assert traced[0]["ok"] is True
     assert (traced[1]["ok"], traced[2]["ok"]) == (False, False)
     assert "90210-secret" not in repr(logs)
+
+
+async def test_report_issue_mixed_with_other_calls_is_refused() -> None:
+    """report_issue in the same turn as lookups is answered with a failure and not applied."""
+    model = ScriptedModel(
+        [
+            calls(("search", {"query": "a"}), ("report_issue", {"kind": "blocked", "reason": "no"})),
+            reply("the answer"),
+        ]
+    )
+    report = await Executor(model, tools=[search]).run("t")
+    assert (report.status, report.answer) == ("done", "the answer")
+    refusal = model.requests[1].messages[-1]
+    assert isinstance(refusal, ToolMessage)
+    assert (refusal.name, refusal.ok) == ("report_issue", False)
+    assert refusal.content == "Call report_issue on its own, after reading your other results."
