@@ -22,6 +22,8 @@ from agents._errors import (
     ModelRetryableError,
     PaorError,
     PlanError,
+    ReplayDrift,
+    ReplayedCancellation,
     RunError,
     ToolFailure,
 )
@@ -35,6 +37,7 @@ from agents._events import (
 )
 from agents._executor import DEFAULT_INSTRUCTIONS, Executor
 from agents._guards import Budget, Limits, LoopDetector, StopReason
+from agents._journaled import Drift, JournaledEffects, JournalMode
 from agents._local import LocalModel, local_model_available
 from agents._model import ChatModel, ModelRequest, ModelResponse, OutputSchema, ToolSpec, Usage
 from agents._openai import DecisionProtocol, OpenAIChatModel
@@ -42,6 +45,7 @@ from agents._report import AcceptanceCheck, AgentReport, ReportStatus, cites_evi
 from agents._shaping import not_empty, shape
 from agents._toolbox import Evidence, Toolbox, ToolResult
 from agents._tools import Tool, ToolContext, ToolOutcome, tool
+from memory import JournalError, RunLocked
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -55,11 +59,15 @@ __all__ = [
     "CircuitBreaker",
     "ConfigurationError",
     "DecisionProtocol",
+    "Drift",
     "EffectSite",
     "Effects",
     "EventSink",
     "Evidence",
     "Executor",
+    "JournalError",
+    "JournalMode",
+    "JournaledEffects",
     "Limits",
     "LiveEffects",
     "LocalModel",
@@ -76,8 +84,11 @@ __all__ = [
     "OutputSchema",
     "PaorError",
     "PlanError",
+    "ReplayDrift",
+    "ReplayedCancellation",
     "ReportStatus",
     "RunError",
+    "RunLocked",
     "StopReason",
     "Tool",
     "ToolCalled",

@@ -83,20 +83,26 @@ def parse_decision(text: str) -> AssistantMessage:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise MalformedResponse(
-            f'the reply is not valid JSON ({exc.msg}); answer with one JSON object such as '
+            f"the reply is not valid JSON ({exc.msg}); answer with one JSON object such as "
             '{"kind": "final", "answer": "..."}',
             raw=text,
         ) from exc
     try:
         decision = _DECISION.validate_python(_infer_kind(raw))
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
-        raise MalformedResponse(f"the reply does not match the decision format ({problems})", raw=text) from exc
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        raise MalformedResponse(
+            f"the reply does not match the decision format ({problems})", raw=text
+        ) from exc
     if isinstance(decision, _Final):
         return AssistantMessage(content=decision.answer)
     return AssistantMessage(
         tool_calls=tuple(
-            ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=c.tool, arguments=json.dumps(c.arguments))
+            ToolCall(
+                id=f"call_{uuid.uuid4().hex[:12]}", name=c.tool, arguments=json.dumps(c.arguments)
+            )
             for c in decision.calls
         )
     )
@@ -132,7 +138,9 @@ def render_messages(request: ModelRequest) -> list[dict[str, Any]]:
 def _render(message: Message, *, structured: bool) -> list[dict[str, Any]]:
     if isinstance(message, AssistantMessage) and message.tool_calls:
         calls = [{"tool": c.name, "arguments": _loads(c.arguments)} for c in message.tool_calls]
-        return [{"role": "assistant", "content": json.dumps({"kind": "tool_calls", "calls": calls})}]
+        return [
+            {"role": "assistant", "content": json.dumps({"kind": "tool_calls", "calls": calls})}
+        ]
     if isinstance(message, AssistantMessage):
         text = message.content or ""
         content = text if structured else json.dumps({"kind": "final", "answer": text})

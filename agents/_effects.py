@@ -3,12 +3,14 @@
 The loops are deterministic given the results of their effects. `LiveEffects` performs them; a
 journal can record each result under its `EffectSite` and feed it back, which gives crash-resume and
 offline replay; a workflow engine can run them as activities. The loops never call a model, a tool
-or the clock any other way.
+or the clock any other way. What else a loop cannot know in advance (which sub-agent reports first,
+whether a stop or a deadline cut an agent short) is a `choice`, recorded and replayed the same way.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -60,6 +62,24 @@ class Effects(Protocol):
         """Read the wall clock, in seconds."""
         ...
 
+    async def choice(
+        self, site: EffectSite, pick: Callable[[], Awaitable[str]], *, options: Collection[str] = ()
+    ) -> str:
+        """A nondeterministic decision: `pick` makes it live; a replay returns the recorded one.
+
+        Args:
+            site: Where the decision is made.
+            pick: Makes the decision live.
+            options: The values it can take, when known in advance (part of what is asked: a
+                replay whose options differ has drifted).
+        """
+        ...
+
+    def replaying(self, agent_id: str) -> bool:
+        """Whether the agent is still being fed recorded results (then live stops and deadlines
+        must not cut it short: the recording says where it was cut)."""
+        ...
+
 
 class LiveEffects:
     """Performs every effect for real, recording nothing."""
@@ -79,3 +99,13 @@ class LiveEffects:
     async def now(self, site: EffectSite) -> float:
         """The system wall clock."""
         return time.time()
+
+    async def choice(
+        self, site: EffectSite, pick: Callable[[], Awaitable[str]], *, options: Collection[str] = ()
+    ) -> str:
+        """Make the decision now."""
+        return await pick()
+
+    def replaying(self, agent_id: str) -> bool:
+        """Never: everything is live."""
+        return False

@@ -8,13 +8,19 @@ PaorError
 │   │   ├── ModelRetryableError   429, 5xx, timeouts, dropped connections (retried, then raised)
 │   │   ├── ModelRequestError     400, 401, 403, 404: retrying cannot help
 │   │   └── MalformedResponse     the reply could not be parsed (fed back to the model)
-│   └── PlanError             the planner could not produce a valid plan
+│   ├── PlanError             the planner could not produce a valid plan
+│   └── ReplayDrift           a replay asked for an effect other than the one recorded
+├── ReplayedCancellation      a signal to the loops: this effect was cut short when recorded
 └── ToolFailure               raised by a tool: a failure the model should read and work around
                               (bad_call=True: the arguments were wrong, the tool is healthy)
+
+JournalError                  (memory) the journal cannot be used: damaged, unknown or finished run
+└── RunLocked                 another live process holds the run's lease
 ```
 
 Loops never let a `RunError` lose work: an executor turns it into a partial or failed report.
 `ToolFailure` is the one exception meant to be raised by user code; its message reaches the model.
+`JournalError` lives in `memory` (which cannot import this module) and is re-exported by `agents`.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ __all__ = [
     "ModelRetryableError",
     "PaorError",
     "PlanError",
+    "ReplayDrift",
+    "ReplayedCancellation",
     "RunError",
     "ToolFailure",
 ]
@@ -93,6 +101,30 @@ class MalformedResponse(ModelError):
 
 class PlanError(RunError):
     """The planner could not produce a valid plan within its repair budget."""
+
+
+class ReplayDrift(RunError):
+    """A replay asked for an effect other than the one recorded at that place.
+
+    Args:
+        message: What differs.
+        agent_id: The agent that asked.
+        seq: The effect's place in the agent's sequence.
+        expected: What the journal holds there.
+        got: What the code asked for.
+    """
+
+    def __init__(self, message: str, *, agent_id: str, seq: int, expected: str, got: str) -> None:
+        super().__init__(message)
+        self.agent_id = agent_id
+        self.seq = seq
+        self.expected = expected
+        self.got = got
+
+
+class ReplayedCancellation(PaorError):
+    """Raised by a journaled effect that was cut short (a stop or a deadline) when it was
+    recorded: the loop must behave as if its own scope had been cancelled at that point."""
 
 
 class ToolFailure(PaorError):

@@ -9,10 +9,15 @@
 Every step returns the next step as data. Model calls, tool calls and clock reads go through the
 effect boundary. The loop never raises for a run failure: limits, model errors, deadlines and a
 caller's stop request all end in a report built from what was gathered.
+
+Replays take the same path. Whether a cut was a stop or a deadline is a recorded choice; an effect
+that was cut short when recorded raises `ReplayedCancellation`, which the loop treats exactly as a
+cancellation of its own scope at that point.
 """
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -20,11 +25,12 @@ from functools import partial
 from typing import Literal
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 import structlog
 
-from agents._effects import Effects, LiveEffects
-from agents._errors import MalformedResponse, ModelError
+from agents._effects import Effects, EffectSite, LiveEffects
+from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents._events import EventSink
 from agents._guards import Budget, Limits, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
@@ -43,6 +49,7 @@ DEFAULT_INSTRUCTIONS = (
     "you found contradicts the task's assumptions, call report_issue."
 )
 _FALLBACK_EXCERPT = 300
+_CUT_REASONS = ("cancelled", "deadline")
 
 
 @tool(name="report_issue", timeout=None)
@@ -131,6 +138,12 @@ class Executor:
         self.effects: Effects = effects or LiveEffects()
         self.compactor = compactor
 
+    def with_effects(self, effects: Effects) -> Executor:
+        """A copy of this executor that reaches the world through `effects` (same toolbox)."""
+        clone = copy.copy(self)
+        clone.effects = effects
+        return clone
+
     async def run(
         self,
         task: str,
@@ -167,24 +180,26 @@ class Executor:
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
             s.transcript = Transcript(self._opening(task, context))
-            return await self._drive(s, stop)
+            try:
+                return await self._drive(s, stop)
+            except ExceptionGroup as group:
+                # What escapes the loop (a replay's drift, a bug) is one error, not a group.
+                if len(group.exceptions) != 1:
+                    raise
+                sole = group.exceptions[0]
+                raise sole from sole.__cause__
 
     async def _drive(self, s: RunState, stop: anyio.Event | None) -> AgentReport:
         step: _Step = _Decide()
         async with anyio.create_task_group() as tg:
+            replayed_cut = False
             with anyio.CancelScope() as scope:
-                if stop is not None:
-                    tg.start_soon(_cancel_when_set, stop, scope)
-                left = s.budget.time_left(s.now)
-                if left is not None:
-                    scope.deadline = anyio.current_time() + left
-                while not isinstance(step, _WrapUp | _Finish):
-                    # A checkpoint per step lets a stop request land even when no effect yields.
-                    await anyio.lowlevel.checkpoint()
-                    step = await self._advance(s, step)
-            if scope.cancelled_caught:
-                stopped = stop is not None and stop.is_set()
-                step = _WrapUp("cancelled" if stopped else "deadline")
+                try:
+                    step = await self._loop(s, scope, tg, stop)
+                except ReplayedCancellation:
+                    replayed_cut = True  # cut here when recorded: as if `scope` were cancelled now
+            if scope.cancelled_caught or replayed_cut:
+                step = _WrapUp(await self._cut_reason(s, stop))
             if isinstance(step, _WrapUp):
                 step = await self._wrap_up(s, step, stop)
             if stop is not None:
@@ -193,6 +208,44 @@ class Executor:
                 tg.cancel_scope.cancel()
         assert isinstance(step, _Finish)
         return step.report
+
+    async def _loop(
+        self, s: RunState, scope: anyio.CancelScope, tg: anyio.abc.TaskGroup, stop: anyio.Event | None
+    ) -> _Step:
+        step: _Step = _Decide()
+        armed = False
+        while not isinstance(step, _WrapUp | _Finish):
+            if not armed and not self.effects.replaying(s.agent_id):
+                # The live exits are armed once the agent has no recorded results ahead of it
+                # (at once, when nothing is recorded). While it replays, the recording says where
+                # a stop or deadline cut it; a live one would cut it somewhere else.
+                armed = True
+                self._arm(s, scope, tg, stop)
+            # A checkpoint per step lets a stop request land even when no effect yields.
+            await anyio.lowlevel.checkpoint()
+            step = await self._advance(s, step)
+        return step
+
+    def _arm(
+        self, s: RunState, scope: anyio.CancelScope, tg: anyio.abc.TaskGroup, stop: anyio.Event | None
+    ) -> None:
+        if stop is not None:
+            tg.start_soon(_cancel_when_set, stop, scope)
+        left = s.budget.time_left(s.now)
+        if left is not None:
+            scope.deadline = anyio.current_time() + left
+
+    async def _cut_reason(self, s: RunState, stop: anyio.Event | None) -> Literal["cancelled", "deadline"]:
+        """Why the loop was cut short: a recorded choice, so a replay gives the same reason."""
+
+        async def pick() -> str:
+            return "cancelled" if stop is not None and stop.is_set() else "deadline"
+
+        # Seq 0 is kept for this choice: it is made at most once per agent, last, and a replay
+        # must find it wherever the cut landed.
+        site = EffectSite(run_id=s.run_id, agent_id=s.agent_id, seq=0, step=s.steps)
+        reason = await self.effects.choice(site, pick, options=_CUT_REASONS)
+        return "cancelled" if reason == "cancelled" else "deadline"
 
     async def _advance(self, s: RunState, step: _Step) -> _Step:
         match step:
@@ -288,6 +341,9 @@ class Executor:
             async with anyio.create_task_group() as tg:
                 for prepared, site in s.in_flight:
                     tg.start_soon(s.run_tool, self.effects, prepared, site)
+        if s.cut:
+            # A call was cut short when recorded: the turn ends as it did then, finished calls kept.
+            raise ReplayedCancellation("a tool call of this turn was cut short")
         s.now = await self.effects.now(s.site())
         await settle_turn(s, self.toolbox, self.control, cancelled=False)
         if s.blocked is not None:
@@ -338,21 +394,33 @@ class Executor:
             )
         )
         s.now = await self.effects.now(s.site())
+        stopped = await self._stopped(s, stop)
         with anyio.CancelScope() as scope:
             left = s.budget.time_left(s.now)
-            if left is not None:
+            if left is not None and not self.effects.replaying(s.agent_id):
                 scope.deadline = anyio.current_time() + left
-            if stop is not None and stop.is_set():
+            if stopped:
                 scope.cancel()
-            await self._compact(s)
             try:
+                await self._compact(s)
                 response = await self._ask(s, ModelRequest(messages=s.transcript.messages))
             except ModelError as exc:
                 s.notes.append(f"final answer call failed: {exc}")
                 return None
+            except ReplayedCancellation:
+                return None  # the deadline cut this call when it was recorded
             s.transcript.append(response.message)
             return (response.message.content or "").strip() or None
         return None
+
+    async def _stopped(self, s: RunState, stop: anyio.Event | None) -> bool:
+        """Whether a stop request is in, as a recorded choice (a replay meets it at this point)."""
+
+        async def pick() -> str:
+            return "stopped" if stop is not None and stop.is_set() else "going on"
+
+        choice = await self.effects.choice(s.site(), pick, options=("stopped", "going on"))
+        return choice == "stopped"
 
     def _digest(self, s: RunState, step: _WrapUp) -> str:
         lines = [f"Incomplete: stopped early ({step.reason}{': ' + step.detail if step.detail else ''})."]

@@ -98,12 +98,18 @@ class Budget:
 
     def tool_calls_left(self) -> int | None:
         """Tool calls still allowed by the tightest cap in the chain, or None."""
-        caps = [b.max_tool_calls - b.used.tool_calls for b in self._chain() if b.max_tool_calls is not None]
+        caps = [
+            b.max_tool_calls - b.used.tool_calls
+            for b in self._chain()
+            if b.max_tool_calls is not None
+        ]
         return max(0, min(caps)) if caps else None
 
     def tokens_left(self) -> int | None:
         """Tokens still allowed by the tightest cap in the chain, or None."""
-        caps = [b.max_tokens - b.used.total_tokens for b in self._chain() if b.max_tokens is not None]
+        caps = [
+            b.max_tokens - b.used.total_tokens for b in self._chain() if b.max_tokens is not None
+        ]
         return max(0, min(caps)) if caps else None
 
     def _chain(self) -> list[Budget]:

@@ -140,7 +140,9 @@ class OpenAIChatModel:
         except openai.APIStatusError:
             return
         except (openai.APIConnectionError, TimeoutError) as exc:
-            raise ModelRetryableError(f"cannot reach the model endpoint at {self.base_url}") from exc
+            raise ModelRetryableError(
+                f"cannot reach the model endpoint at {self.base_url}"
+            ) from exc
 
     async def aclose(self) -> None:
         """Close the underlying HTTP client."""
@@ -163,7 +165,9 @@ class OpenAIChatModel:
                 if attempt >= self.max_retries:
                     raise
                 delay = self._delay(attempt, exc.retry_after)
-                _log.warning("model_retry", attempt=attempt + 1, delay_s=round(delay, 3), error=str(exc))
+                _log.warning(
+                    "model_retry", attempt=attempt + 1, delay_s=round(delay, 3), error=str(exc)
+                )
                 attempt += 1
                 await anyio.sleep(delay)
 
@@ -212,7 +216,9 @@ class OpenAIChatModel:
                 {"type": "function", "function": t.model_dump()} for t in request.tools
             ]
         if request.output is not None:
-            kwargs["response_format"] = _response_format(request.output.name, request.output.schema_)
+            kwargs["response_format"] = _response_format(
+                request.output.name, request.output.schema_
+            )
         return kwargs
 
     def _json_kwargs(self, request: ModelRequest) -> dict[str, Any]:
@@ -222,7 +228,10 @@ class OpenAIChatModel:
             name, schema = "decision", decision_schema(request.tools)
         if self.max_string_chars is not None:
             schema = cap_strings(schema, self.max_string_chars)
-        return {"messages": render_messages(request), "response_format": _response_format(name, schema)}
+        return {
+            "messages": render_messages(request),
+            "response_format": _response_format(name, schema),
+        }
 
     def _response(self, completion: Any, request: ModelRequest, protocol: str) -> ModelResponse:
         if not getattr(completion, "choices", None):
@@ -233,11 +242,15 @@ class OpenAIChatModel:
             message = parse_decision(text)
         else:
             calls = tuple(
-                ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}")
+                ToolCall(
+                    id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}"
+                )
                 for c in (wire.tool_calls or ())
             )
             message = AssistantMessage(content=wire.content, tool_calls=calls)
-        return ModelResponse(message=message, usage=_usage(completion.usage), model=completion.model or "")
+        return ModelResponse(
+            message=message, usage=_usage(completion.usage), model=completion.model or ""
+        )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -249,7 +262,9 @@ class OpenAIChatModel:
             return
         host = urlsplit(self.base_url).hostname or ""
         if host not in _blocked[-1]:
-            raise ModelRequestError(f"model requests to {host!r} are blocked (block_model_requests)")
+            raise ModelRequestError(
+                f"model requests to {host!r} are blocked (block_model_requests)"
+            )
 
 
 def _wire(message: Message) -> dict[str, Any]:
@@ -257,7 +272,11 @@ def _wire(message: Message) -> dict[str, Any]:
         out: dict[str, Any] = {"role": "assistant", "content": message.content}
         if message.tool_calls:
             out["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
                 for c in message.tool_calls
             ]
         return out
@@ -286,7 +305,9 @@ def _classify(exc: openai.APIStatusError) -> ModelError:
     status = exc.status_code
     message = redact_text(f"HTTP {status}: {exc.message}")[:500]
     if status in _RETRYABLE_STATUS or status >= 500:
-        return ModelRetryableError(message, retry_after=_retry_after(exc.response.headers), status=status)
+        return ModelRetryableError(
+            message, retry_after=_retry_after(exc.response.headers), status=status
+        )
     return ModelRequestError(message, status=status)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents._effects import Effects, EffectSite
+from agents._errors import ReplayedCancellation
 from agents._events import BreakerOpened, EventSink, LoopWarning, ModelCalled, ToolCalled
 from agents._guards import Budget, LoopDetector
 from agents._model import ModelResponse, Usage
@@ -60,6 +61,7 @@ class RunState:
     outcomes: dict[str, ToolOutcome] = field(default_factory=dict)
     turn_keys: list[tuple[str, str]] = field(default_factory=list)
     turn_digests: list[str] = field(default_factory=list)
+    cut: bool = False
 
     def site(self) -> EffectSite:
         """The address of the next effect."""
@@ -87,7 +89,12 @@ class RunState:
             call_id=call.id,
             idempotency_key=f"{self.run_id}:{self.agent_id}:{site.seq}",
         )
-        self.outcomes[call.id] = await effects.tool_call(site, prepared.tool, prepared.args, ctx)
+        try:
+            self.outcomes[call.id] = await effects.tool_call(site, prepared.tool, prepared.args, ctx)
+        except ReplayedCancellation:
+            # Cut short when recorded. Siblings go on to their own recorded ends; the executor
+            # then cuts the turn (raising here would cancel siblings that had finished).
+            self.cut = True
 
     async def model_called(self, response: ModelResponse, *, ms: float) -> None:
         """Trace a model reply."""

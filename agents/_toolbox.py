@@ -77,7 +77,9 @@ class ToolResult(BaseModel):
 
     def to_message(self) -> ToolMessage:
         """The transcript message for this result."""
-        return ToolMessage(tool_call_id=self.call_id, name=self.name, content=self.content, ok=self.ok)
+        return ToolMessage(
+            tool_call_id=self.call_id, name=self.name, content=self.content, ok=self.ok
+        )
 
     @classmethod
     def failure(cls, call: ToolCall, error: ErrorKind, content: str) -> ToolResult:
@@ -181,7 +183,10 @@ class Toolbox:
         if outcome.ok:
             verdict = _judge(tool, outcome.value)
             if verdict is None or verdict is True:
-                error, content = None, shape(outcome.value, fields=tool.fields, max_chars=tool.max_chars)
+                error, content = (
+                    None,
+                    shape(outcome.value, fields=tool.fields, max_chars=tool.max_chars),
+                )
             else:
                 reason = verdict if isinstance(verdict, str) else "the result failed its check"
                 error, content = "rejected", f"Error: {tool.name}: {reason}"

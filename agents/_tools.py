@@ -35,7 +35,9 @@ from agents._model import ToolSpec
 __all__ = ["Tool", "ToolContext", "ToolOutcome", "tool"]
 
 _MAX_ERROR_CHARS = 300
-_SECTION = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$")
+_SECTION = re.compile(
+    r"^\s*(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$"
+)
 _ARG_LINE = re.compile(r"^\s*(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
 
 ErrorKind = Literal[
@@ -50,6 +52,7 @@ ErrorKind = Literal[
     "rejected",
     "cancelled",
     "skipped",
+    "unverified",
 ]
 
 
@@ -136,6 +139,11 @@ class Tool:
         """The schema the model sees."""
         return self._spec
 
+    @property
+    def takes_context(self) -> bool:
+        """Whether the function receives a `ToolContext` (and so its idempotency key)."""
+        return self._context_param is not None
+
     def parse(self, arguments: str) -> dict[str, Any]:
         """Validate raw JSON arguments; raise `ValueError` with a model-readable reason."""
         try:
@@ -177,9 +185,7 @@ class Tool:
         if inspect.iscoroutinefunction(self.fn):
             return await self.fn(**kwargs)
         # A sync tool runs in a worker thread; on timeout the thread is abandoned, not killed.
-        return await anyio.to_thread.run_sync(
-            lambda: self.fn(**kwargs), abandon_on_cancel=True
-        )
+        return await anyio.to_thread.run_sync(lambda: self.fn(**kwargs), abandon_on_cancel=True)
 
     def _failure(self, kind: ErrorKind, message: str, start: float) -> ToolOutcome:
         return ToolOutcome(ok=False, error=kind, message=message, duration_ms=_ms_since(start))
@@ -276,13 +282,18 @@ def _args_model(
             context_param = param.name
             continue
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (hints[param.name], Field(default, description=arg_docs.get(param.name)))
+        fields[param.name] = (
+            hints[param.name],
+            Field(default, description=arg_docs.get(param.name)),
+        )
     config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
     try:
         model = create_model(f"{func.__name__}_args", __config__=config, **fields)
         model.model_json_schema()  # fail here, not later when the menu is built inside a loop
     except PydanticUserError as exc:
-        raise ConfigurationError(f"tool {func.__name__}: cannot describe its arguments: {exc}") from exc
+        raise ConfigurationError(
+            f"tool {func.__name__}: cannot describe its arguments: {exc}"
+        ) from exc
     return model, context_param
 
 
@@ -331,4 +342,3 @@ def _clean_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 def _ms_since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
-

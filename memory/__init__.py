@@ -1,4 +1,5 @@
-"""What paor remembers: transcripts and their compaction, token counts, and long-term facts.
+"""What paor remembers: transcripts and their compaction, token counts, long-term facts, and the
+durable journal of every run's effects.
 
 ```python
 from memory import Compactor, SQLiteFactStore, render_facts, user_fact
@@ -22,6 +23,16 @@ from memory._facts import (
     render_facts,
     user_fact,
 )
+from memory._journal import (
+    EffectKind,
+    EffectRecord,
+    Journal,
+    JournalError,
+    RunInfo,
+    RunLocked,
+    RunStatus,
+    default_journal_path,
+)
 from memory._tokens import count_tokens, encoding_for
 from memory._transcript import (
     AssistantMessage,
@@ -39,11 +50,18 @@ __all__ = [
     "AssistantMessage",
     "Compaction",
     "Compactor",
+    "EffectKind",
+    "EffectRecord",
     "Fact",
     "FactKind",
     "FactStore",
     "InMemoryFactStore",
+    "Journal",
+    "JournalError",
     "Message",
+    "RunInfo",
+    "RunLocked",
+    "RunStatus",
     "SQLiteFactStore",
     "Summariser",
     "SystemMessage",
@@ -53,6 +71,7 @@ __all__ = [
     "TranscriptError",
     "UserMessage",
     "count_tokens",
+    "default_journal_path",
     "encoding_for",
     "facts_from_tool_result",
     "merge_fact",

@@ -11,6 +11,7 @@ async with orch.stream("goal") as events:     # the same run, as typed events
 ```
 """
 
+from orchestrator._durable import ReplayReport
 from orchestrator._events import (
     BudgetExhausted,
     BudgetWarning,
@@ -44,6 +45,7 @@ __all__ = [
     "PlanDraft",
     "ReplanDraft",
     "Replanned",
+    "ReplayReport",
     "RunFinished",
     "RunResult",
     "RunStream",

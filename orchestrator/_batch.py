@@ -5,6 +5,10 @@ moment each one finishes (flushed and synced), so a crash loses at most the goal
 re-run skips every id already in the output. A goal that cannot start because the budget is spent
 is not written, so a re-run with a fresh budget does it. Input is validated completely before
 anything runs.
+
+With a journal, each task is a journaled run whose id comes from the output file and the task id.
+A re-run then resumes a task that was in flight from its records (its finished tool calls do not
+run again), and takes the result of a task that finished but whose line was lost from the journal.
 """
 
 from __future__ import annotations
@@ -22,9 +26,16 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents import AgentReport, Budget, ConfigurationError, EffectSite, Executor
+from agents import AgentReport, Budget, ConfigurationError, EffectSite, Executor, JournaledEffects
+from memory import Journal, RunStatus
+from orchestrator._durable import hold_lease
 
 __all__ = ["BatchSummary", "BatchTask", "load_tasks", "run_batch"]
+
+
+_RUN_STATUS: dict[str, RunStatus] = {
+    "done": "complete", "partial": "incomplete", "blocked": "incomplete", "failed": "failed"
+}  # fmt: skip
 
 
 class BatchTask(BaseModel):
@@ -107,11 +118,22 @@ async def run_batch(
     concurrency: int,
     budget: Budget,
     on_result: Callable[[str, AgentReport], None] | None = None,
+    journal: Journal | None = None,
 ) -> BatchSummary:
     """Run every task not already in `out`, appending each result as it finishes.
 
+    Args:
+        tasks: The goals.
+        executor: Runs each goal.
+        out: The JSON Lines output, appended to.
+        concurrency: Goals running at once.
+        budget: The one ledger every goal charges.
+        on_result: Called with each task's id and report as it finishes.
+        journal: Journal each task's run here (resumable from its records on a re-run).
+
     Raises:
         ConfigurationError: `concurrency` is below 1.
+        RunLocked: Another live process is running one of the tasks with this journal.
     """
     if concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, not {concurrency}")
@@ -119,6 +141,7 @@ async def run_batch(
     todo = [t for t in tasks if t.key() not in done]
     summary = BatchSummary(skipped=len(done & {t.key() for t in tasks}))
     limiter = anyio.CapacityLimiter(concurrency)
+    prefix = _run_prefix(out)
     lock = anyio.Lock()
     _repair_tail(out)
     with out.open("a", encoding="utf-8") as sink:
@@ -128,7 +151,7 @@ async def run_batch(
                 if await _spent(executor, budget, task):
                     summary.not_started += 1
                     return
-                report = await executor.run(task.goal, agent_id=task.key(), budget=budget)
+                report = await _run(executor, task, budget, journal, prefix)
             line = json.dumps(_record(task, report), ensure_ascii=False) + "\n"
             async with lock:
                 await anyio.to_thread.run_sync(_append, sink, line)
@@ -141,6 +164,41 @@ async def run_batch(
             for task in todo:
                 tg.start_soon(one, task)
     return summary
+
+
+def _run_prefix(out: Path) -> str:
+    """Stable across re-runs of a batch, distinct from other batches' tasks of the same id."""
+    return "batch-" + hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:8]
+
+
+async def _run(
+    executor: Executor, task: BatchTask, budget: Budget, journal: Journal | None, prefix: str
+) -> AgentReport:
+    if journal is None:
+        return await executor.run(task.goal, agent_id=task.key(), budget=budget)
+    run_id = f"{prefix}-{task.key()}"
+    info = await journal.run(run_id)
+    if info is not None and info.finished and info.result is not None:
+        return AgentReport.model_validate(info.result)  # done before its line could be written
+    if info is None:
+        await journal.begin(run_id, task.goal, meta={"command": "batch", "id": task.key()})
+        effects = JournaledEffects(executor.effects, journal, run_id)
+    else:
+        await journal.claim(run_id)
+        records = await journal.load(run_id)
+        effects = JournaledEffects(
+            executor.effects, journal, run_id, mode="resume", records=records
+        )
+    agent = executor.with_effects(effects)
+
+    async def body() -> AgentReport:
+        return await agent.run(task.goal, run_id=run_id, agent_id=task.key(), budget=budget)
+
+    return await hold_lease(journal, run_id, body, _ended)
+
+
+def _ended(report: AgentReport) -> tuple[RunStatus, dict[str, Any]]:
+    return _RUN_STATUS[report.status], report.model_dump(mode="json")
 
 
 async def _spent(executor: Executor, budget: Budget, task: BatchTask) -> bool:

@@ -3,14 +3,18 @@
 `stream()` is the one code path: it returns an async context manager that runs the loop in its own
 task group and hands back the receiving end of the event stream. `run()` drains that same stream.
 Leaving the `async with` block early cancels the run; cancelling the caller's scope does too.
+
+With a journal every run is recorded; `resume()` continues a crashed run from its records and
+`replay()` re-runs a recorded one offline. Both take the same code path, through `RunStream`.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from functools import partial
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -21,14 +25,19 @@ from agents import (
     Budget,
     ChatModel,
     ConfigurationError,
+    Drift,
     Effects,
     EffectSite,
     Executor,
+    JournaledEffects,
+    JournalMode,
     LiveEffects,
+    ReplayDrift,
     Tool,
     Toolbox,
 )
-from memory import Compactor, FactKind, FactStore, render_facts, user_fact
+from memory import Compactor, FactKind, FactStore, Journal, render_facts, user_fact
+from orchestrator._durable import ReplayReport, hold_lease, open_run, run_ended
 from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
@@ -61,6 +70,8 @@ class Orchestrator:
         facts: Long-term facts; those of `scope` are read once at the start of each run and shown
             to the planner and every sub-agent (once per run, so prompt prefixes stay stable).
         scope: The user or session whose facts apply.
+        journal: Record every run here (an open `Journal`), which makes `resume` and `replay`
+            possible.
     """
 
     def __init__(
@@ -80,6 +91,7 @@ class Orchestrator:
         compactor: Compactor | None = None,
         facts: FactStore | None = None,
         scope: str = "default",
+        journal: Journal | None = None,
     ) -> None:
         self.model = model
         self.planner_model = planner_model or model
@@ -92,6 +104,7 @@ class Orchestrator:
         self.on_plan_failure = on_plan_failure
         self.facts = facts
         self.scope = scope
+        self.journal = journal
         self.executor = Executor(
             model,
             self.toolbox,
@@ -102,9 +115,17 @@ class Orchestrator:
             compactor=compactor,
         )
 
-    def stream(self, goal: str, *, run_id: str | None = None) -> RunStream:
-        """Run `goal`, as `async with orch.stream(goal) as events: async for event in events: ...`."""
-        return RunStream(self, goal, run_id or uuid.uuid4().hex[:12])
+    def stream(
+        self, goal: str, *, run_id: str | None = None, meta: dict[str, Any] | None = None
+    ) -> RunStream:
+        """Run `goal`, as `async with orch.stream(goal) as events: async for event in events: ...`.
+
+        Args:
+            goal: What to do.
+            run_id: The run's id (generated if omitted).
+            meta: JSON data stored with the run in the journal (e.g. how to rebuild its tools).
+        """
+        return RunStream(self, goal, run_id or uuid.uuid4().hex[:12], meta=meta)
 
     async def run(self, goal: str, *, run_id: str | None = None) -> RunResult:
         """Run `goal` to the end and return the result.
@@ -112,27 +133,76 @@ class Orchestrator:
         Raises:
             PlanError: The planner could not produce a valid plan.
         """
-        async with self.stream(goal, run_id=run_id) as events:
-            async for _event in events:
-                pass
-        return events.result
+        return await _drain(self.stream(goal, run_id=run_id))
+
+    def stream_resume(self, run_id: str) -> RunStream:
+        """Continue a crashed run, as a stream: the same run id and goal, recorded results first
+        (nothing completed runs again), then live. Its events are the whole run's.
+
+        Raises:
+            ConfigurationError: The orchestrator has no journal.
+            RunLocked: Another live process holds the run (raised when the stream starts).
+            JournalError: The run is unknown or already ended (raised when the stream starts).
+        """
+        self._needs_journal("resume")
+        return RunStream(self, "", run_id, mode="resume")
+
+    async def resume(self, run_id: str) -> RunResult:
+        """Continue a crashed run to its end (see `stream_resume`)."""
+        return await _drain(self.stream_resume(run_id))
+
+    async def replay(self, run_id: str) -> ReplayReport:
+        """Re-run a recorded run offline from the journal: no model, tool or clock is touched.
+
+        The orchestrator must be set up as it was (same tools, instructions and limits). The
+        first effect asked for that differs from the recording stops the replay and is reported.
+
+        Raises:
+            ConfigurationError: The orchestrator has no journal.
+            JournalError: The run is unknown.
+        """
+        self._needs_journal("replay")
+        stream = RunStream(self, "", run_id, mode="replay")
+        try:
+            await _drain(stream)
+        except* ReplayDrift:
+            pass  # reported below, from the effects that saw it
+        return ReplayReport(run_id=run_id, result=stream._result, drift=tuple(stream.drift))
+
+    def _needs_journal(self, what: str) -> Journal:
+        if self.journal is None:
+            raise ConfigurationError(f"{what}() needs Orchestrator(journal=...)")
+        return self.journal
 
     async def _execute(self, goal: str, run_id: str, stream: RunStream) -> RunResult:
         async with stream._send:  # closing it ends the consumer's iteration
-            stream._state = await self._new_state(goal, run_id, stream._send)
-            loop = RunLoop(
-                executor=self.executor,
-                toolbox=self.toolbox,
-                max_replans=self.limits.max_replans,
-                single_on_plan_failure=self.on_plan_failure == "single",
+            if self.journal is None:
+                return await self._loop(goal, run_id, stream, self.effects)
+            goal, effects = await open_run(
+                self.journal, self.effects, run_id, mode=stream.mode, goal=goal, meta=stream.meta
             )
-            return await loop.execute(stream._state)
+            stream._effects = effects
+            if stream.mode == "replay":
+                return await self._loop(goal, run_id, stream, effects)
+            body = partial(self._loop, goal, run_id, stream, effects)
+            return await hold_lease(self.journal, run_id, body, run_ended)
+
+    async def _loop(self, goal: str, run_id: str, stream: RunStream, effects: Effects) -> RunResult:
+        stream._state = await self._new_state(goal, run_id, stream._send, effects)
+        executor = self.executor if effects is self.effects else self.executor.with_effects(effects)
+        loop = RunLoop(
+            executor=executor,
+            toolbox=self.toolbox,
+            max_replans=self.limits.max_replans,
+            single_on_plan_failure=self.on_plan_failure == "single",
+        )
+        return await loop.execute(stream._state)
 
     async def _new_state(
-        self, goal: str, run_id: str, send: MemoryObjectSendStream[Event]
+        self, goal: str, run_id: str, send: MemoryObjectSendStream[Event], effects: Effects
     ) -> RunState:
         limits = self.limits
-        now = await self.effects.now(EffectSite(run_id=run_id, agent_id="run", seq=0, step=0))
+        now = await effects.now(EffectSite(run_id=run_id, agent_id="run", seq=0, step=0))
         budget = Budget(
             max_tokens=limits.max_tokens,
             max_requests=limits.max_requests,
@@ -147,7 +217,7 @@ class Orchestrator:
         )
         planner = Planner(
             model=self.planner_model,
-            effects=self.effects,
+            effects=effects,
             run_id=run_id,
             budget=budget,
             tools=self.toolbox.descriptions(),
@@ -155,12 +225,11 @@ class Orchestrator:
             max_repairs=limits.max_plan_repairs,
             instructions=self.planner_instructions,
             synthesis_instructions=self.synthesis_instructions,
-            known=await self._known_facts(),
         )
-        return RunState(
+        state = RunState(
             run_id=run_id,
             goal=goal,
-            effects=self.effects,
+            effects=effects,
             budget=budget,
             agent_budget=Budget(deadline=agent_deadline, parent=budget),
             planner=planner,
@@ -168,7 +237,9 @@ class Orchestrator:
             limiter=anyio.CapacityLimiter(limits.max_concurrency),
             keep_events=self.keep_events,
         )
-
+        # Read through the boundary: a replay sees the facts the run saw, whatever changed since.
+        planner.known = await state.choose(self._known_facts)
+        return state
 
     async def remember(self, key: str, value: str, *, kind: FactKind = "preference") -> None:
         """Store a fact the user committed to (a budget, a preference) for this scope's runs.
@@ -189,10 +260,21 @@ class Orchestrator:
 class RunStream:
     """A running run: iterate it for events; `result` once it ends; `cancel_subtask` meanwhile."""
 
-    def __init__(self, orchestrator: Orchestrator, goal: str, run_id: str) -> None:
+    def __init__(
+        self,
+        orchestrator: Orchestrator,
+        goal: str,
+        run_id: str,
+        *,
+        mode: JournalMode = "record",
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         self.run_id = run_id
+        self.mode: JournalMode = mode
+        self.meta = meta
         self._orchestrator = orchestrator
         self._goal = goal
+        self._effects: JournaledEffects | None = None
         self._send, self._receive = anyio.create_memory_object_stream[Event](_EVENT_BUFFER)
         self._task_group = anyio.create_task_group()
         self._state: RunState | None = None
@@ -242,6 +324,11 @@ class RunStream:
             raise RuntimeError("the run has not finished")
         return self._result
 
+    @property
+    def drift(self) -> list[Drift]:
+        """Where this run parted from its recording (resume and replay), so far."""
+        return [] if self._effects is None else list(self._effects.drift)
+
     def cancel_subtask(self, subtask_id: str) -> bool:
         """Stop one running or pending subtask; the run goes on. Returns whether it was live."""
         record = self._state.records.get(subtask_id) if self._state else None
@@ -254,6 +341,13 @@ class RunStream:
 
     async def _produce(self) -> None:
         self._result = await self._orchestrator._execute(self._goal, self.run_id, self)
+
+
+async def _drain(stream: RunStream) -> RunResult:
+    async with stream as events:
+        async for _event in events:
+            pass
+    return stream.result
 
 
 def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

@@ -28,6 +28,7 @@ from agents import (
     ModelResponse,
     OutputSchema,
     PlanError,
+    ReplayedCancellation,
     Usage,
 )
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
@@ -221,8 +222,13 @@ class Planner:
 
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         now = await self.effects.now(self._site())
-        with anyio.fail_after(self.budget.time_left(now)):
-            response = await self.effects.model_call(self._site(), self.model, request)
+        # While the planner replays, the recording says whether the deadline cut a call.
+        left = None if self.effects.replaying("planner") else self.budget.time_left(now)
+        try:
+            with anyio.fail_after(left):
+                response = await self.effects.model_call(self._site(), self.model, request)
+        except ReplayedCancellation:
+            raise TimeoutError from None  # cut by the deadline when recorded
         self.budget.charge(response.usage)
         self.usage = self.usage + response.usage
         return response

@@ -12,15 +12,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from agents import AgentReport, ChatModel, cites_evidence
 from agents.toolkits import Corpus, research_tools
+from memory import Journal
 from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._orchestrator import Orchestrator
 from orchestrator._state import RunResult
 
-__all__ = ["ResearchReport", "research"]
+__all__ = ["ResearchReport", "research", "research_orchestrator"]
 
 RESEARCH_PLANNER = (
     "You plan research in a document collection. Split the topic into at most {max_subtasks} "
@@ -63,17 +65,43 @@ async def research(
     corpus: Corpus,
     limits: Limits | None = None,
     on_event: Callable[[Event], None] | None = None,
+    journal: Journal | None = None,
+    meta: dict[str, Any] | None = None,
+    resume: str | None = None,
 ) -> ResearchReport:
     """Research `topic` over `corpus` and write the report.
 
     Args:
-        topic: What to research.
+        topic: What to research (a resumed run keeps its own).
         model: The model for the planner and the sub-agents.
         corpus: The documents.
         limits: The run's budget.
         on_event: Called with every event of the run (for progress displays).
+        journal: Record the run here.
+        meta: Stored with the recorded run (how to rebuild it for `resume`).
+        resume: The id of a crashed run to continue instead of starting one (needs `journal`).
     """
-    orch = Orchestrator(
+    orch = research_orchestrator(model, corpus, limits=limits, journal=journal)
+    stream = orch.stream_resume(resume) if resume else orch.stream(topic, meta=meta)
+    async with stream as events:
+        async for event in events:
+            if on_event is not None:
+                on_event(event)
+    result = events.result
+    topic = result.goal
+    return ResearchReport(topic=topic, markdown=render_report(topic, result, corpus), result=result)
+
+
+def research_orchestrator(
+    model: ChatModel,
+    corpus: Corpus,
+    *,
+    limits: Limits | None = None,
+    journal: Journal | None = None,
+) -> Orchestrator:
+    """The orchestrator `research` runs: its prompts, tools and acceptance check (the same one
+    must replay a recorded research run)."""
+    return Orchestrator(
         model,
         research_tools(corpus),
         limits=limits,
@@ -82,13 +110,8 @@ async def research(
         planner_instructions=RESEARCH_PLANNER,
         synthesis_instructions=RESEARCH_SYNTHESIS,
         on_plan_failure="single",
+        journal=journal,
     )
-    async with orch.stream(topic) as events:
-        async for event in events:
-            if on_event is not None:
-                on_event(event)
-    result = events.result
-    return ResearchReport(topic=topic, markdown=render_report(topic, result, corpus), result=result)
 
 
 def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:

@@ -6,7 +6,9 @@
               └──▶ Finish (nothing left to run, or the budget is spent) ──▶ synthesis
 
 Sub-agents run concurrently in the run's task group under one capacity limiter; each reports back
-through a memory stream, so the loop waits on arrivals and never polls. The run's budget ledger is
+through a memory stream, so the loop waits on arrivals and never polls. Which report the loop takes
+next is a recorded choice: live it is the first to arrive, on replay the one recorded, so replans
+happen at the same points. The run's budget ledger is
 the parent of every sub-agent's ledger, and sub-agents stop before the deadline's synthesis reserve,
 so the final answer is written from whatever exists.
 """
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from agents import AgentReport, Executor, PlanError, Toolbox
+from agents import AgentReport, Executor, PlanError, ReplayDrift, Toolbox
 from agents._tracing import logger
 from orchestrator._events import (
     BudgetExhausted,
@@ -149,7 +151,7 @@ class RunLoop:
         return _Finish()
 
     async def _join(self, s: RunState) -> _Step:
-        completion = await s.done_receive.receive()
+        completion = await self._next_completion(s)
         s.running -= 1
         record = s.records[completion.subtask_id]
         report = record.report = completion.report
@@ -170,6 +172,20 @@ class RunLoop:
         if trigger and s.replans < self.max_replans and s.exhausted is None:
             return _Replan(record.subtask.id, trigger)
         return _Schedule()
+
+    async def _next_completion(self, s: RunState) -> Completion:
+        """The next report to handle: the first to arrive live; the recorded one on replay (the
+        loop then waits for that one, keeping any others that arrive first)."""
+
+        async def first_arrival() -> str:
+            if not s.arrived:
+                await _receive(s)
+            return next(iter(s.arrived))
+
+        chosen = await s.choose(first_arrival, options=s.ids("running"))
+        while chosen not in s.arrived:
+            await _receive(s)
+        return s.arrived.pop(chosen)
 
     async def _check_budget(self, s: RunState) -> None:
         """Note the first spent budget. The sub-agents' ledger is asked, not the run's: once their
@@ -269,6 +285,8 @@ class RunLoop:
                     stop=record.stop,
                     allowed_tools=sub.tools or None,
                 )
+            except ReplayDrift:
+                raise  # a replay that parted from its recording ends: it is not a sub-agent bug
             except Exception as exc:
                 # A bug in a sub-agent must not take its siblings' results down with it.
                 _log.exception("subtask_crashed", subtask_id=sub.id)
@@ -302,6 +320,11 @@ class RunLoop:
             events=tuple(s.trace),
             notes=tuple(s.notes),
         )
+
+
+async def _receive(s: RunState) -> None:
+    completion = await s.done_receive.receive()
+    s.arrived[completion.subtask_id] = completion
 
 
 def _replan_reason(report: AgentReport) -> str | None:

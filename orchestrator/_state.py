@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -98,6 +99,7 @@ class RunState:
     plans: list[Plan] = field(default_factory=list)
     diffs: list[PlanDiff] = field(default_factory=list)
     records: dict[str, Record] = field(default_factory=dict)
+    arrived: dict[str, Completion] = field(default_factory=dict)
     trace: list[Event] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warned: set[str] = field(default_factory=set)
@@ -118,6 +120,14 @@ class RunState:
         self.seq += 1
         site = EffectSite(run_id=self.run_id, agent_id="run", seq=self.seq, step=self.step)
         return await self.effects.now(site)
+
+    async def choose(
+        self, pick: Callable[[], Awaitable[str]], *, options: Collection[str] = ()
+    ) -> str:
+        """Make a nondeterministic decision of the run through the effect boundary."""
+        self.seq += 1
+        site = EffectSite(run_id=self.run_id, agent_id="run", seq=self.seq, step=self.step)
+        return await self.effects.choice(site, pick, options=options)
 
     async def emit(self, event: Event) -> None:
         """Publish an event to the stream (waits if the consumer is behind)."""

@@ -1,8 +1,13 @@
-"""The `paor` command line: `paor research` and `paor batch`.
+"""The `paor` command line: `research` and `batch`, and the journal's `runs`, `show`, `resume`
+and `replay`.
 
 With no endpoint configured (no `--base-url`, `OPENAI_BASE_URL` or `OPENAI_API_KEY`), paor starts
 the embedded local model for the duration of the command. Errors a user can fix (a missing folder,
-a malformed task line, an unreachable endpoint) end with a one-line message and exit status 2.
+a malformed task line, an unreachable endpoint, an unknown or locked run) end with a one-line
+message and exit status 2. `replay` exits with status 1 when the replay drifts.
+
+`research --journal PATH` records the run, with its arguments, so that `paor resume RUN_ID` can
+rebuild the same corpus, tools and limits (the API key comes from the environment again).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import anyio
 import structlog
@@ -27,18 +32,33 @@ from agents import (
     ConfigurationError,
     Executor,
     LocalModel,
+    ModelRequest,
+    ModelRequestError,
+    ModelResponse,
     OpenAIChatModel,
     PaorError,
 )
 from agents.toolkits import Corpus, research_tools
+from memory import Journal, JournalError, RunInfo, default_journal_path
 from orchestrator._batch import load_tasks, run_batch
+from orchestrator._inspect import render_run, render_runs
 from orchestrator._limits import Limits
 from orchestrator._progress import Progress
-from orchestrator._research import RESEARCH_AGENT, research
+from orchestrator._research import (
+    RESEARCH_AGENT,
+    ResearchReport,
+    research,
+    research_orchestrator,
+)
 
 __all__ = ["main"]
 
 EXIT_USAGE = 2
+EXIT_DRIFT = 1
+_RESEARCH_ARGS = (
+    "topic", "docs", "out", "max_subtasks", "deadline", "max_tokens", "max_steps", "model",
+    "base_url", "protocol",
+)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BaseException as exc:
         error = _unwrap(exc)
-        if isinstance(error, PaorError):
+        if isinstance(error, PaorError | JournalError):
             print(f"paor: error: {error}", file=sys.stderr)
             return EXIT_USAGE
         raise
@@ -84,7 +104,15 @@ def _parser() -> argparse.ArgumentParser:
     bt.add_argument("--docs", type=Path, help="corpus folder for the agents' search tools")
     bt.set_defaults(handler=_batch)
 
+    _journal_commands(commands)
+
     for sub in (rs, bt):
+        sub.add_argument(
+            "--journal",
+            type=Path,
+            help="record the runs in this journal, for `paor resume` and `paor replay`, and a "
+            "re-run of a batch (off unless given: nothing is recorded by default)",
+        )
         sub.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
         sub.add_argument(
             "--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)"
@@ -99,6 +127,26 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--max-steps", type=_positive(int), default=6, help="steps per sub-agent")
         sub.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     return parser
+
+
+def _journal_commands(commands: Any) -> None:
+    """`runs`, `show`, `resume` and `replay`: they read `--journal` ($PAOR_HOME/journal.db)."""
+    listing = commands.add_parser("runs", help="list the journal's runs and their status")
+    show = commands.add_parser("show", help="print a run's plan versions and step trace")
+    resume = commands.add_parser("resume", help="continue a crashed `paor research` run")
+    replay = commands.add_parser("replay", help="re-run a recorded run offline; report drift")
+    for sub, handler in ((listing, _runs), (show, _show), (resume, _resume), (replay, _replay)):
+        if sub is not listing:
+            sub.add_argument("run_id")
+        sub.add_argument(
+            "--journal", type=Path, help="the journal (default: $PAOR_HOME/journal.db)"
+        )
+        sub.set_defaults(handler=handler, log_json=None)
+    resume.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
+    resume.add_argument("--model", help="model name (default: as recorded)")
+    resume.add_argument("--base-url", help="endpoint (default: as recorded)")
+    resume.add_argument("--protocol", choices=["auto", "tools", "json"])
+    resume.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
 
 
 def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
@@ -119,6 +167,23 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
 
 async def _research(args: argparse.Namespace) -> int:
     _check_writable(args.out)
+    corpus, limits = _research_setup(args)
+    progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
+    async with _maybe_journal(args.journal) as journal, _open_model(args) as model:
+        report = await research(
+            args.topic,
+            model=model,
+            corpus=corpus,
+            limits=limits,
+            on_event=progress.update,
+            journal=journal,
+            meta=_research_meta(args),
+        )
+    _write_report(args.out, report)
+    return 0
+
+
+def _research_setup(args: argparse.Namespace) -> tuple[Corpus, Limits]:
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     limits = Limits(
         max_subtasks=args.max_subtasks,
@@ -126,15 +191,133 @@ async def _research(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         agent=agents.Limits(max_steps=args.max_steps),
     )
-    progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
-    async with _open_model(args) as model:
-        report = await research(
-            args.topic, model=model, corpus=corpus, limits=limits, on_event=progress.update
-        )
-    _write_atomically(args.out, report.markdown)
+    return corpus, limits
+
+
+def _research_meta(args: argparse.Namespace) -> dict[str, Any]:
+    """What `resume` and `replay` need to rebuild the run (never the API key)."""
+    meta = {name: getattr(args, name) for name in _RESEARCH_ARGS}
+    meta["docs"] = str(args.docs.resolve()) if args.docs else None
+    meta["out"] = str(args.out.resolve())
+    return {"command": "research", **meta}
+
+
+def _write_report(out: Path, report: ResearchReport) -> None:
+    _write_atomically(out, report.markdown)
     result = report.result
-    print(f"wrote {args.out}: {result.status}" + (f" ({result.reason})" if result.reason else ""))
+    print(f"wrote {out}: {result.status}" + (f" ({result.reason})" if result.reason else ""))
+
+
+async def _runs(args: argparse.Namespace) -> int:
+    path = args.journal or default_journal_path()
+    if not path.exists():
+        print(f"no runs (no journal at {path})")
+        return 0
+    async with Journal(path) as journal:
+        print(render_runs(await journal.runs()))
     return 0
+
+
+async def _show(args: argparse.Namespace) -> int:
+    async with _journal(args) as journal:
+        info = await _find(journal, args.run_id)
+        print(render_run(info, await journal.load(info.run_id)))
+    return 0
+
+
+async def _resume(args: argparse.Namespace) -> int:
+    async with _journal(args) as journal:
+        info = await _find(journal, args.run_id)
+        if info.finished:  # before the model is reached: nothing is left to do
+            raise JournalError(f"run {info.run_id} already ended ({info.status}); replay it instead")
+        saved = _saved_args(info, args)
+        _check_writable(saved.out)
+        corpus, limits = _research_setup(saved)
+        progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
+        async with _open_model(saved) as model:
+            report = await research(
+                info.goal,
+                model=model,
+                corpus=corpus,
+                limits=limits,
+                on_event=progress.update,
+                journal=journal,
+                resume=info.run_id,
+            )
+    _write_report(saved.out, report)
+    return 0
+
+
+async def _replay(args: argparse.Namespace) -> int:
+    async with _journal(args) as journal:
+        info = await _find(journal, args.run_id)
+        corpus, limits = _research_setup(_saved_args(info, args))
+        orch = research_orchestrator(_Offline(), corpus, limits=limits, journal=journal)
+        report = await orch.replay(info.run_id)
+    for drift in report.drift:
+        print(f"drift: {drift.describe()}")
+    if report.ok and report.result is not None:
+        print(f"replayed {info.run_id}: {report.result.status}, no drift")
+        return 0
+    print(f"replayed {info.run_id}: drifted from the recording")
+    return EXIT_DRIFT
+
+
+def _saved_args(info: RunInfo, args: argparse.Namespace) -> argparse.Namespace:
+    """The arguments a research run was recorded with; model options given now win."""
+    if info.meta.get("command") == "batch":
+        raise ConfigurationError(
+            f"run {info.run_id} is a task of `paor batch`, which resumes its own tasks: run the "
+            "batch again with the same --out and --journal"
+        )
+    if info.meta.get("command") != "research":
+        raise ConfigurationError(
+            f"run {info.run_id} was not started by `paor research`: resume or replay it "
+            "through the API (Orchestrator.resume, Orchestrator.replay)"
+        )
+    saved = argparse.Namespace(**{name: info.meta.get(name) for name in _RESEARCH_ARGS})
+    saved.docs = Path(saved.docs) if saved.docs else None
+    saved.out = getattr(args, "out", None) or Path(saved.out)
+    for name in ("model", "base_url", "protocol"):
+        if getattr(args, name, None):
+            setattr(saved, name, getattr(args, name))
+    return saved
+
+
+async def _find(journal: Journal, run_id: str) -> RunInfo:
+    info = await journal.run(run_id)
+    if info is None:
+        raise JournalError(f"no run {run_id} in the journal {journal.path}")
+    return info
+
+
+@asynccontextmanager
+async def _journal(args: argparse.Namespace) -> AsyncIterator[Journal]:
+    """The journal named by `--journal` (default $PAOR_HOME/journal.db), which must exist."""
+    path = args.journal or default_journal_path()
+    if not path.exists():
+        raise JournalError(f"no journal at {path}")
+    async with Journal(path) as journal:
+        yield journal
+
+
+@asynccontextmanager
+async def _maybe_journal(path: Path | None) -> AsyncIterator[Journal | None]:
+    if path is None:
+        yield None
+        return
+    async with Journal(path) as journal:
+        yield journal
+
+
+class _Offline:
+    """The model of a replay: never asked (a replay performs no effect)."""
+
+    name = "offline"
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Refuse: a replay must not reach a model."""
+        raise ModelRequestError("a replay never calls the model")
 
 
 async def _batch(args: argparse.Namespace) -> int:
@@ -145,7 +328,7 @@ async def _batch(args: argparse.Namespace) -> int:
     deadline = None if args.deadline is None else time.time() + args.deadline
     budget = Budget(max_tokens=args.max_tokens, deadline=deadline)
     limits = agents.Limits(max_steps=args.max_steps)
-    async with _open_model(args) as model:
+    async with _maybe_journal(args.journal) as journal, _open_model(args) as model:
         executor = Executor(
             model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits
         )
@@ -156,6 +339,7 @@ async def _batch(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             budget=budget,
             on_result=lambda key, report: print(f"{key}: {report.status}", file=sys.stderr),
+            journal=journal,
         )
     print(summary.line())
     return 0

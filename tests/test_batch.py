@@ -13,10 +13,10 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import AgentReport, Budget, ConfigurationError, Executor, ModelRequest
+from agents import AgentReport, Budget, ConfigurationError, Executor, ModelRequest, tool
 from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply
 from agents.toolkits import Corpus, Document, research_tools
-from memory import UserMessage
+from memory import Journal, UserMessage
 from orchestrator._batch import BatchSummary, BatchTask, finished_ids, load_tasks, run_batch
 
 pytestmark = pytest.mark.anyio
@@ -331,3 +331,57 @@ def test_summary_line_counts_statuses_skips_and_tokens() -> None:
     summary = BatchSummary(statuses=Counter(partial=1, done=2), skipped=3, tokens=42)
 
     assert summary.line() == "batch: 2 done, 1 partial, 3 skipped (already done); 42 tokens"
+
+
+async def test_a_journaled_batch_resumes_an_interrupted_task_from_its_records(
+    tmp_path: Path,
+) -> None:
+    """With a journal, a task cut off mid-way is resumed on the re-run: its finished tool call
+    is served from the journal, and only what was left is asked of the model."""
+    counts: Counter[str] = Counter()
+    asked: list[int] = []
+    entered = anyio.Event()
+    crash = True
+
+    @tool
+    async def lookup(key: str) -> str:
+        """Look a fact up.
+
+        Args:
+            key: What to look up.
+        """
+        counts[key] += 1
+        return f"the value of {key}"
+
+    async def decide(request: ModelRequest) -> Turn:
+        turn = sum(m.role == "assistant" for m in request.messages)
+        asked.append(turn)
+        if turn == 0:
+            return call("lookup", key="a")
+        if crash:
+            entered.set()
+            await anyio.sleep_forever()
+        return reply("A is known [lookup]")
+
+    out = tmp_path / "out.jsonl"
+    async with Journal(tmp_path / "journal.db") as journal:
+        executor = Executor(FunctionModel(decide), [lookup])
+
+        async def batch() -> BatchSummary:
+            return await run_batch(
+                tasks("a"), executor=executor, out=out, concurrency=1, budget=Budget(),
+                journal=journal,
+            )  # fmt: skip
+
+        with anyio.fail_after(GUARD_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(batch)
+                await entered.wait()
+                tg.cancel_scope.cancel()
+            crash = False
+            summary = await batch()
+
+    assert counts == {"a": 1}
+    assert asked == [0, 1, 1]  # the re-run asked only the interrupted turn
+    assert summary.statuses == {"done": 1}
+    assert [(r["id"], r["answer"]) for r in records(out)] == [("a", "A is known [lookup]")]

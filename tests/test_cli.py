@@ -468,7 +468,6 @@ async def test_batch_deadline_bounds_the_whole_command(
     )
 
 
-
 def test_research_out_that_is_a_directory_fails_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

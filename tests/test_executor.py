@@ -129,7 +129,11 @@ async def test_happy_path_multi_step() -> None:
     )
     assert _tool_names(opening) == ["search", "report_issue"]
     [answer] = _results(model.requests[1]).values()
-    assert (answer.tool_call_id, answer.content, answer.ok) == (_ids(first)[0], "result for cats", True)
+    assert (answer.tool_call_id, answer.content, answer.ok) == (
+        _ids(first)[0],
+        "result for cats",
+        True,
+    )
     assert _results(model.requests[2])[_ids(second)[0]].content == "result for dogs"
 
 
@@ -205,7 +209,9 @@ async def test_duplicate_call_ids_from_the_model_are_made_unique() -> None:
             ToolCall(id="dup", name="search", arguments='{"query": "b"}'),
         )
     )
-    again = AssistantMessage(tool_calls=(ToolCall(id="dup", name="search", arguments='{"query": "c"}'),))
+    again = AssistantMessage(
+        tool_calls=(ToolCall(id="dup", name="search", arguments='{"query": "c"}'),)
+    )
     model = ScriptedModel([twice, again, reply("done")])
     await Executor(model, tools=[search]).run("t")
     turn_one = _results(model.requests[1])
@@ -268,7 +274,11 @@ async def test_tool_call_limit_skips_extra_calls() -> None:
     limits = Limits(max_tool_calls=2)
     report = await Executor(model, tools=[search], limits=limits).run("t", events=sink)
     model.assert_complete()
-    assert (report.status, report.stop_reason, report.answer) == ("partial", "tool_calls", "a and b only")
+    assert (report.status, report.stop_reason, report.answer) == (
+        "partial",
+        "tool_calls",
+        "a and b only",
+    )
     assert report.usage.tool_calls == 2
     last = model.requests[-1]
     assert last.tools == ()
@@ -389,7 +399,9 @@ async def test_too_many_malformed_replies_end_the_run() -> None:
     report = await Executor(model, tools=[search], max_malformed=2).run("t")
     model.assert_complete()
     assert (report.status, report.stop_reason) == ("partial", "error")
-    assert report.answer.startswith("Incomplete: stopped early (error: 3 unusable replies in a row)")
+    assert report.answer.startswith(
+        "Incomplete: stopped early (error: 3 unusable replies in a row)"
+    )
     assert "result for a" in report.answer
 
 
@@ -447,7 +459,11 @@ async def test_exhausted_rejections_end_as_partial() -> None:
     executor = Executor(model, acceptance=cites_evidence, max_rejections=1)
     report = await executor.run("t")
     model.assert_complete()
-    assert (report.status, report.stop_reason, report.answer) == ("partial", "acceptance", "guess two")
+    assert (report.status, report.stop_reason, report.answer) == (
+        "partial",
+        "acceptance",
+        "guess two",
+    )
     assert _last_text(model.requests[1]).startswith("Your answer was not accepted: you gathered no")
 
 
@@ -456,13 +472,20 @@ async def test_report_issue_blocked() -> None:
     model = ScriptedModel([call("report_issue", kind="blocked", reason="The API needs a key.")])
     report = await Executor(model).run("t")
     model.assert_complete()
-    assert (report.status, report.answer, report.evidence) == ("blocked", "The API needs a key.", ())
+    assert (report.status, report.answer, report.evidence) == (
+        "blocked",
+        "The API needs a key.",
+        (),
+    )
 
 
 async def test_report_issue_invalidates() -> None:
     """report_issue(invalidates) is recorded in the report while the agent still answers."""
     model = ScriptedModel(
-        [call("report_issue", kind="invalidates", reason="The city was renamed."), reply("Use Oslo.")]
+        [
+            call("report_issue", kind="invalidates", reason="The city was renamed."),
+            reply("Use Oslo."),
+        ]
     )
     report = await Executor(model).run("t")
     model.assert_complete()
@@ -496,7 +519,9 @@ async def test_events_arrive_in_order_and_the_breaker_takes_a_tool_off_the_menu(
         """Always down."""
         raise ToolFailure("503 from upstream")
 
-    model = ScriptedModel([call("flaky", city="Oslo"), call("flaky", city="Oslo"), reply("gave up")])
+    model = ScriptedModel(
+        [call("flaky", city="Oslo"), call("flaky", city="Oslo"), reply("gave up")]
+    )
     sink = _Sink()
     toolbox = Toolbox([flaky, search], breaker_threshold=1)
     report = await Executor(model, tools=toolbox).run("t", events=sink, run_id="r1", agent_id="a1")
@@ -578,7 +603,9 @@ async def test_report_issue_mixed_with_other_calls_is_refused() -> None:
     """report_issue in the same turn as lookups is answered with a failure and not applied."""
     model = ScriptedModel(
         [
-            calls(("search", {"query": "a"}), ("report_issue", {"kind": "blocked", "reason": "no"})),
+            calls(
+                ("search", {"query": "a"}), ("report_issue", {"kind": "blocked", "reason": "no"})
+            ),
             reply("the answer"),
         ]
     )

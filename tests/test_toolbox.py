@@ -140,7 +140,9 @@ async def test_custom_evidence() -> None:
     def cite(args: dict[str, Any], value: Any) -> list[tuple[str, str]]:
         return [(doc["id"], doc["text"]) for doc in value]
 
-    fetch = _returning([{"id": "doc-1", "text": "one"}, {"id": "doc-2", "text": "two"}], evidence=cite)
+    fetch = _returning(
+        [{"id": "doc-1", "text": "one"}, {"id": "doc-2", "text": "two"}], evidence=cite
+    )
     result = await _run(Toolbox([fetch]), _call("fetch"))
     assert [(e.source, e.excerpt, e.tool) for e in result.evidence] == [
         ("doc-1", "one", "fetch"),

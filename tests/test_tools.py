@@ -64,7 +64,10 @@ def test_sync_and_async_functions_become_tools() -> None:
     assert add_numbers.name == "add"
     assert add_numbers.timeout == 2.0
     assert add_numbers.description == "Add two numbers."
-    assert search_docs.description == "Search the documentation. Use it for anything about the product."
+    assert (
+        search_docs.description
+        == "Search the documentation. Use it for anything about the product."
+    )
 
 
 def test_schema_has_descriptions_defaults_and_required() -> None:

@@ -52,7 +52,9 @@ def _as_response(turn: ModelResponse | AssistantMessage | str) -> ModelResponse:
     if isinstance(turn, ModelResponse):
         return turn
     if isinstance(turn, AssistantMessage):
-        return ModelResponse(message=turn, usage=Usage(requests=1, prompt_tokens=10, completion_tokens=5))
+        return ModelResponse(
+            message=turn, usage=Usage(requests=1, prompt_tokens=10, completion_tokens=5)
+        )
     return reply(turn)
 
 
@@ -81,7 +83,9 @@ class ScriptedModel:
         """Record the request and play the next turn."""
         self.requests.append(request)
         if not self._turns:
-            raise AssertionError(f"{self._name}: asked for turn {len(self.requests)}, script is over")
+            raise AssertionError(
+                f"{self._name}: asked for turn {len(self.requests)}, script is over"
+            )
         turn = self._turns.pop(0)
         if isinstance(turn, BaseException):
             raise turn
@@ -95,7 +99,9 @@ class ScriptedModel:
     def assert_complete(self) -> None:
         """Fail unless every scripted turn was played."""
         if self._turns:
-            raise AssertionError(f"{self._name}: {len(self._turns)} scripted turns were never played")
+            raise AssertionError(
+                f"{self._name}: {len(self._turns)} scripted turns were never played"
+            )
 
 
 Decider = Callable[[ModelRequest], Turn | Awaitable[Turn]]

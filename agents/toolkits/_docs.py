@@ -93,7 +93,9 @@ def _find(corpus: Corpus, name: str) -> Document:
         return found
     close = corpus.close_matches(name)
     hint = f"did you mean: {', '.join(close)}? " if close else ""
-    raise ToolFailure(f"unknown doc {name[:80]!r}; {hint}search_docs shows the doc ids", bad_call=True)
+    raise ToolFailure(
+        f"unknown doc {name[:80]!r}; {hint}search_docs shows the doc ids", bad_call=True
+    )
 
 
 def _capped(corpus: Corpus, document: Document) -> str:

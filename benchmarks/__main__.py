@@ -1,0 +1,49 @@
+"""Run the benchmark suite: `python -m benchmarks [--quick] [--out PATH]`.
+
+Prints the tables and writes `benchmarks/results.json`. See `benchmarks/README.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from pathlib import Path
+
+import anyio
+import structlog
+
+from benchmarks._report import render, update_readme, write_json
+from benchmarks._suite import Suite
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    """Parse the command line, run the suite, print and save the results."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a fast subset (smoke runs)")
+    parser.add_argument(
+        "--out", type=Path, default=HERE / "results.json", help="where to write JSON"
+    )
+    parser.add_argument(
+        "--readme", action="store_true", help="put the tables in benchmarks/README.md"
+    )
+    args = parser.parse_args()
+    structlog.configure(  # noqa: TID251 - the benchmark is an application: it configures logging
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        cache_logger_on_first_use=True,
+    )
+    start = time.perf_counter()
+    suite = Suite(quick=args.quick, progress=lambda line: print(f"  {line}", flush=True))
+    results = anyio.run(suite.run)
+    results["runtime_s"] = round(time.perf_counter() - start, 1)
+    print(render(results))
+    write_json(results, args.out)
+    if args.readme:
+        update_readme(results, HERE / "README.md")
+    print(f"results: {args.out}  ({results['runtime_s']:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""The figures, computed from run records and the simulator's logs, and the targets they are held to."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks._run import RunRecord
+from benchmarks._scenarios import Scenario
+
+__all__ = [
+    "Target",
+    "dispatch_gaps",
+    "percentile",
+    "prefix_share",
+    "prompt_tokens",
+    "targets",
+]
+
+
+def prompt_tokens(record: RunRecord) -> int:
+    """Every prompt token the run sent."""
+    return sum(e.prompt_tokens for e in record.log)
+
+
+def prefix_share(record: RunRecord) -> float:
+    """The share of executor prompt tokens (sub-agent or single agent) inside a shared prefix."""
+    mine = [e for e in record.log if e.who.kind in ("agent", "mono")]
+    total = sum(e.prompt_tokens for e in mine)
+    return sum(e.cached_tokens for e in mine) / total if total else 0.0
+
+
+def dispatch_gaps(record: RunRecord, scenario: Scenario) -> list[float]:
+    """Seconds from a subtask's last dependency answering to the subtask's first model request.
+
+    Only subtasks whose start was bound by a dependency count: one made ready by a plan or replan
+    arriving later than its dependencies measures the planner, not the dispatch.
+    """
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    planned: list[float] = []
+    for e in record.log:
+        if e.who.kind == "agent":
+            first[e.who.name] = min(first.get(e.who.name, e.received), e.received)
+            last[e.who.name] = max(last.get(e.who.name, e.answered), e.answered)
+        elif e.who.kind in ("plan", "replan"):
+            planned.append(e.answered)
+    gaps = []
+    for sub in scenario.subs.values():
+        if not sub.deps or sub.id not in first or any(d not in last for d in sub.deps):
+            continue
+        ready = max(last[d] for d in sub.deps)
+        created = max((t for t in planned if t <= first[sub.id]), default=0.0)
+        if ready >= created:
+            gaps.append(first[sub.id] - ready)
+    return gaps
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0 to 100), interpolated; NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def median(values: Iterable[float]) -> float:
+    """The median (NaN for no values)."""
+    found = list(values)
+    return statistics.median(found) if found else float("nan")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """One target of the issue, with the measured value and whether it is met."""
+
+    text: str
+    value: str
+    met: bool | None  # None: not measured in this run
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"target": self.text, "value": self.value, "met": self.met}
+
+
+def targets(results: dict[str, Any]) -> list[Target]:
+    """The issue's targets, judged on paor's figures in `results` (see `benchmarks.__main__`)."""
+    runs = results["scenarios"]
+    timed = [n for n in runs if not n.startswith(("S0", "S7", "S8"))]
+    ratios = {n: runs[n]["runs"].get("paor", {}).get("wall_over_cp") for n in timed}
+    worst = max(((r, n) for n, r in ratios.items() if r is not None), default=None)
+    s2 = runs.get("S2", {}).get("runs", {})
+    cpu = results["s0"]
+    paor_cpu = cpu.get("paor", {}).get("cpu_us_per_step")
+    lg_cpu = cpu.get("langgraph-react", {}).get("cpu_us_per_step")
+    gap = results["dispatch_gap_ms"].get("paor (in-process)", {}).get("p99")
+    memory = results["memory"].get("paor", {}).get("10000", {})
+    share = results["s8"].get("paor", {}).get("prefix_share")
+    found = [
+        _target(
+            "wall over critical path at most 1.05 on S1 to S6 (HTTP, worst scenario)",
+            worst[0] if worst else None,
+            lambda v: v <= 1.05,
+            f"{{:.3f}} ({worst[1] if worst else ''})",
+        ),
+        _target(
+            "S2 speedup over sequential ReAct at least 3.5x",
+            s2.get("paor", {}).get("speedup"),
+            lambda v: v >= 3.5,
+            "{:.2f}x",
+        ),
+        _target(
+            "framework CPU at most 150 us per executor step on S0",
+            paor_cpu,
+            lambda v: v <= 150,
+            "{:.0f} us",
+        ),
+        _target(
+            "framework CPU at most a third of LangGraph's on S0",
+            paor_cpu / lg_cpu if paor_cpu and lg_cpu else None,
+            lambda v: v <= 1 / 3,
+            "{:.2f} of LangGraph's",
+        ),
+        _target("dispatch gap p99 at most 2 ms", gap, lambda v: v <= 2.0, "{:.2f} ms"),
+        _target(
+            "10,000 concurrent sub-agents in one process at no more than 50 KiB peak RSS each",
+            memory.get("kib_per_agent") if memory.get("arrived") == 10_000 else None,
+            lambda v: v <= 50,
+            "{:.1f} KiB each",
+        ),
+        _target(
+            "prompt tokens on S2 at most a quarter of the ReAct baseline",
+            s2.get("paor", {}).get("tokens_vs_react"),
+            lambda v: v <= 0.25,
+            "{:.3f} of ReAct's",
+        ),
+        _target(
+            "at least 90% of executor prompt tokens inside a stable prefix on S8",
+            share,
+            lambda v: v >= 0.9,
+            "{:.1%}",
+        ),
+    ]
+    return found
+
+
+def _target(text: str, value: float | None, ok: Any, fmt: str) -> Target:
+    if value is None or value != value:  # missing or NaN
+        return Target(text=text, value="not measured", met=None)
+    return Target(text=text, value=fmt.format(value), met=bool(ok(value)))

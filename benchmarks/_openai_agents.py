@@ -1,0 +1,108 @@
+"""The OpenAI Agents SDK peer, from paor's side: its own virtual environment, and jobs run in it.
+
+The SDK's import name clashes with paor's `agents`, so it is installed into `benchmarks/.peer-venv`
+(created on first use) and driven through `_peer_openai_agents.py` in a subprocess, against the
+same HTTP simulator; results come back as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from benchmarks._react import REACT_INSTRUCTIONS
+from benchmarks._run import RunRecord
+from benchmarks._scenarios import Scenario
+from benchmarks._sim import SimServer, Simulator, tool_text
+
+__all__ = ["PIN", "PeerUnavailable", "ensure_peer", "run_openai_agents", "run_peer"]
+
+PIN = "openai-agents==0.24.0"
+HERE = Path(__file__).resolve().parent
+VENV = HERE / ".peer-venv"
+PYTHON = VENV / "bin" / "python"
+SCRIPT = HERE / "_peer_openai_agents.py"
+_JOB_TIMEOUT_S = 300.0
+_CHECK = "import agents, openai; from agents import Agent, Runner, OpenAIChatCompletionsModel"
+
+
+class PeerUnavailable(RuntimeError):
+    """The peer could not be installed or run; the message says why."""
+
+
+async def ensure_peer() -> None:
+    """Create the peer environment and install the pinned SDK, unless it is already there.
+
+    Raises:
+        PeerUnavailable: The environment could not be created or the SDK not installed.
+    """
+    if PYTHON.exists() and await _works():
+        return
+    steps = [
+        [sys.executable, "-m", "venv", "--clear", str(VENV)],
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", PIN],
+    ]
+    for command in steps:
+        with anyio.move_on_after(600):
+            done = await anyio.run_process(command, check=False)
+            if done.returncode == 0:
+                continue
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise PeerUnavailable(f"{' '.join(command[-2:])} failed: {tail[0][:200]}")
+        if not PYTHON.exists():
+            raise PeerUnavailable("timed out creating the peer environment")
+    if not await _works():
+        raise PeerUnavailable(f"{PIN} installed but does not import")
+
+
+async def _works() -> bool:
+    done = await anyio.run_process([str(PYTHON), "-I", "-c", _CHECK], check=False)
+    return done.returncode == 0
+
+
+async def run_peer(job: dict[str, Any]) -> dict[str, Any]:
+    """Run one job in the peer environment and return its JSON result (within five minutes).
+
+    Raises:
+        PeerUnavailable: The job failed.
+    """
+    # Isolated mode (-I): neither the working directory nor PYTHONPATH may put paor's `agents`
+    # ahead of the SDK's.
+    with anyio.fail_after(_JOB_TIMEOUT_S):
+        done = await anyio.run_process(
+            [str(PYTHON), "-I", str(SCRIPT)], input=json.dumps(job).encode(), check=False
+        )
+    if done.returncode:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        raise PeerUnavailable(f"the {job['mode']} job failed: {' | '.join(tail)[:400]}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+async def run_openai_agents(scenario: Scenario) -> RunRecord:
+    """Run `scenario` with the SDK's agent loop over HTTP (a single ReAct agent)."""
+    sim = Simulator(scenario.script(), scenario.latency, tool_tokens=scenario.tool_tokens)
+    record = RunRecord(framework="openai-agents", scenario=scenario.name, transport="http")
+    keys = scenario.mono_keys
+    table = {
+        k: [
+            scenario.latency.tool_call(k, scenario.tool_slow(k)),
+            tool_text(k, scenario.tool_tokens),
+        ]
+        for k in keys
+    }
+    async with SimServer(sim) as server:
+        job = {
+            "mode": "react",
+            "base_url": server.base_url,
+            "task": scenario.task,
+            "instructions": REACT_INSTRUCTIONS,
+            "tools": table,
+        }
+        result = await run_peer(job)
+    record.wall_s, record.answer, record.log = result["wall_s"], result["answer"], sim.log
+    return record

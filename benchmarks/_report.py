@@ -1,0 +1,169 @@
+"""The results as Markdown tables (printed, and pasted into `benchmarks/README.md`), and as JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+__all__ = ["render", "update_readme", "write_json"]
+
+COLUMNS = (
+    "paor",
+    "paor (in-process)",
+    "react",
+    "langgraph-react",
+    "langgraph-plan",
+    "openai-agents",
+)
+PEERS = ("paor", "react", "langgraph-react", "langgraph-plan", "openai-agents")
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def render(results: dict[str, Any]) -> str:
+    """Every table, in Markdown."""
+    parts = [
+        f"Command: `{results['command']}` ({results.get('runtime_s', '?')} s on {results['machine']['cpus']} CPUs, "
+        f"Python {results['machine']['python']}, {results['started']})",
+        "",
+        *(f"- {name}: {why}" for name, why in results["unavailable"].items()),
+        "",
+        "Wall time over the critical path (speedup over sequential ReAct):",
+        "",
+        _table(["scenario", "critical path", "ideal speedup", *COLUMNS], list(_walls(results))),
+        "",
+        "Prompt tokens per task (share of the ReAct baseline's):",
+        "",
+        _table(["scenario", *COLUMNS], list(_tokens(results))),
+        "",
+        "Per-framework figures:",
+        "",
+        _table(["figure", *PEERS], list(_figures(results))),
+        "",
+        "Targets:",
+        "",
+        _table(
+            ["target", "paor", "met"],
+            [[t["target"], t["value"], _verdict(t["met"])] for t in results["targets"]],
+        ),
+    ]
+    return "\n".join(parts)
+
+
+def _verdict(met: bool | None) -> str:
+    return "not measured" if met is None else ("met" if met else "**missed**")
+
+
+def _cell(run: dict[str, Any] | None, fmt: str) -> str:
+    if run is None:
+        return "n/a"
+    if run.get("error"):
+        return f"error: {run['error'][:60]}"
+    return fmt.format(**run)
+
+
+def _walls(results: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for name, sc in results["scenarios"].items():
+        cells = []
+        for column in COLUMNS:
+            run = sc["runs"].get(column)
+            speed = "" if run is None or run.get("speedup") is None else " ({speedup:.2f}x)"
+            cells.append(_cell(run, "{wall_over_cp:.3f}" + speed))
+        rows.append(
+            [
+                f"{name} {sc['title']}",
+                f"{sc['critical_path_s']:.2f} s",
+                f"{sc['ideal_speedup']:.2f}x",
+                *cells,
+            ]
+        )
+    return rows
+
+
+def _tokens(results: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for name, sc in results["scenarios"].items():
+        cells = [
+            _cell(sc["runs"].get(c), "{prompt_tokens:,} ({tokens_vs_react:.2f})") for c in COLUMNS
+        ]
+        rows.append([name, *cells])
+    return rows
+
+
+def _figures(results: dict[str, Any]) -> list[list[str]]:
+    cpu = results["s0"]
+    gaps = results["dispatch_gap_ms"]
+    memory = results["memory"]
+    s8 = results["s8"]
+
+    def gap(key: str) -> str:
+        found = gaps.get(key)
+        return (
+            "n/a" if not found else f"{found['p50']:.2f} / {found['p99']:.2f} ({found['samples']})"
+        )
+
+    def rss(name: str) -> str:
+        sizes = memory.get(name, {})
+        shown = [
+            f"{figures['mib_per_1000']:.1f} ({int(n):,})"
+            if "mib_per_1000" in figures
+            else f"error ({int(n):,})"
+            for n, figures in sorted(sizes.items(), key=lambda kv: int(kv[0]))
+        ]
+        return ", ".join(shown) or "n/a"
+
+    return [
+        [
+            "framework CPU per executor step, S0 (us)",
+            *(_cell(cpu.get(p), "{cpu_us_per_step:.0f}") for p in PEERS),
+        ],
+        [
+            "dispatch gap p50 / p99, ms (samples)",
+            f"{gap('paor (in-process)')} in-process; {gap('paor (HTTP)')} HTTP",
+            "n/a",
+            "n/a",
+            gap("langgraph-plan (HTTP)"),
+            "n/a",
+        ],
+        ["peak RSS per 1,000 concurrent sub-agents, MiB (sub-agents)", *(rss(p) for p in PEERS)],
+        ["S8 executor prompt tokens inside a stable prefix", *(_share(s8.get(p)) for p in PEERS)],
+        ["S8 prompt tokens", *(_cell(s8.get(p), "{prompt_tokens:,}") for p in PEERS)],
+    ]
+
+
+def _share(found: dict[str, Any] | None) -> str:
+    if found is None:
+        return "n/a"
+    share = found.get("prefix_share")
+    return f"error: {found.get('error')}" if share is None else f"{share:.1%}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_json(results: dict[str, Any], path: Path) -> None:
+    """Save the results (NaN becomes null)."""
+    path.write_text(json.dumps(_clean(results), indent=2) + "\n")
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def update_readme(results: dict[str, Any], readme: Path) -> None:
+    """Replace the tables between the results markers of `readme`."""
+    text = readme.read_text()
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    readme.write_text(f"{head}{BEGIN}\n{render(results)}\n{END}{tail}")

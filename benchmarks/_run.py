@@ -1,0 +1,65 @@
+"""What one benchmark run leaves behind, and the pieces every framework's runner shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import anyio
+
+from agents import Usage
+from benchmarks._sim import Exchange, ToolExchange
+
+__all__ = ["TOOL_DESCRIPTION", "Rendezvous", "RunRecord"]
+
+TOOL_DESCRIPTION = "Look up one fact by its key."
+KEY_DESCRIPTION = 'The fact\'s key, e.g. "a.0".'
+
+
+@dataclass(kw_only=True, slots=True)
+class RunRecord:
+    """One framework's run of one scenario.
+
+    Attributes:
+        framework: paor, react, langgraph-react, langgraph-plan or openai-agents.
+        scenario: The scenario's name.
+        transport: "http" or "inproc".
+        wall_s: Seconds from the goal handed over to the answer returned.
+        log: The simulator's model exchanges.
+        tools: The simulator's tool exchanges (empty for a framework in another process).
+        answer: The final answer, for a sanity check.
+        usage: The tokens the framework itself counted, where it reports them.
+        error: Why the run failed, if it did.
+    """
+
+    framework: str
+    scenario: str
+    transport: str
+    wall_s: float = 0.0
+    log: list[Exchange] = field(default_factory=list)
+    tools: list[ToolExchange] = field(default_factory=list)
+    answer: str = ""
+    usage: Usage | None = None
+    error: str | None = None
+
+
+class Rendezvous:
+    """A tool body that holds every caller until `n` have arrived: proof they were all alive at once.
+
+    Args:
+        n: The callers to wait for.
+        text: What each call returns.
+    """
+
+    def __init__(self, n: int, text: str) -> None:
+        self.n = n
+        self.text = text
+        self.arrived = 0
+        self._all_here = anyio.Event()
+
+    async def __call__(self, key: str) -> str:
+        """Arrive, and return once everyone has."""
+        self.arrived += 1
+        if self.arrived >= self.n:
+            self._all_here.set()
+        await self._all_here.wait()
+        return f"{key}: {self.text}"

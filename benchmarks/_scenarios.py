@@ -1,0 +1,354 @@
+"""The scenarios S0-S8: scripted plans, sub-agent decisions, and their critical paths.
+
+A scenario is a plan of subtasks (`Sub`), each a short ReAct job: `steps` lookups, one per model turn,
+then an answer; a subtask may report that its result invalidates the plan, which the scripted planner
+answers with a `Replan`. The same scenario also scripts a single sequential ReAct agent (`mono`) that
+does every surviving lookup itself, one per turn, for the baselines.
+
+The critical path is computed from the latency model alone, so it is a property of the scenario, not
+of a run: the plan call, then the longest chain of subtasks (each costing its model and tool latencies)
+and replan calls, then the synthesis call.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+from benchmarks._sim import LatencyModel, Reply, Who
+
+__all__ = ["SCENARIOS", "Replan", "Scenario", "ScenarioScript", "Sub", "fan_out", "s0", "s7", "s8"]
+
+# Scaled down about tenfold from a hosted model and web tools (0.6 s to first token, 1,000 tokens/s
+# decode, 0.8 s per tool call), so the suite runs in minutes; every figure is a ratio.
+DEFAULT_LATENCY = LatencyModel(seed=7, ttft_s=0.06, per_token_s=0.001, tool_s=0.08, jitter=0.2)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sub:
+    """One subtask: `steps` lookups, an optional invalidation report, then an answer.
+
+    Attributes:
+        id: The subtask id.
+        deps: Ids whose results it needs.
+        steps: Lookups it makes, one per model turn.
+        slow: Multiplier on its tool latencies (a straggler's is above 1).
+        invalidates: If set, it reports that its result invalidates the plan, for this reason.
+    """
+
+    id: str
+    deps: tuple[str, ...] = ()
+    steps: int = 1
+    slow: float = 1.0
+    invalidates: str | None = None
+
+    @property
+    def goal(self) -> str:
+        """The subtask's goal, carrying the marker the simulator dispatches on."""
+        return f"[sub:{self.id}] Look up the {self.steps} facts of {self.id} and report them."
+
+    def draft(self) -> dict[str, object]:
+        """The subtask as the scripted planner writes it."""
+        return {"id": self.id, "goal": self.goal, "depends_on": list(self.deps)}
+
+    def lookups(self) -> list[str]:
+        """The lookup keys, in order."""
+        return [f"{self.id}.{i}" for i in range(self.steps)]
+
+    def turns(self) -> list[Reply]:
+        """The sub-agent's replies, one per model turn."""
+        out = [lookup(key) for key in self.lookups()]
+        if self.invalidates:
+            args = {"kind": "invalidates", "reason": self.invalidates}
+            out.append(Reply(tool_calls=(("report_issue", json.dumps(args)),)))
+        out.append(Reply(content=f"Facts of {self.id}: all {self.steps} found [lookup {self.id}]."))
+        return out
+
+
+def lookup(key: str) -> Reply:
+    """A turn that calls the lookup tool once."""
+    return Reply(tool_calls=(("lookup", json.dumps({"key": key})),))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replan:
+    """The planner's answer when `trigger` reports an invalidation: what to remove and add."""
+
+    trigger: str
+    remove: tuple[str, ...] = ()
+    add: tuple[Sub, ...] = ()
+
+    def reply(self) -> Reply:
+        """The scripted replan reply."""
+        body = {
+            "remove": list(self.remove),
+            "add": [s.draft() for s in self.add],
+            "rationale": f"{self.trigger} changed the picture",
+        }
+        return Reply(content=json.dumps(body))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """A benchmark scenario.
+
+    Attributes:
+        name: S1, S2, ...
+        title: One line for the tables.
+        plan: The first plan.
+        replans: The planner's answers to invalidations, in order.
+        tool_tokens: The length of each lookup result.
+        latency: The latency model.
+    """
+
+    name: str
+    title: str
+    plan: tuple[Sub, ...]
+    replans: tuple[Replan, ...] = ()
+    tool_tokens: int = 200
+    latency: LatencyModel = DEFAULT_LATENCY
+
+    @property
+    def goal(self) -> str:
+        """The goal handed to a framework, carrying the marker the simulator dispatches on."""
+        return f"[goal:{self.name}] {self.title}: gather every fact and write the answer."
+
+    @property
+    def task(self) -> str:
+        """The goal as a single ReAct agent's first user message reads it."""
+        return f"Task: {self.goal}"
+
+    @cached_property
+    def subs(self) -> dict[str, Sub]:
+        """Every subtask, planned or added by a replan."""
+        found = {s.id: s for s in self.plan}
+        for replan in self.replans:
+            found.update((s.id, s) for s in replan.add)
+        return found
+
+    @cached_property
+    def removed(self) -> frozenset[str]:
+        """Subtasks some replan removes."""
+        return frozenset(r for replan in self.replans for r in replan.remove)
+
+    @cached_property
+    def mono_keys(self) -> tuple[str, ...]:
+        """The lookups a single ReAct agent makes: those of every subtask that is not removed."""
+        return tuple(k for s in self.subs.values() if s.id not in self.removed for k in s.lookups())
+
+    def tool_slow(self, key: str) -> float:
+        """The latency multiplier of lookup `key`."""
+        sub = self.subs.get(key.rsplit(".", 1)[0])
+        return sub.slow if sub is not None else 1.0
+
+    def script(self) -> ScenarioScript:
+        """A fresh script for one run."""
+        return ScenarioScript(self)
+
+    def critical_path(self) -> float:
+        """Seconds of simulated latency along the longest chain: plan, subtasks and replans, synthesis."""
+        script = self.script()
+        ends: dict[str, float] = {}
+        creator = {s.id: "plan" for s in self.plan}
+        for i, replan in enumerate(self.replans):
+            creator.update((s.id, f"replan:{i}") for s in replan.add)
+
+        def end(node: str) -> float:
+            if node not in ends:
+                ends[node] = self._start(node, creator, end) + self._cost(node, script)
+            return ends[node]
+
+        return end("synthesis")
+
+    def sequential_path(self) -> float:
+        """Seconds of simulated latency of the single sequential ReAct agent's whole run."""
+        script = self.script()
+        total = 0.0
+        for step in range(len(self.mono_keys) + 1):
+            who = Who("mono", self.name, step)
+            total += self.latency.model_call(who.key, script.reply(who).completion_tokens)
+        return total + sum(self.latency.tool_call(k, self.tool_slow(k)) for k in self.mono_keys)
+
+    def _start(self, node: str, creator: dict[str, str], end: Callable[[str], float]) -> float:
+        if node == "plan":
+            return 0.0
+        if node.startswith("replan:"):
+            i = int(node.split(":")[1])
+            earlier = end(f"replan:{i - 1}") if i else 0.0
+            return float(max(end(self.replans[i].trigger), earlier))
+        if node == "synthesis":
+            needed = [s for s in self.subs if s not in self.removed]
+            needed += [f"replan:{i}" for i in range(len(self.replans))]
+            return float(max(end(n) for n in needed))
+        return float(max([end(creator[node]), *(end(d) for d in self.subs[node].deps)]))
+
+    def _cost(self, node: str, script: ScenarioScript) -> float:
+        if node in ("plan", "synthesis") or node.startswith("replan:"):
+            kind, _, n = node.partition(":")
+            who = _planner_who(kind, int(n or 0))
+            return self.latency.model_call(who.key, script.reply(who).completion_tokens)
+        sub = self.subs[node]
+        cost = sum(
+            self.latency.model_call(Who("agent", sub.id, i).key, turn.completion_tokens)
+            for i, turn in enumerate(sub.turns())
+        )
+        return cost + sum(self.latency.tool_call(k, sub.slow) for k in sub.lookups())
+
+
+def _planner_who(kind: str, n: int) -> Who:
+    if kind == "plan":
+        return Who("plan", "", n)
+    return Who("replan", "", n) if kind == "replan" else Who("synthesis", "", n)
+
+
+class ScenarioScript:
+    """The simulator's script for one run of a scenario."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self._turns = {s.id: s.turns() for s in scenario.subs.values()}
+        self._plan = Reply(
+            content=json.dumps(
+                {"subtasks": [s.draft() for s in scenario.plan], "rationale": "split by fact"}
+            )
+        )
+
+    def reply(self, who: Who) -> Reply:
+        """The scripted reply to `who`."""
+        if who.kind == "plan":
+            return self._plan
+        if who.kind == "replan":
+            replans = self.scenario.replans
+            return replans[who.step].reply() if who.step < len(replans) else Reply(content="{}")
+        if who.kind == "agent":
+            turns = self._turns[who.name]
+            return turns[min(who.step, len(turns) - 1)]
+        if who.kind == "mono":
+            keys = self.scenario.mono_keys
+            if who.step < len(keys):
+                return lookup(keys[who.step])
+            return Reply(content=f"Final answer for {who.name}: all {len(keys)} facts gathered.")
+        return Reply(
+            content=f"Final answer for {self.scenario.name}: every subtask reported its facts."
+        )
+
+    def slow(self, who: Who) -> float:
+        """Model calls are never stragglers here: slowness is in the tools."""
+        return 1.0
+
+
+def fan_out(
+    name: str,
+    title: str,
+    n: int,
+    *,
+    steps: int = 1,
+    tool_tokens: int = 200,
+    latency: LatencyModel = DEFAULT_LATENCY,
+) -> Scenario:
+    """N independent subtasks."""
+    plan = tuple(Sub(id=f"t{i}", steps=steps) for i in range(n))
+    return Scenario(name=name, title=title, plan=plan, tool_tokens=tool_tokens, latency=latency)
+
+
+def s0() -> Scenario:
+    """S0: one sub-agent, model, tool, model; zero latency (framework overhead only)."""
+    zero = LatencyModel(ttft_s=0.0, per_token_s=0.0, tool_s=0.0)
+    return Scenario(
+        name="S0", title="Zero-latency overhead", plan=(Sub(id="s0"),), tool_tokens=20, latency=zero
+    )
+
+
+def s7(n: int) -> Scenario:
+    """S7: n concurrent one-lookup sub-agents; zero latency (memory only)."""
+    zero = LatencyModel(ttft_s=0.0, per_token_s=0.0, tool_s=0.0)
+    return fan_out("S7", f"{n} concurrent sub-agents", n, tool_tokens=20, latency=zero)
+
+
+def s8() -> Scenario:
+    """S8: one sub-agent of 30 lookups (tokens and prefix stability); fast latencies."""
+    fast = LatencyModel(seed=8, ttft_s=0.01, per_token_s=0.0005, tool_s=0.005, jitter=0.2)
+    return Scenario(
+        name="S8", title="A 30-step sub-agent", plan=(Sub(id="s8", steps=30),), latency=fast
+    )
+
+
+def _s3() -> Scenario:
+    plan = (
+        Sub(id="l1", steps=1),
+        Sub(id="l2", steps=2),
+        Sub(id="l3", steps=3),
+        Sub(id="l4", steps=1),
+        Sub(id="c1", deps=("l1", "l2"), steps=1),
+        Sub(id="c2", deps=("l3", "l4"), steps=2),
+        Sub(id="f", deps=("c1", "c2"), steps=1),
+    )
+    return Scenario(name="S3", title="Dependent DAG: lookups, then combining steps", plan=plan)
+
+
+def _s4() -> Scenario:
+    plan = (Sub(id="a", steps=2, invalidates="source A was retracted"), Sub(id="x", steps=5))
+    replans = (
+        Replan(
+            trigger="a", add=(Sub(id="b", deps=("a",), steps=2, invalidates="source B disagrees"),)
+        ),
+        Replan(trigger="b", add=(Sub(id="c", deps=("b",), steps=2),)),
+    )
+    return Scenario(name="S4", title="Iterative replanning", plan=plan, replans=replans)
+
+
+def _s5() -> Scenario:
+    plan = (
+        Sub(id="a", steps=3),
+        Sub(id="b", steps=1, invalidates="b's premise is false"),
+        Sub(id="c", steps=5),
+        Sub(id="d", deps=("a",), steps=1),
+        Sub(id="e", deps=("b",), steps=2),
+        Sub(id="f", deps=("d", "e"), steps=1),
+    )
+    replan = Replan(
+        trigger="b",
+        remove=("c", "e", "f"),
+        add=(Sub(id="e2", deps=("b",), steps=2), Sub(id="f2", deps=("d", "e2"), steps=1)),
+    )
+    return Scenario(
+        name="S5", title="Mid-graph invalidation: cancel and replan", plan=plan, replans=(replan,)
+    )
+
+
+def s6(seed: int) -> Scenario:
+    """S6: a random wide and deep DAG (5 layers of 2 to 5 subtasks, 1 to 3 lookups each)."""
+    rng = random.Random(seed)
+    layers: list[list[Sub]] = []
+    for depth in range(5):
+        layer = []
+        for i in range(rng.randint(2, 5)):
+            earlier = [s.id for lay in layers[-2:] for s in lay]
+            deps = (
+                tuple(sorted(rng.sample(earlier, min(len(earlier), rng.randint(1, 2)))))
+                if earlier
+                else ()
+            )
+            slow = 2.0 if rng.random() < 0.15 else 1.0
+            layer.append(Sub(id=f"n{depth}{i}", deps=deps, steps=rng.randint(1, 3), slow=slow))
+        layers.append(layer)
+    plan = tuple(s for layer in layers for s in layer)
+    return Scenario(name=f"S6.{seed}", title="Random wide and deep DAG", plan=plan)
+
+
+def _s2() -> Scenario:
+    plan = tuple(Sub(id=f"s{i}", steps=4, slow=2.0 if i in (2, 6) else 1.0) for i in range(8))
+    return Scenario(name="S2", title="Eight-way fan-out with stragglers", plan=plan)
+
+
+def _s1() -> Scenario:
+    return fan_out("S1", "Two-way fan-out", 2, steps=2)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s for s in (_s1(), _s2(), _s3(), _s4(), _s5(), s6(1), s6(2))
+}
+"""The timed DAG scenarios S1-S6, by name."""

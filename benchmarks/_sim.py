@@ -1,0 +1,545 @@
+"""The simulator: a scripted, OpenAI-compatible model with a seeded latency model and exact accounting.
+
+One `Simulator` serves one benchmark run, over HTTP (`SimServer`, which wraps
+`agents.testing.FakeOpenAIServer`) or in process (`SimChatModel`, a paor `ChatModel`). For every
+request it
+
+- works out who is asking (`classify`): a plan or replan request carries a `response_format` named
+  "plan" or "replan"; a sub-agent's request carries tools and opens with `Task: [sub:ID]`; a single
+  ReAct agent's opens with `Task: [goal:ID]`; a synthesis request has neither tools nor a format;
+- asks the scenario's `Script` for the reply (the step is the number of assistant turns so far);
+- counts tokens exactly with its own tokenizer (`tokens`: runs of word characters or of punctuation),
+  and finds the longest prefix the prompt shares with any earlier request of the run, as a prompt
+  cache would see it (`PrefixIndex`); that prefix is reported as `cached_tokens`;
+- waits the latency the seeded `LatencyModel` gives the request's key (time to first token plus
+  decode time per completion token), so a run's latencies do not depend on arrival order;
+- may inject a fault (`Faults`): an HTTP status, a hang, or a malformed body.
+
+Every exchange is logged with its timestamps, so the figures are computed from one log whatever the
+framework under test.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Literal, Protocol, Self
+
+import anyio
+
+from agents import (
+    MalformedResponse,
+    ModelRequest,
+    ModelRequestError,
+    ModelResponse,
+    ModelRetryableError,
+    Usage,
+)
+from agents.testing import (
+    Completion,
+    FakeOpenAIServer,
+    ServerAction,
+    TokenUsage,
+    hang,
+    malformed_body,
+    status,
+)
+from memory import AssistantMessage, Message, ToolCall, ToolMessage
+
+__all__ = [
+    "Exchange",
+    "Fault",
+    "Faults",
+    "LatencyModel",
+    "PrefixIndex",
+    "Reply",
+    "Script",
+    "SimChatModel",
+    "SimRequest",
+    "SimServer",
+    "Simulator",
+    "ToolExchange",
+    "Who",
+    "classify",
+    "count_tokens",
+    "tokens",
+]
+
+_TOKEN = re.compile(r"\w+|[^\w\s]+")
+_MARKER = re.compile(r"^Task: \[(sub|goal):([\w.\-]+)\]")
+Kind = Literal["plan", "replan", "agent", "mono", "synthesis"]
+
+
+def tokens(text: str) -> list[str]:
+    """The simulator's tokens of `text`: runs of word characters, or runs of punctuation."""
+    return _TOKEN.findall(text)
+
+
+def count_tokens(text: str) -> int:
+    """How many simulator tokens `text` has."""
+    return len(_TOKEN.findall(text))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencyModel:
+    """Seeded latencies: each depends only on the seed, the request's key and its completion length.
+
+    Attributes:
+        seed: Seeds every jitter draw.
+        ttft_s: Median time to first token of a model call.
+        per_token_s: Decode time per completion token.
+        tool_s: Median duration of a tool call.
+        jitter: Sigma of the log-normal jitter applied to time to first token and tool time.
+    """
+
+    seed: int = 0
+    ttft_s: float = 0.08
+    per_token_s: float = 0.002
+    tool_s: float = 0.04
+    jitter: float = 0.2
+
+    def model_call(self, key: str, completion_tokens: int, slow: float = 1.0) -> float:
+        """Seconds a model call with this key takes to answer."""
+        if self.ttft_s == 0 and self.per_token_s == 0:
+            return 0.0
+        ttft = self.ttft_s * self._jitter(f"model:{key}")
+        return slow * (ttft + self.per_token_s * completion_tokens)
+
+    def tool_call(self, key: str, slow: float = 1.0) -> float:
+        """Seconds a tool call with this key takes."""
+        return 0.0 if self.tool_s == 0 else slow * self.tool_s * self._jitter(f"tool:{key}")
+
+    def _jitter(self, key: str) -> float:
+        return random.Random(f"{self.seed}:{key}").lognormvariate(0.0, self.jitter)
+
+
+ZERO_LATENCY = LatencyModel(ttft_s=0.0, per_token_s=0.0, tool_s=0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """Who is asking: the kind of request, the subtask or goal id, and the step (assistant turns)."""
+
+    kind: Kind
+    name: str
+    step: int
+
+    @property
+    def key(self) -> str:
+        """The request's key for latencies and faults, e.g. "agent:s1:0"."""
+        return f"{self.kind}:{self.name}:{self.step}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reply:
+    """A scripted answer: text, tool calls as (name, JSON arguments), or both."""
+
+    content: str | None = None
+    tool_calls: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def completion_tokens(self) -> int:
+        """The tokens the reply costs to decode."""
+        said = count_tokens(self.content or "")
+        return said + sum(count_tokens(n) + count_tokens(a) for n, a in self.tool_calls)
+
+
+class Script(Protocol):
+    """A scenario's behaviour: the reply to each request, and how slow each requester is."""
+
+    def reply(self, who: Who) -> Reply:
+        """The reply to a request from `who`."""
+        ...
+
+    def slow(self, who: Who) -> float:
+        """A latency multiplier for `who` (stragglers are slower than 1)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimRequest:
+    """A chat request in wire form (OpenAI chat completions), whatever transport brought it."""
+
+    messages: Sequence[Mapping[str, Any]]
+    tools: Sequence[Mapping[str, Any]] = ()
+    response_format: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any]) -> SimRequest:
+        """The request in an HTTP body."""
+        return cls(
+            messages=body.get("messages", []),
+            tools=body.get("tools") or (),
+            response_format=body.get("response_format"),
+        )
+
+    @classmethod
+    def from_model_request(cls, request: ModelRequest) -> SimRequest:
+        """The request paor's OpenAI adapter would send for `request` (native tool calls)."""
+        tools = [{"type": "function", "function": t.model_dump()} for t in request.tools]
+        fmt = None
+        if request.output is not None:
+            schema = {
+                "name": request.output.name,
+                "schema": request.output.schema_,
+                "strict": False,
+            }
+            fmt = {"type": "json_schema", "json_schema": schema}
+        return cls(messages=[wire(m) for m in request.messages], tools=tools, response_format=fmt)
+
+    @property
+    def format_name(self) -> str | None:
+        """The name of the requested JSON schema, if any."""
+        if not self.response_format:
+            return None
+        return str(self.response_format.get("json_schema", {}).get("name", "")) or None
+
+    def texts(self) -> list[str]:
+        """The prompt as a cache sees it: the tools and format first, then each message."""
+        out: list[str] = []
+        if self.tools or self.response_format:
+            head = {"tools": list(self.tools), "response_format": self.response_format}
+            out.append(json.dumps(head, sort_keys=True, separators=(",", ":")))
+        out += [render(m) for m in self.messages]
+        return out
+
+    def segments(self) -> list[tuple[str, ...]]:
+        """`texts`, tokenized."""
+        return [tuple(tokens(t)) for t in self.texts()]
+
+
+def wire(message: Message) -> dict[str, Any]:
+    """One paor message in OpenAI wire form (as `agents.OpenAIChatModel` sends it)."""
+    if isinstance(message, AssistantMessage):
+        out: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in message.tool_calls
+            ]
+        return out
+    if isinstance(message, ToolMessage):
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    return {"role": message.role, "content": message.content}
+
+
+def render(message: Mapping[str, Any]) -> str:
+    """A wire message as prompt text: role marker, content, then each tool call (ids are not shown)."""
+    parts = [f"<|{message.get('role', '')}|>", _text(message.get("content"))]
+    for call in message.get("tool_calls") or ():
+        function = call.get("function", {})
+        parts.append(f"{function.get('name', '')} {function.get('arguments', '')}")
+    return "\n".join(parts)
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return str(content)
+
+
+def classify(request: SimRequest) -> Who:
+    """Who sent `request` (see the module docstring for the dispatch rules)."""
+    step = sum(1 for m in request.messages if m.get("role") == "assistant")
+    name = request.format_name
+    if name in ("plan", "replan"):
+        return Who("plan", "", 0) if name == "plan" else Who("replan", "", 0)
+    first = next((m for m in request.messages if m.get("role") == "user"), None)
+    found = _MARKER.match(_text(first.get("content"))) if first is not None else None
+    if request.tools and found is not None:
+        return Who("agent" if found.group(1) == "sub" else "mono", found.group(2), step)
+    return Who("synthesis", "", 0)
+
+
+class PrefixIndex:
+    """The longest prompt prefix each request shares with any earlier request, in tokens.
+
+    Prompts are sequences of segments (the tools block, then messages). Whole segments are matched
+    through a chain of prefix hashes; at the first segment that differs from every earlier request
+    with the same prefix, the shared tokens inside it are counted too, so the figure is exact at
+    token level.
+    """
+
+    def __init__(self) -> None:
+        self._next: dict[int, dict[tuple[str, ...], None]] = {}
+
+    def observe(self, segments: Sequence[Sequence[str]]) -> int:
+        """Record a prompt and return how many of its leading tokens an earlier prompt shared."""
+        shared, node, matching = 0, 0, True
+        for segment in segments:
+            seg = segment if isinstance(segment, tuple) else tuple(segment)
+            options = self._next.setdefault(node, {})
+            if matching:
+                if seg in options:
+                    shared += len(seg)
+                else:
+                    shared += max((_common(seg, o) for o in options), default=0)
+                    matching = False
+            options[seg] = None
+            node = hash((node, seg))
+        return shared
+
+
+def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fault:
+    """One injected failure: an HTTP status (with an optional Retry-After), a hang, or bad JSON."""
+
+    kind: Literal["status", "hang", "malformed"] = "status"
+    code: int = 500
+    retry_after: float | None = None
+    seconds: float = 3600.0
+
+
+@dataclass(kw_only=True, slots=True)
+class Faults:
+    """Which requests fail: scripted faults by request key (played once each, in order) and a
+    seeded random rate of transient 503s."""
+
+    by_key: dict[str, list[Fault]] = field(default_factory=dict)
+    rate: float = 0.0
+    seed: int = 0
+    _rng: random.Random = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+
+    def take(self, key: str) -> Fault | None:
+        """The fault for this attempt at `key`, if any."""
+        queued = self.by_key.get(key)
+        if queued:
+            return queued.pop(0)
+        if self.rate and self._rng.random() < self.rate:
+            return Fault(code=503, retry_after=0.0)
+        return None
+
+
+@dataclass(kw_only=True, slots=True)
+class Exchange:
+    """One model request as the simulator saw it (times are `time.perf_counter()` seconds)."""
+
+    who: Who
+    received: float
+    answered: float = 0.0
+    latency: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    fault: str | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class ToolExchange:
+    """One simulated tool call."""
+
+    key: str
+    started: float
+    finished: float
+    latency: float
+
+
+class Simulator:
+    """The scripted model of one run: replies, latencies, accounting, faults and the log.
+
+    Args:
+        script: The scenario's behaviour.
+        latency: The latency model.
+        faults: Injected failures (none by default).
+        tool_tokens: The length of each tool result, in tokens.
+    """
+
+    def __init__(
+        self,
+        script: Script,
+        latency: LatencyModel = ZERO_LATENCY,
+        *,
+        faults: Faults | None = None,
+        tool_tokens: int = 40,
+    ) -> None:
+        self.script = script
+        self.latency = latency
+        self.faults = faults or Faults()
+        self.tool_tokens = tool_tokens
+        self.log: list[Exchange] = []
+        self.tools: list[ToolExchange] = []
+        self._prefix = PrefixIndex()
+        self._counts: dict[str, int] = {}
+        self._token_cache: dict[str, tuple[str, ...]] = {}
+
+    async def complete(self, request: SimRequest) -> tuple[Reply, Exchange] | Fault:
+        """Answer one request after its simulated latency, or return the fault injected into it."""
+        received = time.perf_counter()
+        who = self._number(classify(request))
+        exchange = Exchange(who=who, received=received)
+        self.log.append(exchange)
+        fault = self.faults.take(who.key)
+        if fault is not None:
+            exchange.fault, exchange.answered = fault.kind, time.perf_counter()
+            return fault
+        reply = self.script.reply(who)
+        exchange.prompt_tokens, exchange.cached_tokens = self.account(request)
+        exchange.completion_tokens = reply.completion_tokens
+        exchange.latency = self.latency.model_call(
+            who.key, exchange.completion_tokens, self.script.slow(who)
+        )
+        if exchange.latency > 0:
+            await anyio.sleep(exchange.latency)
+        exchange.answered = time.perf_counter()
+        return reply, exchange
+
+    def account(self, request: SimRequest) -> tuple[int, int]:
+        """The prompt tokens of `request`, and how many of them lead an earlier prompt too."""
+        segments = [self._tokens(text) for text in request.texts()]
+        return sum(len(s) for s in segments), self._prefix.observe(segments)
+
+    def _tokens(self, text: str) -> tuple[str, ...]:
+        # Each message is re-sent with every later request: tokenize it once, so the simulator's
+        # own work (which shares the event loop with the framework under test) stays small.
+        found = self._token_cache.get(text)
+        if found is None:
+            found = self._token_cache[text] = tuple(tokens(text))
+        return found
+
+    async def tool(self, key: str, slow: float = 1.0) -> str:
+        """Run the simulated tool call `key`: wait its latency, log it, return its result text."""
+        started = time.perf_counter()
+        latency = self.latency.tool_call(key, slow)
+        if latency > 0:
+            await anyio.sleep(latency)
+        self.tools.append(
+            ToolExchange(key=key, started=started, finished=time.perf_counter(), latency=latency)
+        )
+        return tool_text(key, self.tool_tokens)
+
+    def _number(self, who: Who) -> Who:
+        """Planner and synthesis requests are numbered in arrival order (plan:0, replan:1, ...)."""
+        if who.kind in ("agent", "mono"):
+            return who
+        n = self._counts.get(who.kind, 0)
+        self._counts[who.kind] = n + 1
+        return Who(who.kind, who.name, n)
+
+
+def tool_text(key: str, size: int) -> str:
+    """The deterministic result of tool call `key`: `size` tokens."""
+    rng = random.Random(key)
+    words = [f"w{rng.randrange(10_000)}" for _ in range(max(0, size - 2))]
+    return f"{key}: {' '.join(words)}"
+
+
+class SimServer:
+    """The simulator over HTTP on 127.0.0.1, as an async context manager (`base_url` inside)."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        self._server = FakeOpenAIServer(self._serve, model="sim")
+
+    @property
+    def base_url(self) -> str:
+        """The URL to hand to an OpenAI client."""
+        return self._server.base_url
+
+    async def __aenter__(self) -> Self:
+        await self._server.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._server.__aexit__(exc_type, exc, tb)
+
+    @property
+    def failures(self) -> list[str]:
+        """Problems the server met (unreadable bodies, script errors)."""
+        return self._server.failures
+
+    async def _serve(self, body: dict[str, Any]) -> ServerAction:
+        outcome = await self.sim.complete(SimRequest.from_body(body))
+        if isinstance(outcome, Fault):
+            return _server_fault(outcome)
+        reply, exchange = outcome
+        usage = TokenUsage(
+            prompt_tokens=exchange.prompt_tokens,
+            completion_tokens=exchange.completion_tokens,
+            cached_tokens=exchange.cached_tokens,
+        )
+        return Completion(content=reply.content, tool_calls=reply.tool_calls, usage=usage)
+
+
+def _server_fault(fault: Fault) -> ServerAction:
+    if fault.kind == "hang":
+        return hang(fault.seconds)
+    if fault.kind == "malformed":
+        return malformed_body()
+    headers = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
+    return status(fault.code, headers=headers)
+
+
+class SimChatModel:
+    """The simulator in process, as a paor `ChatModel` (no HTTP, same accounting and latencies)."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        self._ids = 0
+
+    @property
+    def name(self) -> str:
+        """The model label."""
+        return "sim"
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer through the simulator; faults become the errors paor's OpenAI adapter raises."""
+        outcome = await self.sim.complete(SimRequest.from_model_request(request))
+        if isinstance(outcome, Fault):
+            raise _model_fault(outcome)
+        reply, exchange = outcome
+        usage = Usage(
+            requests=1,
+            prompt_tokens=exchange.prompt_tokens,
+            completion_tokens=exchange.completion_tokens,
+            cached_tokens=exchange.cached_tokens,
+        )
+        return ModelResponse(message=self._message(reply), usage=usage, model="sim")
+
+    def _message(self, reply: Reply) -> AssistantMessage:
+        calls = []
+        for name, arguments in reply.tool_calls:
+            self._ids += 1
+            calls.append(ToolCall(id=f"call_{self._ids}", name=name, arguments=arguments))
+        return AssistantMessage(content=reply.content, tool_calls=tuple(calls))
+
+
+def _model_fault(fault: Fault) -> Exception:
+    if fault.kind == "malformed":
+        return MalformedResponse("the simulator sent a malformed body", raw="{")
+    if fault.kind == "hang":
+        return ModelRetryableError("the simulator hung")
+    if fault.code in (408, 409, 429) or fault.code >= 500:
+        return ModelRetryableError(
+            f"HTTP {fault.code}", retry_after=fault.retry_after, status=fault.code
+        )
+    return ModelRequestError(f"HTTP {fault.code}", status=fault.code)

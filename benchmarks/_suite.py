@@ -1,0 +1,310 @@
+"""The suite: every scenario for paor and each peer, in one run, gathered into one results dict."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from benchmarks import _openai_agents as oa
+from benchmarks._figures import (
+    dispatch_gaps,
+    median,
+    percentile,
+    prefix_share,
+    prompt_tokens,
+    targets,
+)
+from benchmarks._paor import run_executor, run_orchestrator, s0_cpu
+from benchmarks._react import REACT_INSTRUCTIONS, run_react, s0_cpu_react
+from benchmarks._run import RunRecord
+from benchmarks._scenarios import SCENARIOS, Scenario, s0, s8
+
+__all__ = ["FRAMEWORKS", "Suite"]
+
+FRAMEWORKS = ("paor", "react", "langgraph-react", "langgraph-plan", "openai-agents")
+ROOT = Path(__file__).resolve().parent.parent
+Runner = Callable[[Scenario], Awaitable[RunRecord]]
+
+
+async def _paor_http(scenario: Scenario) -> RunRecord:
+    return await run_orchestrator(scenario, http=True)
+
+
+async def _paor_inproc(scenario: Scenario) -> RunRecord:
+    return await run_orchestrator(scenario, http=False)
+
+
+@dataclass(kw_only=True)
+class Suite:
+    """One run of the benchmark suite.
+
+    Args:
+        quick: Run a fast subset (S0, S2, S3, S8, and S7 up to 1,000 sub-agents; no repeats).
+        progress: Receives one line per finished measurement.
+    """
+
+    quick: bool = False
+    progress: Callable[[str], None] = print
+    unavailable: dict[str, str] = field(default_factory=dict)
+    runners: dict[str, Runner] = field(default_factory=dict)
+
+    async def run(self) -> dict[str, Any]:
+        """Run everything; return the results (see `benchmarks/README.md` for the fields)."""
+        results: dict[str, Any] = {
+            "command": "python -m benchmarks" + (" --quick" if self.quick else ""),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "machine": {
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "platform": platform.platform(),
+            },
+            "frameworks": list(FRAMEWORKS),
+            "unavailable": self.unavailable,
+            "scenarios": {},
+            "s0": {},
+            "dispatch_gap_ms": {},
+            "memory": {},
+            "s8": {},
+        }
+        await self._peers()
+        await self._warm_up()
+        results["s0"] = await self._s0()
+        results["scenarios"], results["dispatch_gap_ms"] = await self._scenarios()
+        results["s8"] = await self._s8()
+        results["memory"] = await self._s7()
+        results["targets"] = [t.as_dict() for t in targets(results)]
+        return results
+
+    async def _peers(self) -> None:
+        self.runners = {"paor": _paor_http, "react": run_react}
+        try:
+            from benchmarks import _langgraph as lg
+        except ImportError as exc:
+            reason = f"unavailable: {exc} (install the bench extra)"
+            self.unavailable.update({"langgraph-react": reason, "langgraph-plan": reason})
+        else:
+
+            async def lg_react(scenario: Scenario) -> RunRecord:
+                return await lg.run_langgraph(scenario, shape="react")
+
+            async def lg_plan(scenario: Scenario) -> RunRecord:
+                return await lg.run_langgraph(scenario, shape="plan")
+
+            self.runners.update({"langgraph-react": lg_react, "langgraph-plan": lg_plan})
+        self.progress(
+            f"preparing {oa.PIN} in benchmarks/{oa.VENV.name} (the first run installs it)"
+        )
+        try:
+            await oa.ensure_peer()
+        except (oa.PeerUnavailable, OSError) as exc:
+            self.unavailable["openai-agents"] = f"unavailable: {exc}"
+        else:
+            self.runners["openai-agents"] = oa.run_openai_agents
+
+    async def _warm_up(self) -> None:
+        """One untimed run each: lazy imports, first connections and caches are not the figures."""
+        scenario = SCENARIOS["S1"]
+        for name, runner in self.runners.items():
+            if name != "openai-agents":
+                await self._attempt(name, runner, scenario)
+        await self._attempt("paor", _paor_inproc, scenario)
+
+    async def _attempt(self, name: str, runner: Runner, scenario: Scenario) -> RunRecord:
+        try:
+            return await runner(scenario)
+        except Exception as exc:  # a peer failing must not end the suite: it is reported
+            return RunRecord(
+                framework=name,
+                scenario=scenario.name,
+                transport="http",
+                error=f"{type(exc).__name__}: {exc}"[:300],
+            )
+
+    async def _s0(self) -> dict[str, Any]:
+        runs = 1000 if self.quick else 2000
+        scenario = s0()
+        found: dict[str, Any] = {}
+        # The least of several samples: the machine is shared, and noise only ever adds time.
+        gc.collect()
+        samples = [await s0_cpu(scenario, runs // 5) for _ in range(5)]
+        found["paor"] = _cpu(min(samples, key=lambda s: s[0] / max(s[1], 1)))
+        found["react"] = _cpu(await s0_cpu_react(scenario, runs))
+        if "langgraph-react" in self.runners:
+            from benchmarks._langgraph import s0_cpu_langgraph
+
+            found["langgraph-react"] = _cpu(await s0_cpu_langgraph(scenario, runs // 4))
+        if "openai-agents" in self.runners:
+            job = {
+                "mode": "s0",
+                "runs": runs // 4,
+                "task": f"Task: {scenario.plan[0].goal}",
+                "instructions": REACT_INSTRUCTIONS,
+            }
+            try:
+                done = await oa.run_peer(job)
+                found["openai-agents"] = _cpu((done["cpu_s"], done["steps"]))
+            except oa.PeerUnavailable as exc:
+                found["openai-agents"] = {"error": str(exc)}
+        for name, figures in found.items():
+            self.progress(f"S0 {name}: {figures.get('cpu_us_per_step', 'error')} us per step")
+        return found
+
+    async def _scenarios(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        names = ["S2", "S3"] if self.quick else list(SCENARIOS)
+        out: dict[str, Any] = {}
+        gaps: dict[str, list[float]] = {
+            "paor (HTTP)": [],
+            "paor (in-process)": [],
+            "langgraph-plan (HTTP)": [],
+        }
+        for name in names:
+            out[name] = await self._scenario(SCENARIOS[name], gaps)
+        summary = {
+            key: {
+                "p50": percentile(v, 50) * 1000,
+                "p99": percentile(v, 99) * 1000,
+                "samples": len(v),
+            }
+            for key, v in gaps.items()
+            if v
+        }
+        return out, summary
+
+    async def _scenario(self, scenario: Scenario, gaps: dict[str, list[float]]) -> dict[str, Any]:
+        cp = scenario.critical_path()
+        repeats = 1 if self.quick else 3
+        records: dict[str, list[RunRecord]] = {}
+        for name, runner in self.runners.items():
+            records[name] = [
+                await self._attempt(name, runner, scenario)
+                for _ in range(repeats if name == "paor" else 1)
+            ]
+        records["paor (in-process)"] = [
+            await self._attempt("paor", _paor_inproc, scenario) for _ in range(repeats)
+        ]
+        for key, name in (
+            ("paor (HTTP)", "paor"),
+            ("paor (in-process)", "paor (in-process)"),
+            ("langgraph-plan (HTTP)", "langgraph-plan"),
+        ):
+            for record in records.get(name, []):
+                if record.error is None:
+                    gaps[key] += dispatch_gaps(record, scenario)
+        react_wall = _wall(records.get("react", []))
+        react_tokens = prompt_tokens(records["react"][0]) if records.get("react") else 0
+        runs = {
+            name: _figures(found, cp, react_wall, react_tokens) for name, found in records.items()
+        }
+        line = "  ".join(f"{n}={r.get('wall_over_cp', float('nan')):.3f}" for n, r in runs.items())
+        self.progress(f"{scenario.name} wall/cp: {line}")
+        return {
+            "title": scenario.title,
+            "subtasks": len(scenario.subs),
+            "critical_path_s": cp,
+            "sequential_s": scenario.sequential_path(),
+            "ideal_speedup": scenario.sequential_path() / cp,
+            "runs": runs,
+        }
+
+    async def _s8(self) -> dict[str, Any]:
+        scenario = s8()
+
+        async def paor(scenario: Scenario) -> RunRecord:
+            return await run_executor(scenario, http=True)
+
+        runners: dict[str, Runner] = {**self.runners, "paor": paor}
+        runners.pop("langgraph-plan", None)
+        found: dict[str, Any] = {}
+        for name, runner in runners.items():
+            record = await self._attempt(name, runner, scenario)
+            found[name] = {
+                "prefix_share": prefix_share(record) if record.error is None else None,
+                "prompt_tokens": prompt_tokens(record),
+                "requests": len(record.log),
+                "error": record.error,
+            }
+            self.progress(f"S8 {name}: prefix share {found[name]['prefix_share']}")
+        return found
+
+    async def _s7(self) -> dict[str, Any]:
+        jobs = [("paor", 100), ("paor", 1000)]
+        if not self.quick:
+            jobs += [("paor", 10_000), ("langgraph-plan", 1000), ("openai-agents", 1000)]
+        found: dict[str, Any] = {}
+        for name, n in jobs:
+            if name != "paor" and name not in self.runners:
+                continue
+            figures = await self._memory(name, n)
+            found.setdefault(name, {})[str(n)] = figures
+            self.progress(
+                f"S7 {name} x{n}: {figures.get('kib_per_agent', figures.get('error'))} KiB per sub-agent"
+            )
+        return found
+
+    async def _memory(self, name: str, n: int) -> dict[str, Any]:
+        try:
+            if name == "openai-agents":
+                job = {
+                    "mode": "memory",
+                    "n": n,
+                    "task": f"Task: {s0().plan[0].goal}",
+                    "instructions": REACT_INSTRUCTIONS,
+                }
+                raw = await oa.run_peer(job)
+            else:
+                raw = await _child(name, n)
+        except Exception as exc:  # reported, not fatal
+            return {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        kib = (raw["hwm_kib"] - raw["rss_before_kib"]) / n
+        return {**raw, "kib_per_agent": round(kib, 2), "mib_per_1000": round(kib * 1000 / 1024, 2)}
+
+
+async def _child(name: str, n: int) -> dict[str, Any]:
+    """S7 in a fresh interpreter, so one size's memory does not count against the next."""
+    with anyio.fail_after(480):
+        done = await anyio.run_process(
+            [sys.executable, "-m", "benchmarks._memory", name, str(n)], cwd=ROOT, check=False
+        )
+    if done.returncode:
+        raise RuntimeError(done.stderr.decode(errors="replace").strip().splitlines()[-1:])
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def _cpu(sample: tuple[float, int]) -> dict[str, Any]:
+    cpu, steps = sample
+    return {"cpu_us_per_step": round(cpu / steps * 1e6, 1) if steps else None, "steps": steps}
+
+
+def _wall(records: list[RunRecord]) -> float | None:
+    ok = [r.wall_s for r in records if r.error is None]
+    return median(ok) if ok else None
+
+
+def _figures(
+    records: list[RunRecord], cp: float, react_wall: float | None, react_tokens: int
+) -> dict[str, Any]:
+    wall = _wall(records)
+    errors = [r.error for r in records if r.error]
+    if wall is None:
+        return {"error": errors[0] if errors else "no run"}
+    tokens = prompt_tokens(next(r for r in records if r.error is None))
+    return {
+        "wall_s": round(wall, 4),
+        "walls_s": [round(r.wall_s, 4) for r in records if r.error is None],
+        "wall_over_cp": round(wall / cp, 4),
+        "speedup": round(react_wall / wall, 3) if react_wall else None,
+        "prompt_tokens": tokens,
+        "tokens_vs_react": round(tokens / react_tokens, 4) if react_tokens else None,
+        "requests": len(records[0].log),
+    }

@@ -1,0 +1,452 @@
+"""The journal: every effect result of a run, in SQLite, written before the loop goes on.
+
+Two tables. `runs` has a row per run: its goal, status, owner lease, result and metadata. `effects`
+has one record per effect, addressed by (run, agent, seq, kind): a model reply, a tool outcome, a
+clock read, a recorded choice, or the intent written just before a tool runs. Every record carries a
+CRC32 of its contents. `load` checks it and keeps each agent's records only up to its first damaged
+one, so a damaged record behaves like a run that stopped just before it. A write torn by a killed
+process never commits: SQLite's WAL drops the torn frame, and the run resumes from the last whole
+record.
+
+One process at a time may continue a run. `claim` takes the run's lease in a `BEGIN IMMEDIATE`
+transaction. It succeeds if nobody holds the lease, or if the holder's heartbeat is older than
+`lease_s`, or if the holder's pid is dead on this host. Otherwise it raises `RunLocked`. While a
+run is live its holder refreshes the heartbeat; the lease is released when the run ends.
+
+Every call runs in a worker thread on one connection, which a lock hands to one thread at a time.
+The database uses WAL mode with `synchronous=FULL`, so an appended record survives a crash of the
+process or of the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import sqlite3
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, Self, TypeVar
+
+import anyio
+import anyio.to_thread
+import structlog
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+__all__ = [
+    "EffectKind",
+    "EffectRecord",
+    "Journal",
+    "JournalError",
+    "RunInfo",
+    "RunLocked",
+    "RunStatus",
+    "default_journal_path",
+]
+
+EffectKind = Literal["model", "tool", "clock", "choice", "intent"]
+RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed"]
+FINISHED_RUNS: frozenset[str] = frozenset({"complete", "incomplete", "failed"})
+_T = TypeVar("_T")
+_log = structlog.get_logger("paor.journal")
+_HOST = socket.gethostname()
+_RUN_COLUMNS = (
+    "run_id", "goal", "status", "created", "updated", "owner", "heartbeat", "result_json",
+    "meta_json",
+)  # fmt: skip
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    goal TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    owner TEXT,
+    heartbeat REAL,
+    result_json TEXT,
+    meta_json TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS effects (
+    run_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    payload_json TEXT NOT NULL,
+    crc INTEGER NOT NULL,
+    PRIMARY KEY (run_id, agent_id, seq, kind)
+);
+"""
+
+
+class JournalError(Exception):
+    """The journal cannot do what was asked: a damaged file, an unknown run, a finished run."""
+
+
+class RunLocked(JournalError):
+    """Another live process holds the run's lease."""
+
+
+class EffectRecord(BaseModel):
+    """One journaled effect.
+
+    Attributes:
+        agent_id: The agent within the run ("planner", "run", or a subtask id).
+        seq: The effect's place in the agent's sequence.
+        kind: model, tool, clock, choice, or intent (a tool call about to start).
+        digest: What was asked (a hash of the request), to detect drift on replay.
+        outcome: ok; error (a model error, re-raised on replay); cancelled (cut short).
+        payload: The result as JSON data.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_id: str
+    seq: int
+    kind: EffectKind
+    digest: str = ""
+    outcome: Literal["ok", "error", "cancelled"] = "ok"
+    payload: Any = None
+
+    def payload_json(self) -> str:
+        """The payload as compact JSON. Keys keep their order: a replayed tool result must read
+        exactly as the live one did, down to the order of its fields."""
+        return json.dumps(self.payload, separators=(",", ":"), ensure_ascii=False)
+
+    def crc(self) -> int:
+        """The CRC32 over every stored field, so damage anywhere in the row is caught."""
+        fields = (self.agent_id, str(self.seq), self.kind, self.digest, self.outcome)
+        return zlib.crc32("\x1f".join((*fields, self.payload_json())).encode())
+
+
+class RunInfo(BaseModel):
+    """A run as the journal knows it.
+
+    Attributes:
+        run_id: The run.
+        goal: Its goal.
+        status: running, complete, incomplete, failed, or crashed. A run whose owner is dead is
+            reported as crashed: this is worked out when the row is read, never stored.
+        created: When it started (seconds since the epoch).
+        updated: When its row last changed.
+        owner: The lease holder ("host:pid:token"), if any.
+        heartbeat: When the holder last said it was alive.
+        meta: What its starter stored to rebuild it (e.g. the command line's arguments).
+        result: The finished run's result, as JSON data.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    goal: str
+    status: RunStatus
+    created: float
+    updated: float
+    owner: str | None = None
+    heartbeat: float | None = None
+    meta: dict[str, Any] = {}
+    result: dict[str, Any] | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run ended (complete, incomplete or failed): nothing is left to resume."""
+        return self.status in FINISHED_RUNS
+
+
+def default_journal_path() -> Path:
+    """`$PAOR_HOME/journal.db`, where `PAOR_HOME` defaults to `~/.paor`."""
+    home = os.environ.get("PAOR_HOME") or Path.home() / ".paor"
+    return Path(home) / "journal.db"
+
+
+class Journal:
+    """The durable record of runs and their effects, in one SQLite file.
+
+    Use it as an async context manager, or call `open` and `aclose`.
+
+    ```python
+    async with Journal("runs.db") as journal:
+        orch = Orchestrator(model, tools, journal=journal)
+        result = await orch.run("goal")          # recorded
+        result = await orch.resume(run_id)       # continues a crashed run
+    ```
+
+    Args:
+        path: The database file (default: `default_journal_path()`); folders are created.
+        lease_s: How long a silent owner keeps its lease.
+        timeout: Seconds to wait for another process's write lock.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, lease_s: float = 30.0, timeout: float = 10.0
+    ) -> None:
+        self.path = Path(path) if path is not None else default_journal_path()
+        self.lease_s = lease_s
+        self.timeout = timeout
+        self.owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    async def open(self) -> Self:
+        """Connect, switch to WAL mode and create the schema.
+
+        Raises:
+            JournalError: The file cannot be opened or is not a journal.
+        """
+        if self._conn is None:
+            self._conn = await anyio.to_thread.run_sync(self._connect)
+        return self
+
+    async def aclose(self) -> None:
+        """Close the connection (idempotent); waits for a call in flight to finish."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self._locked, conn, sqlite3.Connection.close)
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def begin(self, run_id: str, goal: str, *, meta: dict[str, Any] | None = None) -> None:
+        """Register a new run, owned by this journal.
+
+        Raises:
+            JournalError: The run id is taken.
+        """
+        now = time.time()
+        row = (run_id, goal, "running", now, now, self.owner, now, None, _dumps(meta or {}))
+        sql = f"INSERT INTO runs VALUES ({', '.join('?' * len(_RUN_COLUMNS))})"
+        try:
+            await self._run(lambda conn: conn.execute(sql, row))
+        except JournalError as exc:
+            if isinstance(exc.__cause__, sqlite3.IntegrityError):
+                raise JournalError(f"run {run_id} already exists in {self.path}") from None
+            raise
+
+    async def claim(self, run_id: str, owner: str | None = None) -> RunInfo:
+        """Take the run's lease for `owner` (this journal by default); returns the run.
+
+        Raises:
+            RunLocked: A live process holds the lease.
+            JournalError: The run is unknown.
+        """
+        return await self._run(lambda conn: self._claim(conn, run_id, owner or self.owner))
+
+    async def heartbeat(self, run_id: str) -> bool:
+        """Refresh this journal's lease; False if it no longer holds it."""
+        sql = "UPDATE runs SET heartbeat = ? WHERE run_id = ? AND owner = ?"
+        params = (time.time(), run_id, self.owner)
+        return await self._run(lambda conn: conn.execute(sql, params).rowcount > 0)
+
+    async def finish(
+        self, run_id: str, status: RunStatus | None = None, result: dict[str, Any] | None = None
+    ) -> None:
+        """Release the lease; with a `status`, also record how the run ended (and its result).
+
+        Without a status the run stays "running" with no owner, so it reads as crashed: resumable.
+        """
+        now = time.time()
+        if status is None:
+            sql = "UPDATE runs SET owner = NULL, updated = ? WHERE run_id = ? AND owner = ?"
+            params: tuple[Any, ...] = (now, run_id, self.owner)
+        else:
+            sql = (
+                "UPDATE runs SET owner = NULL, updated = ?, status = ?, result_json = ? "
+                "WHERE run_id = ? AND owner = ?"
+            )
+            body = None if result is None else _dumps(result)
+            params = (now, status, body, run_id, self.owner)
+        await self._run(lambda conn: conn.execute(sql, params))
+
+    async def run(self, run_id: str) -> RunInfo | None:
+        """The run, if the journal has it."""
+        sql = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE run_id = ?"
+        row = await self._run(lambda conn: conn.execute(sql, (run_id,)).fetchone())
+        return None if row is None else self._info(row)
+
+    async def runs(self) -> list[RunInfo]:
+        """Every run, the most recently updated first."""
+        sql = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs ORDER BY updated DESC, run_id"
+        rows = await self._run(lambda conn: conn.execute(sql).fetchall())
+        return [self._info(row) for row in rows]
+
+    async def append(self, run_id: str, record: EffectRecord) -> None:
+        """Write one record (replacing one at the same address), durably, before returning."""
+        body = record.payload_json()
+        row = (run_id, record.agent_id, record.seq, record.kind, record.digest, record.outcome)
+        sql = "INSERT OR REPLACE INTO effects VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        await self._run(lambda conn: conn.execute(sql, (*row, body, record.crc())))
+
+    async def forget(self, run_id: str, agent_id: str, from_seq: int) -> None:
+        """Drop an agent's records from `from_seq` on, and its stop record (a choice at seq 0):
+        the agent went another way, and what it recorded past that point no longer applies."""
+        sql = (
+            "DELETE FROM effects WHERE run_id = ? AND agent_id = ? "
+            "AND (seq >= ? OR (seq = 0 AND kind = 'choice'))"
+        )
+        await self._run(lambda conn: conn.execute(sql, (run_id, agent_id, from_seq)))
+
+    async def load(self, run_id: str) -> list[EffectRecord]:
+        """The run's whole records in the order they were written.
+
+        Each agent's records are kept up to its first damaged one (a CRC mismatch, unreadable
+        JSON, an unknown kind); that record and the agent's later ones are dropped and logged.
+        """
+        sql = (
+            "SELECT agent_id, seq, kind, digest, outcome, payload_json, crc FROM effects "
+            "WHERE run_id = ? ORDER BY rowid"
+        )
+        rows = await self._run(lambda conn: conn.execute(sql, (run_id,)).fetchall())
+        return _whole(run_id, rows)
+
+    def _claim(self, conn: sqlite3.Connection, run_id: str, owner: str) -> RunInfo:
+        # IMMEDIATE takes the write lock before the read: two claimers cannot both see it free.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            sql = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE run_id = ?"
+            row = conn.execute(sql, (run_id,)).fetchone()
+            if row is None:
+                raise JournalError(f"no run {run_id} in {self.path}")
+            holder, beat = row[5], row[6]
+            if holder and holder != owner and self._alive(holder, beat):
+                age = time.time() - beat
+                raise RunLocked(
+                    f"run {run_id} is held by another live process ({_describe(holder)}, "
+                    f"heartbeat {age:.0f}s ago); wait for it to end or stop it first"
+                )
+            now = time.time()
+            conn.execute(
+                "UPDATE runs SET owner = ?, heartbeat = ?, updated = ? WHERE run_id = ?",
+                (owner, now, now, run_id),
+            )
+        except Exception:
+            conn.rollback()
+            raise
+        conn.commit()
+        return self._info((*row[:4], now, owner, now, *row[7:]))
+
+    def _alive(self, owner: str | None, heartbeat: float | None) -> bool:
+        """Whether a lease holder still counts: a recent heartbeat, and on this host a live pid."""
+        if not owner or heartbeat is None or time.time() - heartbeat > self.lease_s:
+            return False
+        host, _, rest = owner.partition(":")
+        pid = rest.partition(":")[0]
+        return host != _HOST or not pid.isdigit() or _pid_alive(int(pid))
+
+    def _info(self, row: tuple[Any, ...]) -> RunInfo:
+        fields = dict(zip(_RUN_COLUMNS, row, strict=True))
+        if fields["status"] == "running" and not self._alive(fields["owner"], fields["heartbeat"]):
+            fields["status"] = "crashed"
+        result = fields.pop("result_json")
+        meta = fields.pop("meta_json")
+        try:
+            return RunInfo(
+                **fields,
+                meta=json.loads(meta or "{}"),
+                result=None if result is None else json.loads(result),
+            )
+        except (ValueError, ValidationError) as exc:
+            raise JournalError(f"run {fields['run_id']} has a damaged row in {self.path}") from exc
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._conn is None:
+            raise JournalError("the journal is not open: use `async with` or `await open()`")
+        try:
+            return await anyio.to_thread.run_sync(self._locked, self._conn, fn)
+        except sqlite3.Error as exc:
+            raise JournalError(f"the journal {self.path} cannot be used: {exc}") from exc
+
+    def _locked(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        with self._lock:
+            return fn(conn)
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Autocommit (isolation_level=None): each statement commits; `_claim` opens its own.
+            conn = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise JournalError(f"{self.path} is damaged or not a paor journal: {exc}") from exc
+        return conn
+
+
+def _whole(run_id: str, rows: list[tuple[Any, ...]]) -> list[EffectRecord]:
+    """The records up to each agent's first damaged one.
+
+    Whole records at the damaged seq stay: a tool's intent without its damaged result then reads
+    as a call in flight, which is the safe reading. A stop record (a choice at seq 0) is written
+    last, so it goes with any damage, and damage to it alone costs nothing else.
+    """
+    records: list[EffectRecord] = []
+    first_bad: dict[str, float] = {}
+    for agent_id, seq, kind, digest, outcome, body, crc in rows:
+        record = _record(agent_id, seq, kind, digest, outcome, body, crc)
+        if record is not None:
+            records.append(record)
+            continue
+        # A row too damaged to say where it was costs its agent everything.
+        bad = _order(seq, kind) if isinstance(seq, int) and seq >= 0 else -1.0
+        first_bad[agent_id] = min(first_bad.get(agent_id, bad), bad)
+    for agent_id, bad in first_bad.items():
+        _log.warning("journal_damaged", run_id=run_id, agent_id=agent_id, seq=bad)
+    return [
+        r
+        for r in records
+        if r.agent_id not in first_bad or _order(r.seq, r.kind) <= first_bad[r.agent_id]
+    ]
+
+
+def _order(seq: int, kind: object) -> float:
+    """Where a record falls in its agent's sequence (an agent's stop record comes last)."""
+    return math.inf if seq == 0 and kind == "choice" else float(seq)
+
+
+def _record(
+    agent_id: Any, seq: Any, kind: Any, digest: Any, outcome: Any, body: Any, crc: Any
+) -> EffectRecord | None:
+    """A row as a record, or None if it is damaged."""
+    try:
+        record = EffectRecord(
+            agent_id=agent_id, seq=seq, kind=kind, digest=digest, outcome=outcome,
+            payload=json.loads(body),
+        )  # fmt: skip
+    except (TypeError, ValueError, ValidationError):
+        return None
+    return record if record.crc() == crc and record.payload_json() == body else None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def _describe(owner: str) -> str:
+    host, _, rest = owner.partition(":")
+    return f"pid {rest.partition(':')[0]} on {host}"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,117 @@
+"""Journaled runs for people: the list of runs, and one run's plan versions and step trace.
+
+The trace is the journal itself, one line per effect in the order they were written: what each
+agent asked its model and got back, which tools ran and how they ended, and the run's recorded
+choices. Clock reads are left out. Tool arguments were redacted before they were stored.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from memory import EffectRecord, RunInfo
+from orchestrator._plan import Plan, PlanDiff
+from orchestrator._state import RunResult
+
+__all__ = ["render_run", "render_runs"]
+
+_TEXT = 100
+
+
+def render_runs(runs: Sequence[RunInfo]) -> str:
+    """One line per run: id, status, last update, goal."""
+    if not runs:
+        return "no runs"
+    width = max(len(r.run_id) for r in runs)
+    lines = [f"{'RUN':<{width}}  {'STATUS':<10}  {'UPDATED':<19}  GOAL"]
+    lines += [
+        f"{r.run_id:<{width}}  {r.status:<10}  {_when(r.updated)}  {_cut(r.goal, 80)}" for r in runs
+    ]
+    return "\n".join(lines)
+
+
+def render_run(info: RunInfo, records: Sequence[EffectRecord]) -> str:
+    """A run's header, its plan versions (when it finished) and its step trace."""
+    lines = [
+        f"run {info.run_id}: {info.status}",
+        f"goal: {info.goal}",
+        f"started {_when(info.created)}, updated {_when(info.updated)}",
+    ]
+    if info.meta.get("command"):
+        lines.append(f"command: paor {info.meta['command']}")
+    lines += ["", *_outcome(info)]
+    shown = [r for r in records if r.kind != "clock"]
+    lines += ["", f"trace ({len(shown)} effects, clock reads left out):"]
+    lines += [f"  {_step(r)}" for r in shown]
+    return "\n".join(lines)
+
+
+def _outcome(info: RunInfo) -> list[str]:
+    if info.result is None:
+        return ["the run has not finished: the planner's replies are in the trace"]
+    try:
+        result = RunResult.model_validate(info.result)
+    except ValidationError:
+        return [f"answer: {_cut(str(info.result.get('answer', '')), 300)}"]
+    diffs = {d.version: d for d in result.diffs}
+    lines = [_plan(plan, diffs.get(plan.version)) for plan in result.plans]
+    if result.reason:
+        lines.append(f"incomplete: {result.reason}")
+    return [*lines, f"answer: {_cut(result.answer, 300)}"]
+
+
+def _plan(plan: Plan, diff: PlanDiff | None) -> str:
+    subtasks = ", ".join(
+        f"{s.id} (after {', '.join(s.depends_on)})" if s.depends_on else s.id for s in plan.subtasks
+    )
+    line = f"plan v{plan.version}: {subtasks}"
+    if diff is None:
+        return line
+    changes = [
+        f"{what} {', '.join(ids)}"
+        for what, ids in (("added", diff.added), ("removed", diff.removed), ("cancelled", diff.cancelled))
+        if ids
+    ]
+    return f"{line}\n  replanned after {diff.trigger}: {'; '.join(changes) or 'no change'}"
+
+
+def _step(record: EffectRecord) -> str:
+    where = f"{record.agent_id}#{record.seq}"
+    return f"{where:<16} {record.kind:<7} {record.outcome:<9} {_summary(record)}".rstrip()
+
+
+def _summary(record: EffectRecord) -> str:
+    payload: Any = record.payload
+    if record.outcome == "cancelled":
+        return "(cut short)"
+    if record.outcome == "error":
+        return f"{payload.get('type')}: {_cut(str(payload.get('message')))}"
+    if record.kind == "model":
+        message = payload.get("message", {})
+        calls = message.get("tool_calls") or []
+        if calls:
+            return "calls " + ", ".join(f"{c['name']}({_cut(c['arguments'], 60)})" for c in calls)
+        return f"says: {_cut(message.get('content') or '')}"
+    if record.kind == "intent":
+        args = json.dumps(payload.get("args"), ensure_ascii=False, sort_keys=True)
+        return f"starts {payload.get('tool')}({_cut(args, 60)})"
+    if record.kind == "tool":
+        outcome = payload.get("outcome", {})
+        if outcome.get("ok"):
+            return f"{payload.get('tool')}: {_cut(json.dumps(outcome.get('value'), ensure_ascii=False))}"
+        return f"{payload.get('tool')} failed ({outcome.get('error')}): {_cut(outcome.get('message', ''))}"
+    return _cut(str(payload.get("value")))
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+
+
+def _cut(text: str, limit: int = _TEXT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,219 @@
+"""The benchmark simulator and two tiny scenarios, in process: accounting must be exact (no timing)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agents import Executor, MalformedResponse, ModelRequest, OpenAIChatModel
+from benchmarks._figures import dispatch_gaps, prefix_share, prompt_tokens
+from benchmarks._paor import lookup_tool, run_orchestrator
+from benchmarks._scenarios import Scenario, Sub, s0
+from benchmarks._sim import (
+    ZERO_LATENCY,
+    Exchange,
+    Fault,
+    Faults,
+    LatencyModel,
+    Reply,
+    SimChatModel,
+    SimRequest,
+    SimServer,
+    Simulator,
+    Who,
+    classify,
+    count_tokens,
+    tokens,
+)
+from memory import UserMessage
+
+pytestmark = pytest.mark.anyio
+
+TINY = Scenario(
+    name="T1",
+    title="Two lookups, then a combining step",
+    plan=(Sub(id="a", steps=2), Sub(id="b"), Sub(id="c", deps=("a", "b"))),
+    tool_tokens=12,
+    latency=ZERO_LATENCY,
+)
+
+
+class Echo:
+    """A script that answers every request with the same text."""
+
+    def reply(self, who: Who) -> Reply:
+        """Say who asked."""
+        return Reply(content=f"hello {who.kind} {who.name} {who.step}")
+
+    def slow(self, who: Who) -> float:
+        """Never slow."""
+        return 1.0
+
+
+def conversation(seed: int) -> list[SimRequest]:
+    """Requests that share, extend and diverge from each other's prefixes."""
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "gamma", "delta", "(", ")", "{", "}", "x1", "y2"]
+    pool = [" ".join(rng.choices(words, k=rng.randint(1, 12))) for _ in range(6)]
+    tools = [{"type": "function", "function": {"name": "lookup", "parameters": {}}}]
+    requests = []
+    for _ in range(12):
+        messages = [{"role": "system", "content": rng.choice(pool[:2])}]
+        messages += [
+            {"role": rng.choice(["user", "assistant"]), "content": rng.choice(pool)}
+            for _ in range(rng.randint(0, 4))
+        ]
+        requests.append(SimRequest(messages=messages, tools=tools if rng.random() < 0.5 else ()))
+    return requests
+
+
+def brute_force_prefixes(requests: list[SimRequest]) -> list[int]:
+    """For each request, the longest token prefix it shares with any earlier one, by comparison."""
+    flat = [[t for text in r.texts() for t in tokens(text)] for r in requests]
+    shared = []
+    for i, mine in enumerate(flat):
+        best = 0
+        for earlier in flat[:i]:
+            n = 0
+            while n < min(len(mine), len(earlier)) and mine[n] == earlier[n]:
+                n += 1
+            best = max(best, n)
+        shared.append(best)
+    return shared
+
+
+@pytest.mark.parametrize("seed", range(5))
+async def test_prompt_tokens_and_shared_prefixes_are_exact(seed: int) -> None:
+    """Prompt tokens and cached (shared-prefix) tokens equal a brute-force count, request by request."""
+    requests = conversation(seed)
+    sim = Simulator(Echo())
+    for request in requests:
+        await sim.complete(request)
+    assert [e.prompt_tokens for e in sim.log] == [
+        sum(count_tokens(t) for t in r.texts()) for r in requests
+    ]
+    assert [e.cached_tokens for e in sim.log] == brute_force_prefixes(requests)
+
+
+async def test_executor_usage_matches_the_simulator_ledger() -> None:
+    """An executor's own usage is exactly the simulator's, and a growing transcript shares its prefix."""
+    scenario = Scenario(
+        name="T0", title="t", plan=(Sub(id="s", steps=3),), tool_tokens=30, latency=ZERO_LATENCY
+    )
+    sim = Simulator(scenario.script(), scenario.latency, tool_tokens=scenario.tool_tokens)
+
+    async def lookup(key: str) -> str:
+        return await sim.tool(key)
+
+    report = await Executor(SimChatModel(sim), [lookup_tool(lookup)]).run(scenario.plan[0].goal)
+    assert report.ok, report
+    assert [e.who for e in sim.log] == [Who("agent", "s", step) for step in range(4)]
+    assert report.usage.prompt_tokens == sum(e.prompt_tokens for e in sim.log)
+    assert report.usage.completion_tokens == sum(e.completion_tokens for e in sim.log)
+    assert report.usage.cached_tokens == sum(e.cached_tokens for e in sim.log)
+    # Append-only: each request repeats the whole previous prompt.
+    for before, after in zip(sim.log, sim.log[1:], strict=False):
+        assert after.cached_tokens == before.prompt_tokens
+    assert [t.key for t in sim.tools] == ["s.0", "s.1", "s.2"]
+
+
+@pytest.mark.parametrize("http", [False, True])
+async def test_orchestrator_on_a_tiny_dag(http: bool) -> None:
+    """paor runs a three-subtask DAG against the simulator; the run's usage equals the log's."""
+    record = await run_orchestrator(TINY, http=http)
+    assert record.error is None, record.error
+    kinds = [e.who.kind for e in record.log]
+    assert kinds[0] == "plan"
+    assert kinds[-1] == "synthesis"
+    assert sorted(e.who.key for e in record.log if e.who.kind == "agent") == [
+        "agent:a:0",
+        "agent:a:1",
+        "agent:a:2",
+        "agent:b:0",
+        "agent:b:1",
+        "agent:c:0",
+        "agent:c:1",
+    ]
+    assert record.usage is not None
+    assert record.usage.prompt_tokens == prompt_tokens(record)
+    assert record.usage.cached_tokens == sum(e.cached_tokens for e in record.log)
+    assert len(dispatch_gaps(record, TINY)) == 1  # c waits on a and b
+    assert 0 < prefix_share(record) < 1
+
+
+def test_critical_path_follows_the_latency_model() -> None:
+    """The critical path is plan, the longer chain (a then c), then synthesis, from the seeded model."""
+    latency = LatencyModel(seed=3, ttft_s=0.1, per_token_s=0.01, tool_s=0.05)
+    scenario = Scenario(name="T2", title="t", plan=TINY.plan, latency=latency)
+    script = scenario.script()
+
+    def call(who: Who) -> float:
+        return latency.model_call(who.key, script.reply(who).completion_tokens)
+
+    def sub(sub_id: str, steps: int) -> float:
+        models = sum(call(Who("agent", sub_id, i)) for i in range(steps + 1))
+        return models + sum(latency.tool_call(f"{sub_id}.{i}") for i in range(steps))
+
+    chain = max(sub("a", 2), sub("b", 1)) + sub("c", 1)
+    expected = call(Who("plan", "", 0)) + chain + call(Who("synthesis", "", 0))
+    assert scenario.critical_path() == pytest.approx(expected)
+    assert latency.model_call("k", 5) == latency.model_call("k", 5)
+    assert LatencyModel(seed=4).model_call("k", 5) != LatencyModel(seed=3).model_call("k", 5)
+
+
+def test_requests_are_classified_by_format_tools_and_marker() -> None:
+    """Plan and replan by response format, sub-agents and single agents by tools and marker."""
+    tools = [{"type": "function", "function": {"name": "lookup"}}]
+    task = {"role": "user", "content": "Task: [sub:x1] find it"}
+    plan = {"type": "json_schema", "json_schema": {"name": "plan", "schema": {}}}
+    assert classify(SimRequest(messages=[task], response_format=plan)) == Who("plan", "", 0)
+    assert classify(
+        SimRequest(messages=[task, {"role": "assistant", "content": "."}], tools=tools)
+    ) == Who("agent", "x1", 1)
+    mono = {"role": "user", "content": "Task: [goal:S2] all of it"}
+    assert classify(SimRequest(messages=[mono], tools=tools)) == Who("mono", "S2", 0)
+    assert classify(SimRequest(messages=[task])) == Who("synthesis", "", 0)
+
+
+async def test_faults_are_injected_over_http_and_in_process() -> None:
+    """A scripted 429 is retried by paor's OpenAI adapter; a malformed body surfaces in process."""
+    sim = Simulator(
+        Echo(), faults=Faults(by_key={"synthesis::0": [Fault(code=429, retry_after=0.0)]})
+    )
+    request = ModelRequest(messages=(UserMessage(content="hi"),))
+    async with SimServer(sim) as server:
+        model = OpenAIChatModel("sim", base_url=server.base_url, api_key="sim", max_retries=1)
+        response = await model.complete(request)
+        await model.aclose()
+    assert response.message.content == "hello synthesis  1"
+    assert [e.fault for e in sim.log] == ["status", None]
+    broken = Simulator(Echo(), faults=Faults(by_key={"synthesis::0": [Fault(kind="malformed")]}))
+    with pytest.raises(MalformedResponse):
+        await SimChatModel(broken).complete(request)
+
+
+def test_gaps_count_only_dependency_bound_starts() -> None:
+    """A dependent's gap runs from its last dependency's answer to its own first request."""
+    log = [
+        Exchange(who=Who("plan", "", 0), received=0.0, answered=1.0),
+        Exchange(who=Who("agent", "a", 0), received=1.1, answered=2.0),
+        Exchange(who=Who("agent", "b", 0), received=1.1, answered=3.0),
+        Exchange(who=Who("agent", "c", 0), received=3.004, answered=4.0),
+    ]
+    from benchmarks._run import RunRecord
+
+    record = RunRecord(framework="x", scenario="T1", transport="inproc", log=log)
+    scenario = Scenario(
+        name="T1", title="t", plan=(Sub(id="a"), Sub(id="b"), Sub(id="c", deps=("a", "b")))
+    )
+    assert dispatch_gaps(record, scenario) == [pytest.approx(0.004)]
+
+
+def test_s0_scripts_model_tool_model() -> None:
+    """S0 is one lookup then an answer."""
+    script = s0().script()
+    first, second = (script.reply(Who("agent", "s0", i)) for i in range(2))
+    assert [name for name, _ in first.tool_calls] == ["lookup"]
+    assert second.content
+    assert not second.tool_calls

@@ -1,0 +1,232 @@
+"""The journal store: records and their CRCs, damaged and torn files, and the run lease."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sqlite3
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import closing
+from pathlib import Path
+
+import anyio
+import pytest
+
+from memory import EffectRecord, Journal, JournalError, RunLocked, default_journal_path
+
+pytestmark = pytest.mark.anyio
+
+
+def _model(agent_id: str, seq: int, text: str = "x") -> EffectRecord:
+    return EffectRecord(
+        agent_id=agent_id, seq=seq, kind="model", digest=f"d{seq}", payload={"content": text}
+    )
+
+
+def _clock(agent_id: str, seq: int, value: float = 1.0) -> EffectRecord:
+    return EffectRecord(
+        agent_id=agent_id, seq=seq, kind="clock", digest="clock", payload={"value": value}
+    )
+
+
+def _raw(path: Path, sql: str, *params: object) -> None:
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute(sql, params)
+
+
+@pytest.fixture
+async def journal(tmp_path: Path) -> AsyncIterator[Journal]:
+    """An open journal with one running run "r1"."""
+    async with Journal(tmp_path / "journal.db") as opened:
+        await opened.begin("r1", "the goal", meta={"command": "test"})
+        yield opened
+
+
+async def test_records_come_back_in_the_order_they_were_written(journal: Journal) -> None:
+    """Records round-trip with their payloads, in write order, per run."""
+    written = [_clock("a", 1, 5.0), _model("b", 1), _model("a", 2, "two"), _clock("run", 0)]
+    for record in written:
+        await journal.append("r1", record)
+    await journal.begin("r2", "another")
+    await journal.append("r2", _model("a", 1, "other run"))
+
+    assert await journal.load("r1") == written
+    assert await journal.load("r2") == [_model("a", 1, "other run")]
+
+
+async def test_a_record_with_a_bad_crc_drops_it_and_the_agents_later_ones(
+    journal: Journal,
+) -> None:
+    """Damage to one record: its agent keeps only what came before it; other agents keep all."""
+    for record in [_model("a", 1), _model("a", 2), _model("a", 3), _model("b", 1), _model("b", 2)]:
+        await journal.append("r1", record)
+    stop = EffectRecord(agent_id="a", seq=0, kind="choice", digest="s", payload={"value": "x"})
+    await journal.append("r1", stop)
+    _raw(
+        journal.path,
+        "UPDATE effects SET payload_json = ? WHERE agent_id = 'a' AND seq = 2",
+        '{"content":"tampered"}',
+    )
+
+    kept = await journal.load("r1")
+
+    # a#2 is damaged: a#1 stays; a#3 and a's stop record (written last) go.
+    assert [(r.agent_id, r.seq) for r in kept] == [("a", 1), ("b", 1), ("b", 2)]
+
+
+async def test_garbage_rows_count_as_damage(journal: Journal) -> None:
+    """Rows that are not records (unknown kind, unreadable JSON, a CRC of another row) are
+    damage like any other: dropped with their agent's later records, never a crash."""
+    for record in [_model("a", 1), _model("a", 2), _model("b", 1), _model("c", 1), _model("c", 2)]:
+        await journal.append("r1", record)
+    _raw(journal.path, "UPDATE effects SET kind = 'bogus' WHERE agent_id = 'a' AND seq = 2")
+    _raw(journal.path, "UPDATE effects SET payload_json = '{not json' WHERE agent_id = 'b'")
+    _raw(journal.path, "UPDATE effects SET crc = crc + 1 WHERE agent_id = 'c' AND seq = 1")
+
+    kept = await journal.load("r1")
+
+    assert [(r.agent_id, r.seq) for r in kept] == [("a", 1)]
+
+
+async def test_a_torn_write_ahead_log_keeps_every_whole_record(tmp_path: Path) -> None:
+    """A process killed mid-write leaves a torn WAL tail: opening the journal again loses only
+    the record that was being written, and the run resumes from the last whole one."""
+    live, copy = tmp_path / "live", tmp_path / "copy"
+    live.mkdir()
+    copy.mkdir()
+    async with Journal(live / "journal.db") as journal:
+        await journal.begin("r1", "goal")
+        for seq in range(1, 6):
+            await journal.append("r1", _model("a", seq, "y" * 300))
+        # Copied while open: the records are in the WAL, as when the process is killed.
+        for name in ("journal.db", "journal.db-wal"):
+            shutil.copy(live / name, copy / name)
+    wal = copy / "journal.db-wal"
+    os.truncate(wal, wal.stat().st_size - 100)  # the last frame, torn
+
+    async with Journal(copy / "journal.db") as reopened:
+        kept = await reopened.load("r1")
+
+    assert [r.seq for r in kept] == [1, 2, 3, 4]
+    assert kept[-1] == _model("a", 4, "y" * 300)
+
+
+async def test_a_file_that_is_not_a_journal_is_a_clear_error(tmp_path: Path) -> None:
+    """A damaged or foreign file is refused with a one-line JournalError naming it."""
+    path = tmp_path / "journal.db"
+    path.write_bytes(b"this is not a database at all" * 100)
+
+    with pytest.raises(JournalError, match=r"journal\.db is damaged or not a paor journal"):
+        await Journal(path).open()
+
+
+async def test_a_truncated_journal_is_a_clear_error(tmp_path: Path) -> None:
+    """A journal file cut short (its pages gone) gives a JournalError, not a crash."""
+    path = tmp_path / "journal.db"
+    async with Journal(path) as journal:
+        await journal.begin("r1", "goal")
+        for seq in range(1, 200):
+            await journal.append("r1", _model("a", seq, "z" * 500))
+    os.truncate(path, path.stat().st_size // 3)
+
+    with pytest.raises(JournalError, match=r"journal\.db"):
+        async with Journal(path) as reopened:
+            await reopened.load("r1")
+
+
+async def test_two_claimers_one_wins_the_other_gets_run_locked(tmp_path: Path) -> None:
+    """Two processes resuming the same crashed run at once: exactly one gets the lease; the
+    other's RunLocked says who holds it."""
+    path = tmp_path / "journal.db"
+    async with Journal(path) as first:
+        await first.begin("r1", "goal")
+        await first.finish("r1")  # crashed: running, with no owner
+    outcomes: list[str] = []
+
+    async def claim(journal: Journal) -> None:
+        try:
+            await journal.claim("r1")
+            outcomes.append("won")
+        except RunLocked as exc:
+            outcomes.append(str(exc))
+
+    async with Journal(path) as one, Journal(path) as two, anyio.create_task_group() as tg:
+        tg.start_soon(claim, one)
+        tg.start_soon(claim, two)
+
+    assert sorted(outcomes)[-1] == "won"
+    (locked,) = [o for o in outcomes if o != "won"]
+    assert locked.startswith("run r1 is held by another live process (pid ")
+    assert f"pid {os.getpid()} on {socket.gethostname()}" in locked
+
+
+async def test_a_stale_lease_is_taken_over(tmp_path: Path) -> None:
+    """An owner whose heartbeat is older than the lease has lost it, even if its pid lives."""
+    path = tmp_path / "journal.db"
+    async with Journal(path) as holder, Journal(path) as taker:
+        await holder.begin("r1", "goal")
+        with pytest.raises(RunLocked):
+            await taker.claim("r1")
+        _raw(path, "UPDATE runs SET heartbeat = ?", time.time() - 31)
+
+        info = await taker.claim("r1")
+
+        assert info.owner == taker.owner
+        assert not await holder.heartbeat("r1")  # the old holder learns it lost the lease
+
+
+async def test_a_dead_owner_on_this_host_is_taken_over_and_listed_as_crashed(
+    tmp_path: Path,
+) -> None:
+    """A run whose owner process died (its pid is gone) reads as crashed and can be claimed at
+    once, heartbeat or not."""
+    path = tmp_path / "journal.db"
+    gone = await anyio.run_process([sys.executable, "-c", "import os; print(os.getpid())"])
+    dead_pid = gone.stdout.decode().strip()
+    async with Journal(path) as journal:
+        await journal.begin("r1", "goal")
+        _raw(path, "UPDATE runs SET owner = ?", f"{socket.gethostname()}:{dead_pid}:x")
+
+        (listed,) = await journal.runs()
+        info = await journal.claim("r1")
+
+    assert listed.status == "crashed"
+    assert (info.status, info.owner) == ("running", journal.owner)
+
+
+async def test_finish_stores_the_status_and_result_and_releases(journal: Journal) -> None:
+    """A finished run keeps its status, result and metadata; its lease is free."""
+    await journal.finish("r1", "complete", {"answer": "42"})
+
+    info = await journal.run("r1")
+
+    assert info is not None
+    assert (info.status, info.owner, info.result) == ("complete", None, {"answer": "42"})
+    assert info.meta == {"command": "test"}
+    assert info.finished
+    assert await journal.run("nope") is None
+
+
+async def test_a_run_id_cannot_be_registered_twice(journal: Journal) -> None:
+    """`begin` refuses an id the journal already has."""
+    with pytest.raises(JournalError, match="run r1 already exists"):
+        await journal.begin("r1", "again")
+
+
+async def test_claiming_an_unknown_run_is_an_error(journal: Journal) -> None:
+    """`claim` names the run it could not find."""
+    with pytest.raises(JournalError, match="no run r9 in"):
+        await journal.claim("r9")
+
+
+def test_the_default_path_is_under_paor_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`$PAOR_HOME/journal.db`, else `~/.paor/journal.db`."""
+    monkeypatch.setenv("PAOR_HOME", str(tmp_path))
+    assert default_journal_path() == tmp_path / "journal.db"
+    monkeypatch.delenv("PAOR_HOME")
+    assert default_journal_path() == Path.home() / ".paor" / "journal.db"
