@@ -210,15 +210,21 @@ class Executor:
         return step.report
 
     async def _loop(
-        self, s: RunState, scope: anyio.CancelScope, tg: anyio.abc.TaskGroup, stop: anyio.Event | None
+        self,
+        s: RunState,
+        scope: anyio.CancelScope,
+        tg: anyio.abc.TaskGroup,
+        stop: anyio.Event | None,
     ) -> _Step:
         step: _Step = _Decide()
         armed = False
         while not isinstance(step, _WrapUp | _Finish):
             if not armed and not self.effects.replaying(s.agent_id):
-                # The live exits are armed once the agent has no recorded results ahead of it
-                # (at once, when nothing is recorded). While it replays, the recording says where
-                # a stop or deadline cut it; a live one would cut it somewhere else.
+                # The live exits are armed at the first step with no recorded model or tool
+                # result ahead of the agent (at once, when nothing is recorded). While it
+                # replays, the recording says where a stop or deadline cut it; a live one would
+                # cut it somewhere else. (A turn mixing recorded and re-run tool calls runs
+                # unarmed until it ends; the next step arms them.)
                 armed = True
                 self._arm(s, scope, tg, stop)
             # A checkpoint per step lets a stop request land even when no effect yields.
@@ -227,7 +233,11 @@ class Executor:
         return step
 
     def _arm(
-        self, s: RunState, scope: anyio.CancelScope, tg: anyio.abc.TaskGroup, stop: anyio.Event | None
+        self,
+        s: RunState,
+        scope: anyio.CancelScope,
+        tg: anyio.abc.TaskGroup,
+        stop: anyio.Event | None,
     ) -> None:
         if stop is not None:
             tg.start_soon(_cancel_when_set, stop, scope)
@@ -235,7 +245,9 @@ class Executor:
         if left is not None:
             scope.deadline = anyio.current_time() + left
 
-    async def _cut_reason(self, s: RunState, stop: anyio.Event | None) -> Literal["cancelled", "deadline"]:
+    async def _cut_reason(
+        self, s: RunState, stop: anyio.Event | None
+    ) -> Literal["cancelled", "deadline"]:
         """Why the loop was cut short: a recorded choice, so a replay gives the same reason."""
 
         async def pick() -> str:
@@ -260,7 +272,9 @@ class Executor:
 
     async def _decide(self, s: RunState) -> _Step:
         s.now = await self.effects.now(s.site())
-        reason = s.budget.exhausted(s.now) or ("steps" if s.steps >= self.limits.max_steps else None)
+        reason = s.budget.exhausted(s.now) or (
+            "steps" if s.steps >= self.limits.max_steps else None
+        )
         if reason:
             return _WrapUp(reason)
         await self._compact(s)
@@ -357,7 +371,9 @@ class Executor:
         s.warned = True
         await s.loop_warning(stuck)
         s.transcript.append(
-            UserMessage(content=f"Loop warning: {stuck}. Change approach, or give your final answer now.")
+            UserMessage(
+                content=f"Loop warning: {stuck}. Change approach, or give your final answer now."
+            )
         )
         return _Decide()
 
@@ -370,7 +386,9 @@ class Executor:
         s.notes.append(f"answer not accepted: {problem}")
         if s.rejections > self.max_rejections:
             return _Finish(s.report(status="partial", answer=answer, stop_reason="acceptance"))
-        s.transcript.append(UserMessage(content=f"Your answer was not accepted: {problem}. Fix it."))
+        s.transcript.append(
+            UserMessage(content=f"Your answer was not accepted: {problem}. Fix it.")
+        )
         return _Decide()
 
     async def _wrap_up(self, s: RunState, step: _WrapUp, stop: anyio.Event | None) -> _Finish:
@@ -423,7 +441,9 @@ class Executor:
         return choice == "stopped"
 
     def _digest(self, s: RunState, step: _WrapUp) -> str:
-        lines = [f"Incomplete: stopped early ({step.reason}{': ' + step.detail if step.detail else ''})."]
+        lines = [
+            f"Incomplete: stopped early ({step.reason}{': ' + step.detail if step.detail else ''})."
+        ]
         if s.evidence:
             lines.append("What was gathered:")
             lines += [f"- [{e.source}] {e.excerpt[:_FALLBACK_EXCERPT]}" for e in s.evidence]
@@ -438,9 +458,7 @@ class Executor:
         return [SystemMessage(content=self.instructions), UserMessage(content=body)]
 
 
-def _narrow(
-    own: frozenset[str] | None, extra: Collection[str] | None
-) -> frozenset[str] | None:
+def _narrow(own: frozenset[str] | None, extra: Collection[str] | None) -> frozenset[str] | None:
     if extra is None:
         return own
     return frozenset(extra) if own is None else own & frozenset(extra)

@@ -18,6 +18,8 @@ Otherwise it gets a failed outcome: "unverified", not repeated.
 A `cancelled` record replays as a cut only if the run went on after it: the agent has a later
 record, or a stop record (seq 0, written once the cut was handled). A cancellation that was the
 last thing the agent did came from the whole run stopping (a crash), so resume performs it live.
+An agent whose recording ends in a stop is cut when it asks for anything past its last record:
+the stop landed between two effects there.
 """
 
 from __future__ import annotations
@@ -114,16 +116,23 @@ class JournaledEffects:
         self.mode = mode
         self.drift: list[Drift] = []
         self._records = {(r.agent_id, r.seq, r.kind): r for r in records}
-        self._ahead: dict[str, set[int]] = {}
+        seqs: dict[str, set[int]] = {}
         for agent_id, seq, _kind in self._records:
-            self._ahead.setdefault(agent_id, set()).add(seq)
-        self._seqs = {agent_id: frozenset(seqs) for agent_id, seqs in self._ahead.items()}
+            seqs.setdefault(agent_id, set()).add(seq)
+        self._seqs = {agent_id: frozenset(found) for agent_id, found in seqs.items()}
+        # What will be served, of what can block (model and tool results, cuts, the stop record):
+        # clock reads, choices and calls that will go live again never keep an agent replaying.
+        self._ahead: dict[str, set[int]] = {}
+        for r in self._records.values():
+            if self._served(r):
+                self._ahead.setdefault(r.agent_id, set()).add(r.seq)
         self._live: set[str] = set()
         # Appends and drops in the order the loops asked for them (anyio's lock is fair).
         self._writing = anyio.Lock()
 
     def replaying(self, agent_id: str) -> bool:
-        """Whether recorded results are still ahead of the agent (always, in replay mode)."""
+        """Whether recorded model or tool results (or a recorded stop) are still ahead of the
+        agent; always, in replay mode."""
         if self.mode == "replay":
             return True
         return agent_id not in self._live and bool(self._ahead.get(agent_id))
@@ -213,6 +222,13 @@ class JournaledEffects:
         if self.mode == "replay":
             await self._drifted(site, kind, "nothing", digest)
         return None
+
+    def _served(self, record: EffectRecord) -> bool:
+        if (record.seq, record.kind) == (0, "choice"):
+            return True
+        if record.kind not in ("model", "tool"):
+            return False
+        return record.outcome != "cancelled" or self._cut(record.agent_id, record.seq)
 
     def _cut(self, agent_id: str, seq: int) -> bool:
         """Whether a cancelled record was a cut the run went on from (not the run stopping)."""

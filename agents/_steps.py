@@ -90,7 +90,9 @@ class RunState:
             idempotency_key=f"{self.run_id}:{self.agent_id}:{site.seq}",
         )
         try:
-            self.outcomes[call.id] = await effects.tool_call(site, prepared.tool, prepared.args, ctx)
+            self.outcomes[call.id] = await effects.tool_call(
+                site, prepared.tool, prepared.args, ctx
+            )
         except ReplayedCancellation:
             # Cut short when recorded. Siblings go on to their own recorded ends; the executor
             # then cuts the turn (raising here would cancel siblings that had finished).
@@ -125,9 +127,7 @@ class RunState:
             LoopWarning(run_id=self.run_id, agent_id=self.agent_id, step=self.steps, detail=detail)
         )
 
-    def report(
-        self, *, status: ReportStatus, answer: str, stop_reason: Any = None
-    ) -> AgentReport:
+    def report(self, *, status: ReportStatus, answer: str, stop_reason: Any = None) -> AgentReport:
         """The report for what this run has so far."""
         return AgentReport(
             agent_id=self.agent_id,
@@ -168,7 +168,9 @@ def start_turn(
             continue
         if not is_control and left is not None and launched >= left:
             s.results[call.id] = ToolResult.failure(
-                call, "skipped", "Skipped: the tool-call budget is spent. Answer with what you have."
+                call,
+                "skipped",
+                "Skipped: the tool-call budget is spent. Answer with what you have.",
             )
             continue
         box = control if is_control else toolbox

@@ -184,7 +184,11 @@ class Journal:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str] | None = None, *, lease_s: float = 30.0, timeout: float = 10.0
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        lease_s: float = 30.0,
+        timeout: float = 10.0,
     ) -> None:
         self.path = Path(path) if path is not None else default_journal_path()
         self.lease_s = lease_s

@@ -74,7 +74,11 @@ def _plan(plan: Plan, diff: PlanDiff | None) -> str:
         return line
     changes = [
         f"{what} {', '.join(ids)}"
-        for what, ids in (("added", diff.added), ("removed", diff.removed), ("cancelled", diff.cancelled))
+        for what, ids in (
+            ("added", diff.added),
+            ("removed", diff.removed),
+            ("cancelled", diff.cancelled),
+        )
         if ids
     ]
     return f"{line}\n  replanned after {diff.trigger}: {'; '.join(changes) or 'no change'}"

@@ -160,6 +160,7 @@ class Orchestrator:
         Raises:
             ConfigurationError: The orchestrator has no journal.
             JournalError: The run is unknown.
+            PlanError: The recorded run ended with it, and so does its replay.
         """
         self._needs_journal("replay")
         stream = RunStream(self, "", run_id, mode="replay")

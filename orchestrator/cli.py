@@ -229,7 +229,9 @@ async def _resume(args: argparse.Namespace) -> int:
     async with _journal(args) as journal:
         info = await _find(journal, args.run_id)
         if info.finished:  # before the model is reached: nothing is left to do
-            raise JournalError(f"run {info.run_id} already ended ({info.status}); replay it instead")
+            raise JournalError(
+                f"run {info.run_id} already ended ({info.status}); replay it instead"
+            )
         saved = _saved_args(info, args)
         _check_writable(saved.out)
         corpus, limits = _research_setup(saved)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Sequence
+from contextlib import closing
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import pytest
 
 import agents
 from agents import (
+    ConfigurationError,
     ModelRequest,
     ModelRetryableError,
     Tool,
@@ -98,13 +101,10 @@ async def journal(tmp_path: Path) -> AsyncIterator[Journal]:
         yield opened
 
 
-async def test_replay_reproduces_a_run_with_a_replan_and_a_cancelled_subtask(
-    journal: Journal,
-) -> None:
-    """A recorded run with a replan and an obsolete subtask stopped mid-call replays offline
-    (no model, no tool) to the same answer, reports and events, with no drift."""
+def replan_team(counts: Counter[str]) -> tuple[Team, list[Tool]]:
+    """Plan a, b (after a), c, d (after c). c calls `hold`, which never returns; once c is in
+    it, b reports that the plan's premise is false; the replan drops c and d and adds e."""
     c_waiting = anyio.Event()
-    counts: Counter[str] = Counter()
 
     @tool(timeout=None)
     async def hold(key: str) -> str:
@@ -132,7 +132,16 @@ async def test_replay_reproduces_a_run_with_a_replan_and_a_cancelled_subtask(
         },
         replans=[{"remove": ["c", "d"], "add": [sub("e", "a")], "rationale": "c is moot"}],
     )
-    tools = [counting(counts), hold]
+    return team, [counting(counts), hold]
+
+
+async def test_replay_reproduces_a_run_with_a_replan_and_a_cancelled_subtask(
+    journal: Journal,
+) -> None:
+    """A recorded run with a replan and an obsolete subtask stopped mid-call replays offline
+    (no model, no tool) to the same answer, reports and events, with no drift."""
+    counts: Counter[str] = Counter()
+    team, tools = replan_team(counts)
     with anyio.fail_after(GUARD_S):
         recorded = await Orchestrator(team.model, tools, journal=journal).run("goal")
         offline = ScriptedModel([])  # any request would fail: the replay asks nothing
@@ -148,6 +157,34 @@ async def test_replay_reproduces_a_run_with_a_replan_and_a_cancelled_subtask(
     assert sorted(e.type for e in report.result.events) == sorted(e.type for e in recorded.events)
     assert counts == {"a": 1, "e": 1}  # the replay ran no tool
     assert offline.requests == []
+
+
+async def test_resume_stops_an_obsolete_subtask_whose_stop_was_not_recorded(
+    journal: Journal,
+) -> None:
+    """A crash right after the replan was recorded, before c's cut was: on resume c's
+    interrupted call runs live again, and the replan's stop still reaches it (its live exits
+    are armed once only live work is left), so the run ends as the recorded one did."""
+    counts: Counter[str] = Counter()
+    team, tools = replan_team(counts)
+    recorded = await Orchestrator(team.model, tools, journal=journal).run("goal")
+    with closing(sqlite3.connect(journal.path)) as conn, conn:
+        (replan,) = conn.execute(
+            "SELECT max(rowid) FROM effects WHERE agent_id = 'planner' AND kind = 'model' "
+            "AND payload_json LIKE '%remove%'"
+        ).fetchone()
+        conn.execute("DELETE FROM effects WHERE rowid > ?", (replan,))
+        conn.execute("UPDATE runs SET status = 'running', owner = NULL, result_json = NULL")
+
+    fresh, _ = replan_team(counts)
+    with anyio.fail_after(GUARD_S):
+        resumed = await Orchestrator(fresh.model, tools, journal=journal).resume(recorded.run_id)
+
+    assert resumed.answer == recorded.answer
+    assert [(r.agent_id, r.status, r.stop_reason) for r in resumed.reports] == [
+        (r.agent_id, r.status, r.stop_reason) for r in recorded.reports
+    ]
+    assert counts == {"a": 1, "e": 2}  # e had not run when the journal was cut; a did
 
 
 async def test_replay_reports_drift_when_the_code_asks_something_else(journal: Journal) -> None:
@@ -285,9 +322,9 @@ async def test_resume_after_a_crash_runs_no_completed_tool_again(journal: Journa
     assert len(resumer.of("b")) == 1  # only b's turn after the interrupted call was asked
 
     fresh: Counter[str] = Counter()
-    uninterrupted = await Orchestrator(
-        _chain_team("send").model, [counting(fresh), send]
-    ).run("goal")
+    uninterrupted = await Orchestrator(_chain_team("send").model, [counting(fresh), send]).run(
+        "goal"
+    )
     assert resumed.answer == uninterrupted.answer
     assert "B found" in resumed.answer
     assert [r.status for r in resumed.reports] == ["done", "done", "done"]
@@ -336,7 +373,9 @@ async def test_an_interrupted_side_effecting_call_without_a_key_is_not_repeated(
     assert resumed.status == "complete"
 
 
-async def test_resume_refuses_a_held_run_and_a_finished_one(journal: Journal, tmp_path: Path) -> None:
+async def test_resume_refuses_a_held_run_and_a_finished_one(
+    journal: Journal, tmp_path: Path
+) -> None:
     """A second resumer of a run another live process holds gets RunLocked; a finished run
     cannot be resumed (only replayed)."""
     counts: Counter[str] = Counter()
@@ -357,8 +396,7 @@ async def test_resume_refuses_a_held_run_and_a_finished_one(journal: Journal, tm
 async def test_resume_and_replay_need_a_journal() -> None:
     """Without a journal there is nothing to resume or replay: a configuration error."""
     orch = Orchestrator(ScriptedModel([]))
-    with pytest.raises(Exception, match=r"resume\(\) needs Orchestrator\(journal=...\)"):
+    with pytest.raises(ConfigurationError, match=r"resume\(\) needs Orchestrator\(journal=...\)"):
         orch.stream_resume("x")
-    with pytest.raises(Exception, match=r"replay\(\) needs Orchestrator\(journal=...\)"):
+    with pytest.raises(ConfigurationError, match=r"replay\(\) needs Orchestrator\(journal=...\)"):
         await orch.replay("x")
-

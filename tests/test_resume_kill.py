@@ -73,12 +73,16 @@ async def test_a_killed_run_resumes_to_the_same_answer_running_each_tool_once(
         assert info.status == "crashed"
 
         await anyio.run_process(
-            _child("resume", journal, calls, tmp_path / "resumed.json"), cwd=ROOT, env=_env(block=False)
+            _child("resume", journal, calls, tmp_path / "resumed.json"),
+            cwd=ROOT,
+            env=_env(block=False),
         )
         reference = tmp_path / "reference"
         reference.mkdir()
         await anyio.run_process(
-            _child("run", reference / "journal.db", reference / "calls.txt", reference / "out.json"),
+            _child(
+                "run", reference / "journal.db", reference / "calls.txt", reference / "out.json"
+            ),
             cwd=ROOT,
             env=_env(block=False),
         )
