@@ -227,8 +227,11 @@ class Executor:
                 # unarmed until it ends; the next step arms them.)
                 armed = True
                 self._arm(s, scope, tg, stop)
-            # A checkpoint per step lets a stop request land even when no effect yields.
-            await anyio.lowlevel.checkpoint()
+            # A stop request lands at the next step even if no effect yields (a fast model);
+            # checked directly, because a yield per step would let every other agent run first.
+            if armed and stop is not None and stop.is_set():
+                scope.cancel()
+            await anyio.lowlevel.checkpoint_if_cancelled()
             step = await self._advance(s, step)
         return step
 

@@ -338,6 +338,8 @@ class RunStream:
         record.stop.set()
         if record.status == "pending":
             record.status = "cancelled"
+            assert self._state is not None
+            self._state.deaths = True  # its dependents are orphans now
         return True
 
     async def _produce(self) -> None:

@@ -15,6 +15,8 @@ so the final answer is written from whatever exists.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
@@ -48,7 +50,7 @@ class _MakePlan:
 
 @dataclass(frozen=True, slots=True)
 class _Schedule:
-    pass
+    after: str | None = None  # the subtask that just finished: only its dependents can be ready
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +96,8 @@ class RunLoop:
         match step:
             case _MakePlan():
                 return await self._make_plan(s)
-            case _Schedule():
-                return await self._schedule(s, tg)
+            case _Schedule(after):
+                return await self._schedule(s, tg, after)
             case _Join():
                 return await self._join(s)
             case _Replan(trigger, reason):
@@ -131,13 +133,13 @@ class RunLoop:
         await s.emit(PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
         return _Schedule()
 
-    async def _schedule(self, s: RunState, tg: anyio.abc.TaskGroup) -> _Step:
+    async def _schedule(self, s: RunState, tg: anyio.abc.TaskGroup, after: str | None) -> _Step:
         await self._drop_orphans(s)
         await self._check_budget(s)
         if s.exhausted is None:
-            for record in s.ready():
+            for record in s.ready(after):
                 record.status = "running"
-                s.running += 1
+                s.running[record.subtask.id] = None
                 tg.start_soon(self._run_subtask, s, record)
         if s.running:
             return _Join()
@@ -152,17 +154,20 @@ class RunLoop:
 
     async def _join(self, s: RunState) -> _Step:
         completion = await self._next_completion(s)
-        s.running -= 1
+        s.running.pop(completion.subtask_id, None)
         record = s.records[completion.subtask_id]
         report = record.report = completion.report
+        done = _Schedule(after=record.subtask.id)
         ids = {"run_id": s.run_id, "subtask_id": record.subtask.id, "step": s.step}
         await s.warn_budget()
         if record.obsolete or report.stop_reason == "cancelled":
             record.status = "cancelled"
+            s.deaths = True
             why = "obsolete after a replan" if record.obsolete else "cancelled by the caller"
             await s.emit(SubtaskCancelled(**ids, reason=why, report=report))
-            return _Schedule()
+            return done
         record.status = report.status
+        s.deaths = s.deaths or report.status not in FINISHED
         if report.status in FINISHED:
             await s.emit(SubtaskFinished(**ids, report=report))
         else:
@@ -171,7 +176,7 @@ class RunLoop:
         await self._check_budget(s)
         if trigger and s.replans < self.max_replans and s.exhausted is None:
             return _Replan(record.subtask.id, trigger)
-        return _Schedule()
+        return done
 
     async def _next_completion(self, s: RunState) -> Completion:
         """The next report to handle: the first to arrive live; the recorded one on replay (the
@@ -182,7 +187,7 @@ class RunLoop:
                 await _receive(s)
             return next(iter(s.arrived))
 
-        chosen = await s.choose(first_arrival, options=s.ids("running"))
+        chosen = await s.choose(first_arrival, options=list(s.running))
         while chosen not in s.arrived:
             await _receive(s)
         return s.arrived.pop(chosen)
@@ -248,14 +253,18 @@ class RunLoop:
         return cancelled
 
     async def _drop_orphans(self, s: RunState) -> list[str]:
+        """Drop pending subtasks whose dependencies died, transitively; scans only after a death."""
         dropped = []
-        for record, dead in s.orphans():
-            await self._drop(s, record, f"depends on {dead}, which did not finish")
-            dropped.append(record.subtask.id)
+        while s.deaths:
+            s.deaths = False
+            for record, dead in s.orphans():
+                await self._drop(s, record, f"depends on {dead}, which did not finish")
+                dropped.append(record.subtask.id)
         return dropped
 
     async def _drop(self, s: RunState, record: Record, reason: str) -> None:
         record.status = "dropped"
+        s.deaths = True
         await s.emit(
             SubtaskInvalidated(
                 run_id=s.run_id, subtask_id=record.subtask.id, step=s.step, reason=reason
@@ -263,14 +272,11 @@ class RunLoop:
         )
 
     def _adopt(self, s: RunState, plan: Plan) -> None:
-        s.plan = plan
-        s.plans.append(plan)
-        for sub in plan.subtasks:
-            s.records.setdefault(sub.id, Record(subtask=sub))
+        s.adopt(plan)
 
     async def _run_subtask(self, s: RunState, record: Record) -> None:
         sub = record.subtask
-        async with s.limiter:
+        async with _slot(s.limiter):
             await s.emit(
                 SubtaskStarted(run_id=s.run_id, subtask_id=sub.id, step=s.step, goal=sub.goal)
             )
@@ -293,7 +299,7 @@ class RunLoop:
                 report = AgentReport(
                     agent_id=sub.id, task=sub.goal, status="failed", answer="", notes=(repr(exc),)
                 )
-        await s.done_send.send(Completion(sub.id, report))
+        s.done_send.send_nowait(Completion(sub.id, report))  # unbounded: never blocks
 
     async def _finish(self, s: RunState) -> RunResult:
         reports = [r.report for r in s.records.values() if r.report is not None]
@@ -362,3 +368,16 @@ def _incompleteness(s: RunState) -> str | None:
         if ids:
             reasons.append(f"{status}: {', '.join(ids)}")
     return "; ".join(reasons) or None
+
+
+@asynccontextmanager
+async def _slot(limiter: anyio.CapacityLimiter) -> AsyncIterator[None]:
+    """Hold a concurrency slot, taking a free one without yielding to the other agents first."""
+    try:
+        limiter.acquire_nowait()
+    except anyio.WouldBlock:
+        await limiter.acquire()
+    try:
+        yield
+    finally:
+        limiter.release()

@@ -104,7 +104,9 @@ class RunState:
     notes: list[str] = field(default_factory=list)
     warned: set[str] = field(default_factory=set)
     replans: int = 0
-    running: int = 0
+    running: dict[str, None] = field(default_factory=dict)
+    dependents: dict[str, list[str]] = field(default_factory=dict)
+    deaths: bool = False
     step: int = 0
     seq: int = 0
     exhausted: str | None = None
@@ -130,10 +132,15 @@ class RunState:
         return await self.effects.choice(site, pick, options=options)
 
     async def emit(self, event: Event) -> None:
-        """Publish an event to the stream (waits if the consumer is behind)."""
+        """Publish an event to the stream (waits only if the consumer is behind)."""
         if self.keep_events:
             self.trace.append(event)
-        await self.events.send(event)
+        try:
+            # No yield while the buffer has room: every yield on the path from one subtask's
+            # report to its dependent's first request lets all other agents run a step first.
+            self.events.send_nowait(event)
+        except anyio.WouldBlock:
+            await self.events.send(event)
 
     async def emit_agent(self, event: AgentEvent) -> None:
         """Publish a sub-agent's event."""
@@ -143,14 +150,31 @@ class RunState:
         """Subtask ids with one of these statuses, in plan order."""
         return [i for i, r in self.records.items() if r.status in statuses]
 
-    def ready(self) -> list[Record]:
-        """Pending subtasks whose dependencies all finished."""
+    def ready(self, after: str | None = None) -> list[Record]:
+        """Pending subtasks whose dependencies all finished: among `after`'s dependents if given
+        (only they can have become ready when it finished), else among all."""
+        candidates = (
+            self.records.values()
+            if after is None
+            else [self.records[i] for i in self.dependents.get(after, ())]
+        )
         return [
             r
-            for r in self.records.values()
+            for r in candidates
             if r.status == "pending"
             and all(self.records[d].status in FINISHED for d in r.subtask.depends_on)
         ]
+
+    def adopt(self, plan: Plan) -> None:
+        """Make `plan` current: new subtasks get records, and the dependents index learns them."""
+        self.plan = plan
+        self.plans.append(plan)
+        for sub in plan.subtasks:
+            if sub.id in self.records:
+                continue
+            self.records[sub.id] = Record(subtask=sub)
+            for dep in sub.depends_on:
+                self.dependents.setdefault(dep, []).append(sub.id)
 
     def orphans(self) -> list[tuple[Record, str]]:
         """Pending subtasks that depend on a dead one (failed, blocked, cancelled, dropped)."""
