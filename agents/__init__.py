@@ -38,7 +38,7 @@ from agents._events import (
 from agents._executor import DEFAULT_INSTRUCTIONS, Executor
 from agents._guards import Budget, Limits, LoopDetector, StopReason
 from agents._journaled import Drift, JournaledEffects, JournalMode
-from agents._local import LocalModel, local_model_available
+from agents._local import LocalModel, local_model_available, open_model
 from agents._model import ChatModel, ModelRequest, ModelResponse, OutputSchema, ToolSpec, Usage
 from agents._openai import DecisionProtocol, OpenAIChatModel
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus, cites_evidence
@@ -102,6 +102,7 @@ __all__ = [
     "cites_evidence",
     "local_model_available",
     "not_empty",
+    "open_model",
     "shape",
     "tool",
 ]

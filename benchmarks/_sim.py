@@ -40,6 +40,7 @@ from agents import (
     ModelRetryableError,
     Usage,
 )
+from agents._openai import to_wire
 from agents.testing import (
     Completion,
     FakeOpenAIServer,
@@ -49,7 +50,7 @@ from agents.testing import (
     malformed_body,
     status,
 )
-from memory import AssistantMessage, Message, ToolCall, ToolMessage
+from memory import AssistantMessage, ToolCall
 
 __all__ = [
     "Exchange",
@@ -190,7 +191,9 @@ class SimRequest:
                 "strict": False,
             }
             fmt = {"type": "json_schema", "json_schema": schema}
-        return cls(messages=[wire(m) for m in request.messages], tools=tools, response_format=fmt)
+        return cls(
+            messages=[to_wire(m) for m in request.messages], tools=tools, response_format=fmt
+        )
 
     @property
     def format_name(self) -> str | None:
@@ -211,25 +214,6 @@ class SimRequest:
     def segments(self) -> list[tuple[str, ...]]:
         """`texts`, tokenized."""
         return [tuple(tokens(t)) for t in self.texts()]
-
-
-def wire(message: Message) -> dict[str, Any]:
-    """One paor message in OpenAI wire form (as `agents.OpenAIChatModel` sends it)."""
-    if isinstance(message, AssistantMessage):
-        out: dict[str, Any] = {"role": "assistant", "content": message.content}
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
-                }
-                for c in message.tool_calls
-            ]
-        return out
-    if isinstance(message, ToolMessage):
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    return {"role": message.role, "content": message.content}
 
 
 def render(message: Mapping[str, Any]) -> str:

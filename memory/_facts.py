@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol, Self, TypeVar
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol, TypeVar
 
-import anyio
-import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
+
+from memory._sqlite import SQLiteFile
 
 __all__ = [
     "Fact",
@@ -141,7 +140,7 @@ class InMemoryFactStore:
         return self._facts.pop((scope, key), None) is not None
 
 
-class SQLiteFactStore:
+class SQLiteFactStore(SQLiteFile):
     """A `FactStore` in a SQLite file, in WAL mode, kept off the event loop.
 
     Every call runs in a worker thread (`anyio.to_thread.run_sync`) on one connection, which a
@@ -160,30 +159,11 @@ class SQLiteFactStore:
         timeout: Seconds to wait for another writer's lock.
     """
 
+    schema = _SCHEMA
+    synchronous = "NORMAL"
+
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
-        self.path = os.fspath(path)
-        self.timeout = timeout
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-
-    async def open(self) -> Self:
-        """Connect, switch to WAL mode and create the schema (once)."""
-        if self._conn is None:
-            self._conn = await anyio.to_thread.run_sync(self._connect)
-        return self
-
-    async def aclose(self) -> None:
-        """Close the connection (idempotent); waits for a call in flight to finish."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._locked, conn, sqlite3.Connection.close)
-
-    async def __aenter__(self) -> Self:
-        return await self.open()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+        super().__init__(path, timeout=timeout)
 
     async def put(self, fact: Fact) -> Fact:
         """Store `fact` by the upsert rule, in one transaction; return what is stored now."""
@@ -204,28 +184,8 @@ class SQLiteFactStore:
         sql = "DELETE FROM facts WHERE scope = ? AND key = ?"
         return await self._run(lambda conn: conn.execute(sql, (scope, key)).rowcount > 0)
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        if self._conn is None:
-            raise RuntimeError("the fact store is not open: use `async with` or `await open()`")
-        return await anyio.to_thread.run_sync(self._locked, self._conn, fn)
-
-    def _locked(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
-            return fn(conn)
-
-    def _connect(self) -> sqlite3.Connection:
-        # Autocommit (isolation_level=None): transactions are explicit, see `_put`.
-        conn = sqlite3.connect(
-            self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-        )
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.executescript(_SCHEMA)
-        except sqlite3.Error:
-            conn.close()
-            raise
-        return conn
+    def _kind(self) -> str:
+        return "fact store"
 
 
 def _put(conn: sqlite3.Connection, fact: Fact) -> Fact:

@@ -25,18 +25,16 @@ import math
 import os
 import socket
 import sqlite3
-import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, TypeVar
 
-import anyio
-import anyio.to_thread
 import structlog
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from memory._sqlite import SQLiteFile
 
 __all__ = [
     "EffectKind",
@@ -165,7 +163,7 @@ def default_journal_path() -> Path:
     return Path(home) / "journal.db"
 
 
-class Journal:
+class Journal(SQLiteFile):
     """The durable record of runs and their effects, in one SQLite file.
 
     Use it as an async context manager, or call `open` and `aclose`.
@@ -183,6 +181,9 @@ class Journal:
         timeout: Seconds to wait for another process's write lock.
     """
 
+    schema = _SCHEMA
+    synchronous = "FULL"  # an appended record survives a power loss, not just a process crash
+
     def __init__(
         self,
         path: str | os.PathLike[str] | None = None,
@@ -190,35 +191,9 @@ class Journal:
         lease_s: float = 30.0,
         timeout: float = 10.0,
     ) -> None:
-        self.path = Path(path) if path is not None else default_journal_path()
+        super().__init__(path if path is not None else default_journal_path(), timeout=timeout)
         self.lease_s = lease_s
-        self.timeout = timeout
         self.owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-
-    async def open(self) -> Self:
-        """Connect, switch to WAL mode and create the schema.
-
-        Raises:
-            JournalError: The file cannot be opened or is not a journal.
-        """
-        if self._conn is None:
-            self._conn = await anyio.to_thread.run_sync(self._connect)
-        return self
-
-    async def aclose(self) -> None:
-        """Close the connection (idempotent); waits for a call in flight to finish."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self._locked, conn, sqlite3.Connection.close)
-
-    async def __aenter__(self) -> Self:
-        return await self.open()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def begin(self, run_id: str, goal: str, *, meta: dict[str, Any] | None = None) -> None:
         """Register a new run, owned by this journal.
@@ -361,35 +336,11 @@ class Journal:
         except (ValueError, ValidationError) as exc:
             raise JournalError(f"run {fields['run_id']} has a damaged row in {self.path}") from exc
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        if self._conn is None:
-            raise JournalError("the journal is not open: use `async with` or `await open()`")
-        try:
-            return await anyio.to_thread.run_sync(self._locked, self._conn, fn)
-        except sqlite3.Error as exc:
-            raise JournalError(f"the journal {self.path} cannot be used: {exc}") from exc
+    def _error(self, message: str) -> Exception:
+        return JournalError(f"journal: {message}")
 
-    def _locked(self, conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
-            return fn(conn)
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # Autocommit (isolation_level=None): each statement commits; `_claim` opens its own.
-            conn = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
-            )
-        except (OSError, sqlite3.Error) as exc:
-            raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            conn.close()
-            raise JournalError(f"{self.path} is damaged or not a paor journal: {exc}") from exc
-        return conn
+    def _kind(self) -> str:
+        return "paor journal"
 
 
 def _whole(run_id: str, rows: list[tuple[Any, ...]]) -> list[EffectRecord]:

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,12 +31,11 @@ from agents import (
     ChatModel,
     ConfigurationError,
     Executor,
-    LocalModel,
     ModelRequest,
     ModelRequestError,
     ModelResponse,
-    OpenAIChatModel,
     PaorError,
+    open_model,
 )
 from agents.toolkits import Corpus, research_tools
 from memory import Journal, JournalError, RunInfo, default_journal_path
@@ -347,20 +346,9 @@ async def _batch(args: argparse.Namespace) -> int:
     return 0
 
 
-@asynccontextmanager
-async def _open_model(args: argparse.Namespace) -> AsyncIterator[ChatModel]:
+def _open_model(args: argparse.Namespace) -> AbstractAsyncContextManager[ChatModel]:
     """The configured endpoint (checked to be reachable), or the embedded model."""
-    base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")
-    if base_url or os.environ.get("OPENAI_API_KEY"):
-        remote = OpenAIChatModel(args.model, base_url=base_url, protocol=args.protocol)
-        try:
-            await remote.ping()
-            yield remote
-        finally:
-            await remote.aclose()
-        return
-    async with LocalModel() as local:
-        yield local
+    return open_model(args.model, base_url=args.base_url, protocol=args.protocol)
 
 
 def _check_writable(path: Path) -> None:

@@ -16,10 +16,7 @@ embedded local model.
 from __future__ import annotations
 
 import logging
-import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -31,10 +28,9 @@ from agents import (
     Budget,
     ChatModel,
     Executor,
-    LocalModel,
-    OpenAIChatModel,
     PaorError,
     cites_evidence,
+    open_model,
 )
 from agents.toolkits import Corpus, research_tools
 from orchestrator._batch import BatchSummary, load_tasks, run_batch
@@ -101,21 +97,6 @@ def main() -> None:
 async def _run_with_configured_model() -> BatchSummary:
     async with open_model() as model:
         return await run(model)
-
-
-@asynccontextmanager
-async def open_model() -> AsyncIterator[ChatModel]:
-    """The endpoint from OPENAI_BASE_URL / OPENAI_API_KEY / PAOR_MODEL, else the embedded model."""
-    if os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY"):
-        remote = OpenAIChatModel()
-        try:
-            await remote.ping()
-            yield remote
-        finally:
-            await remote.aclose()
-        return
-    async with LocalModel() as local:
-        yield local
 
 
 if __name__ == "__main__":

@@ -15,17 +15,18 @@ embedded local model (tiny: it proves the path, not the prose).
 from __future__ import annotations
 
 import logging
-import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import structlog
 
 import agents
-from agents import ChatModel, LocalModel, OpenAIChatModel, PaorError
+from agents import (
+    ChatModel,
+    PaorError,
+    open_model,
+)
 from agents.toolkits import Corpus
 from orchestrator import Limits
 from orchestrator._research import ResearchReport, research
@@ -77,21 +78,6 @@ def main() -> None:
 async def _run_with_configured_model() -> ResearchReport:
     async with open_model() as model:
         return await run(model)
-
-
-@asynccontextmanager
-async def open_model() -> AsyncIterator[ChatModel]:
-    """The endpoint from OPENAI_BASE_URL / OPENAI_API_KEY / PAOR_MODEL, else the embedded model."""
-    if os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY"):
-        remote = OpenAIChatModel()
-        try:
-            await remote.ping()
-            yield remote
-        finally:
-            await remote.aclose()
-        return
-    async with LocalModel() as local:
-        yield local
 
 
 if __name__ == "__main__":

@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,14 +35,13 @@ import agents
 from agents import (
     BreakerOpened,
     ChatModel,
-    LocalModel,
-    OpenAIChatModel,
     PaorError,
     Toolbox,
     ToolCalled,
     ToolContext,
     ToolFailure,
     not_empty,
+    open_model,
     tool,
 )
 from orchestrator import (
@@ -259,21 +255,6 @@ def main() -> None:
 async def _run_with_configured_model() -> RunResult:
     async with open_model() as model:
         return await run(model)
-
-
-@asynccontextmanager
-async def open_model() -> AsyncIterator[ChatModel]:
-    """The endpoint from OPENAI_BASE_URL / OPENAI_API_KEY / PAOR_MODEL, else the embedded model."""
-    if os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_KEY"):
-        remote = OpenAIChatModel()
-        try:
-            await remote.ping()
-            yield remote
-        finally:
-            await remote.aclose()
-        return
-    async with LocalModel() as local:
-        yield local
 
 
 if __name__ == "__main__":
