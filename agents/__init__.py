@@ -43,6 +43,7 @@ from agents._model import ChatModel, ModelRequest, ModelResponse, OutputSchema, 
 from agents._openai import DecisionProtocol, OpenAIChatModel
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus, cites_evidence
 from agents._shaping import not_empty, shape
+from agents._stop import Stop
 from agents._toolbox import Evidence, Toolbox, ToolResult
 from agents._tools import Tool, ToolContext, ToolOutcome, tool
 from memory import JournalError, RunLocked
@@ -89,6 +90,7 @@ __all__ = [
     "ReportStatus",
     "RunError",
     "RunLocked",
+    "Stop",
     "StopReason",
     "Tool",
     "ToolCalled",

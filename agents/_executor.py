@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
@@ -36,6 +36,7 @@ from agents._guards import Budget, Limits, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
 from agents._steps import RunState, settle_turn, start_turn
+from agents._stop import Stop
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
 from memory import Compactor, Message, SystemMessage, ToolCall, Transcript, UserMessage
@@ -91,6 +92,7 @@ class _Finish:
 
 
 _Step = _Decide | _Act | _Check | _WrapUp | _Finish
+_OnArm = Callable[[anyio.CancelScope], None]
 
 
 class Executor:
@@ -153,7 +155,7 @@ class Executor:
         agent_id: str | None = None,
         budget: Budget | None = None,
         events: EventSink | None = None,
-        stop: anyio.Event | None = None,
+        stop: anyio.Event | Stop | None = None,
         allowed_tools: Collection[str] | None = None,
     ) -> AgentReport:
         """Run the agent on `task` until it answers or an exit is reached.
@@ -166,6 +168,7 @@ class Executor:
             budget: A parent ledger to charge and to be bounded by.
             events: Receives the agent's events.
             stop: Setting it ends the run early with a partial report (graceful cancellation).
+                A `Stop` does it without a watcher task (cheaper for many agents).
             allowed_tools: Restrict the menu further for this run (intersected with the
                 executor's own restriction).
 
@@ -189,23 +192,35 @@ class Executor:
                 sole = group.exceptions[0]
                 raise sole from sole.__cause__
 
-    async def _drive(self, s: RunState, stop: anyio.Event | None) -> AgentReport:
-        step: _Step = _Decide()
+    async def _drive(self, s: RunState, stop: anyio.Event | Stop | None) -> AgentReport:
+        if not isinstance(stop, anyio.Event):
+            return await self._drive_scoped(s, stop, stop.attach if stop else None)
+        # An anyio.Event can only be waited on: a watcher task turns it into a cancellation.
         async with anyio.create_task_group() as tg:
-            replayed_cut = False
-            with anyio.CancelScope() as scope:
-                try:
-                    step = await self._loop(s, scope, tg, stop)
-                except ReplayedCancellation:
-                    replayed_cut = True  # cut here when recorded: as if `scope` were cancelled now
-            if scope.cancelled_caught or replayed_cut:
-                step = _WrapUp(await self._cut_reason(s, stop))
-            if isinstance(step, _WrapUp):
-                step = await self._wrap_up(s, step, stop)
-            if stop is not None:
-                # Only the stop watcher lives in this group; anyio's cancel() formats the task's
-                # repr, which costs more than a whole model step with a fast model.
-                tg.cancel_scope.cancel()
+
+            def watch(scope: anyio.CancelScope) -> None:
+                tg.start_soon(_cancel_when_set, stop, scope)
+
+            report = await self._drive_scoped(s, stop, watch)
+            tg.cancel_scope.cancel()
+        return report
+
+    async def _drive_scoped(
+        self, s: RunState, stop: anyio.Event | Stop | None, on_arm: _OnArm | None
+    ) -> AgentReport:
+        replayed_cut = False
+        with anyio.CancelScope() as scope:
+            try:
+                step = await self._loop(s, scope, on_arm, stop)
+            except ReplayedCancellation:
+                replayed_cut = True  # cut here when recorded: as if `scope` were cancelled now
+            finally:
+                if isinstance(stop, Stop):
+                    stop.detach(scope)
+        if scope.cancelled_caught or replayed_cut:
+            step = _WrapUp(await self._cut_reason(s, stop))
+        if isinstance(step, _WrapUp):
+            step = await self._wrap_up(s, step, stop)
         assert isinstance(step, _Finish)
         return step.report
 
@@ -213,8 +228,8 @@ class Executor:
         self,
         s: RunState,
         scope: anyio.CancelScope,
-        tg: anyio.abc.TaskGroup,
-        stop: anyio.Event | None,
+        on_arm: _OnArm | None,
+        stop: anyio.Event | Stop | None,
     ) -> _Step:
         step: _Step = _Decide()
         armed = False
@@ -226,7 +241,7 @@ class Executor:
                 # cut it somewhere else. (A turn mixing recorded and re-run tool calls runs
                 # unarmed until it ends; the next step arms them.)
                 armed = True
-                self._arm(s, scope, tg, stop)
+                self._arm(s, scope, on_arm)
             # A stop request lands at the next step even if no effect yields (a fast model);
             # checked directly, because a yield per step would let every other agent run first.
             if armed and stop is not None and stop.is_set():
@@ -235,21 +250,15 @@ class Executor:
             step = await self._advance(s, step)
         return step
 
-    def _arm(
-        self,
-        s: RunState,
-        scope: anyio.CancelScope,
-        tg: anyio.abc.TaskGroup,
-        stop: anyio.Event | None,
-    ) -> None:
-        if stop is not None:
-            tg.start_soon(_cancel_when_set, stop, scope)
+    def _arm(self, s: RunState, scope: anyio.CancelScope, on_arm: _OnArm | None) -> None:
+        if on_arm is not None:
+            on_arm(scope)
         left = s.budget.time_left(s.now)
         if left is not None:
             scope.deadline = anyio.current_time() + left
 
     async def _cut_reason(
-        self, s: RunState, stop: anyio.Event | None
+        self, s: RunState, stop: anyio.Event | Stop | None
     ) -> Literal["cancelled", "deadline"]:
         """Why the loop was cut short: a recorded choice, so a replay gives the same reason."""
 
@@ -394,7 +403,9 @@ class Executor:
         )
         return _Decide()
 
-    async def _wrap_up(self, s: RunState, step: _WrapUp, stop: anyio.Event | None) -> _Finish:
+    async def _wrap_up(
+        self, s: RunState, step: _WrapUp, stop: anyio.Event | Stop | None
+    ) -> _Finish:
         """End early with the best answer available: one last tool-less call, else a digest."""
         await settle_turn(s, self.toolbox, self.control, cancelled=True)
         answer = None
@@ -406,7 +417,9 @@ class Executor:
             s.report(status=status, answer=answer or self._digest(s, step), stop_reason=step.reason)
         )
 
-    async def _last_word(self, s: RunState, step: _WrapUp, stop: anyio.Event | None) -> str | None:
+    async def _last_word(
+        self, s: RunState, step: _WrapUp, stop: anyio.Event | Stop | None
+    ) -> str | None:
         why = step.detail or f"the {step.reason.replace('_', ' ')} limit was reached"
         s.transcript.append(
             UserMessage(
@@ -434,7 +447,7 @@ class Executor:
             return (response.message.content or "").strip() or None
         return None
 
-    async def _stopped(self, s: RunState, stop: anyio.Event | None) -> bool:
+    async def _stopped(self, s: RunState, stop: anyio.Event | Stop | None) -> bool:
         """Whether a stop request is in, as a recorded choice (a replay meets it at this point)."""
 
         async def pick() -> str:

@@ -11,7 +11,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel, ConfigDict
 
-from agents import AgentEvent, AgentReport, Budget, Effects, EffectSite, Usage
+from agents import AgentEvent, AgentReport, Budget, Effects, EffectSite, Stop, Usage
 from orchestrator._events import BudgetWarning, Event
 from orchestrator._plan import Plan, PlanDiff, Subtask
 from orchestrator._planner import Planner
@@ -70,7 +70,7 @@ class Record:
     subtask: Subtask
     status: SubtaskStatus = "pending"
     report: AgentReport | None = None
-    stop: anyio.Event = field(default_factory=anyio.Event)
+    stop: Stop = field(default_factory=Stop)
     obsolete: bool = False
 
 

@@ -15,6 +15,7 @@ from agents import (
     MalformedResponse,
     ModelRequest,
     ModelRequestError,
+    Stop,
     Toolbox,
     ToolCalled,
     ToolFailure,
@@ -305,9 +306,10 @@ async def test_deadline_keeps_finished_results_and_cancels_the_rest() -> None:
     assert (traced[hang_id].ok, traced[hang_id].error) == (False, "cancelled")
 
 
-async def test_stop_event_ends_gracefully() -> None:
-    """Setting `stop` ends the run with a partial report built from what was gathered."""
-    stop = anyio.Event()
+@pytest.mark.parametrize("kind", ["event", "stop"])
+async def test_stop_event_ends_gracefully(kind: str) -> None:
+    """Setting `stop` (an anyio.Event or a Stop) ends the run with a partial report."""
+    stop: anyio.Event | Stop = anyio.Event() if kind == "event" else Stop()
 
     @tool(timeout=None)
     async def halt() -> str:
@@ -615,3 +617,13 @@ async def test_report_issue_mixed_with_other_calls_is_refused() -> None:
     assert isinstance(refusal, ToolMessage)
     assert (refusal.name, refusal.ok) == ("report_issue", False)
     assert refusal.content == "Call report_issue on its own, after reading your other results."
+
+
+async def test_a_stop_set_before_the_run_stops_it_at_the_first_step() -> None:
+    """An agent handed a Stop that is already set asks its model nothing."""
+    stop = Stop()
+    stop.set()
+    model = ScriptedModel([reply("never asked")])
+    report = await Executor(model).run("t", stop=stop)
+    assert (report.status, report.stop_reason) == ("failed", "cancelled")
+    assert model.requests == []
