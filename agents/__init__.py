@@ -44,7 +44,7 @@ from agents._openai import DecisionProtocol, OpenAIChatModel
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus, cites_evidence
 from agents._shaping import not_empty, shape
 from agents._stop import Stop
-from agents._toolbox import Evidence, Toolbox, ToolResult
+from agents._toolbox import Evidence, Finding, Toolbox, ToolResult
 from agents._tools import Tool, ToolContext, ToolOutcome, tool
 from memory import JournalError, RunLocked
 
@@ -66,6 +66,7 @@ __all__ = [
     "EventSink",
     "Evidence",
     "Executor",
+    "Finding",
     "JournalError",
     "JournalMode",
     "JournaledEffects",

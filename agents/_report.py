@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents._guards import StopReason
 from agents._model import Usage
-from agents._toolbox import Evidence
+from agents._toolbox import Evidence, Finding
 
 __all__ = ["AcceptanceCheck", "AgentReport", "ReportStatus", "cites_evidence"]
 
@@ -35,6 +35,7 @@ class AgentReport(BaseModel):
         notes: Problems met on the way (model errors, rejected answers, loops).
         usage: Tokens, requests and tool calls spent.
         steps: Model turns taken.
+        findings: Values its tools declared worth remembering (`@tool(facts=...)`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -49,6 +50,7 @@ class AgentReport(BaseModel):
     notes: tuple[str, ...] = ()
     usage: Usage = Usage()
     steps: int = 0
+    findings: tuple[Finding, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -21,7 +21,7 @@ from agents._events import BreakerOpened, EventSink, LoopWarning, ModelCalled, T
 from agents._guards import Budget, LoopDetector
 from agents._model import ModelResponse, Usage
 from agents._report import AgentReport, ReportStatus
-from agents._toolbox import Evidence, PreparedCall, Toolbox, ToolResult
+from agents._toolbox import Evidence, Finding, PreparedCall, Toolbox, ToolResult
 from agents._tools import ToolContext, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
 from memory import AssistantMessage, ToolCall, Transcript
@@ -45,6 +45,7 @@ class RunState:
     detector: LoopDetector = field(default_factory=LoopDetector)
     usage: Usage = field(default_factory=Usage)
     evidence: list[Evidence] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     steps: int = 0
     seq: int = 0
@@ -140,6 +141,7 @@ class RunState:
             notes=tuple(self.notes),
             usage=self.usage,
             steps=self.steps,
+            findings=tuple(self.findings),
         )
 
     async def _emit(self, event: Any) -> None:
@@ -203,6 +205,7 @@ async def settle_turn(s: RunState, toolbox: Toolbox, control: Toolbox, *, cancel
     for call, result in zip(turn, results, strict=True):
         s.transcript.append(result.to_message())
         s.evidence.extend(e for e in result.evidence if e.tool != "report_issue")
+        s.findings.extend(result.findings)
         if result.ok and call.name in control.names and call.id in args:
             _apply_signal(s, args[call.id])
     s.turn_keys = [(call.name, call.arguments) for call in turn]

@@ -24,7 +24,7 @@ from agents._tools import ErrorKind, Tool, ToolOutcome
 from agents._tracing import logger, redact
 from memory import ToolCall, ToolMessage
 
-__all__ = ["Evidence", "PreparedCall", "ToolResult", "Toolbox"]
+__all__ = ["Evidence", "Finding", "PreparedCall", "ToolResult", "Toolbox"]
 
 _EXCERPT_CHARS = 500
 _log = logger("paor.tools")
@@ -50,6 +50,22 @@ class Evidence(BaseModel):
     tool: str = ""
 
 
+class Finding(BaseModel):
+    """A value a tool declared worth remembering (`@tool(facts=...)`).
+
+    Attributes:
+        key: The fact key.
+        value: The value, as text.
+        tool: The tool that found it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    value: str
+    tool: str
+
+
 class ToolResult(BaseModel):
     """The single result of one tool call, whatever happened to it.
 
@@ -62,6 +78,7 @@ class ToolResult(BaseModel):
         duration_ms: Time spent in the tool.
         evidence: Citable evidence from a successful call.
         breaker_opened: This failure opened the tool's circuit breaker.
+        findings: Values the tool declared worth remembering.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -74,6 +91,7 @@ class ToolResult(BaseModel):
     duration_ms: float = 0.0
     evidence: tuple[Evidence, ...] = ()
     breaker_opened: bool = False
+    findings: tuple[Finding, ...] = ()
 
     def to_message(self) -> ToolMessage:
         """The transcript message for this result."""
@@ -204,6 +222,7 @@ class Toolbox:
             error=error,
             duration_ms=outcome.duration_ms,
             evidence=self._evidence(prepared, outcome.value, content) if error is None else (),
+            findings=_findings(tool, outcome.value) if error is None else (),
             breaker_opened=opened,
         )
 
@@ -238,3 +257,14 @@ def _judge(tool: Tool, value: Any) -> bool | str | None:
         return tool.success(value)
     except Exception as exc:
         return f"its success check raised {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _findings(tool: Tool, value: Any) -> tuple[Finding, ...]:
+    """The declared fact keys of a dict result; missing, empty and nested values are skipped."""
+    if not tool.facts or not isinstance(value, dict):
+        return ()
+    return tuple(
+        Finding(key=fact_key, value=str(value[key]), tool=tool.name)
+        for key, fact_key in tool.facts.items()
+        if value.get(key) not in (None, "") and not isinstance(value[key], dict | list)
+    )

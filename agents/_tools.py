@@ -13,7 +13,7 @@ import inspect
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints, overload
 
@@ -111,6 +111,9 @@ class Tool:
         sensitive: Argument names whose values are never logged.
         side_effects: Whether a call changes the world (then it gets an idempotency key on reruns).
         evidence: Turns a successful result into (source, excerpt) pairs; the default cites the call.
+        facts: Result keys worth remembering, mapped to fact keys ({"cheapest": "flight_price"}):
+            a successful dict result reports them as findings, which an orchestrator with a fact
+            store keeps (source "tool:NAME").
     """
 
     name: str
@@ -124,6 +127,7 @@ class Tool:
     sensitive: frozenset[str] = frozenset()
     side_effects: bool = False
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None
+    facts: Mapping[str, str] | None = None
     _context_param: str | None = field(default=None, repr=False)
     _spec: ToolSpec = field(init=False, repr=False, compare=False)
 
@@ -213,6 +217,7 @@ def tool(
     sensitive: Sequence[str] = (),
     side_effects: bool = False,
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None,
+    facts: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -228,6 +233,7 @@ def tool(
     sensitive: Sequence[str] = (),
     side_effects: bool = False,
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None,
+    facts: Mapping[str, str] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a sync or async function into a `Tool`, as `@tool` or `@tool(timeout=8.0, ...)`.
 
@@ -258,6 +264,7 @@ def tool(
             sensitive=frozenset(sensitive),
             side_effects=side_effects,
             evidence=evidence,
+            facts=dict(facts) if facts is not None else None,
             _context_param=context_param,
         )
 

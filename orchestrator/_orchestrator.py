@@ -68,7 +68,8 @@ class Orchestrator:
             as a "single" subtask (noted in `RunResult.notes`).
         compactor: Keeps every sub-agent's history under a token budget.
         facts: Long-term facts; those of `scope` are read once at the start of each run and shown
-            to the planner and every sub-agent (once per run, so prompt prefixes stay stable).
+            to the planner and every sub-agent (once per run, so prompt prefixes stay stable), and
+            what tools declare worth remembering (`@tool(facts=...)`) is stored there.
         scope: The user or session whose facts apply.
         journal: Record every run here (an open `Journal`), which makes `resume` and `replay`
             possible.
@@ -196,6 +197,8 @@ class Orchestrator:
             toolbox=self.toolbox,
             max_replans=self.limits.max_replans,
             single_on_plan_failure=self.on_plan_failure == "single",
+            facts=self.facts,
+            scope=self.scope,
         )
         return await loop.execute(stream._state)
 

@@ -24,6 +24,7 @@ import anyio.abc
 
 from agents import AgentReport, Executor, PlanError, ReplayDrift, Toolbox
 from agents._tracing import logger
+from memory import Fact, FactStore
 from orchestrator._events import (
     BudgetExhausted,
     PlanCreated,
@@ -80,6 +81,8 @@ class RunLoop:
     toolbox: Toolbox
     max_replans: int
     single_on_plan_failure: bool = False
+    facts: FactStore | None = None
+    scope: str = "default"
 
     async def execute(self, s: RunState) -> RunResult:
         """Run to the end and return the result; raises `PlanError` if no plan could be made."""
@@ -158,6 +161,7 @@ class RunLoop:
         record = s.records[completion.subtask_id]
         report = record.report = completion.report
         done = _Schedule(after=record.subtask.id)
+        await self._remember(report)
         ids = {"run_id": s.run_id, "subtask_id": record.subtask.id, "step": s.step}
         await s.warn_budget()
         if record.obsolete or report.stop_reason == "cancelled":
@@ -251,6 +255,20 @@ class RunLoop:
             else:
                 await self._drop(s, record, f"removed by replan v{version}")
         return cancelled
+
+    async def _remember(self, report: AgentReport) -> None:
+        """Keep what the sub-agent's tools declared worth remembering, with its provenance."""
+        if self.facts is None:
+            return
+        for found in report.findings:
+            fact = Fact(
+                key=found.key,
+                value=found.value,
+                scope=self.scope,
+                source=f"tool:{found.tool}",
+                confidence=0.8,
+            )
+            await self.facts.put(fact)
 
     async def _drop_orphans(self, s: RunState) -> list[str]:
         """Drop pending subtasks whose dependencies died, transitively; scans only after a death."""

@@ -752,3 +752,30 @@ async def test_remember_without_a_fact_store_is_a_configuration_error() -> None:
     """remember() says plainly that it needs a fact store."""
     with pytest.raises(ConfigurationError, match="facts="):
         await Orchestrator(FunctionModel(lambda _r: "x")).remember("k", "v")
+
+
+async def test_tool_findings_are_stored_as_facts_with_their_provenance() -> None:
+    """A value a tool declares worth remembering ends in the fact store, sourced to the tool."""
+
+    @tool(facts={"cheapest": "flight_price", "missing": "never_stored"})
+    def flights(route: str) -> dict[str, str]:
+        """Search flights."""
+        return {"cheapest": "420 EUR", "route": route}
+
+    def decide(request: ModelRequest) -> Any:
+        if request.output is not None:
+            return '{"subtasks": [{"id": "f", "goal": "find a flight"}]}'
+        if not request.tools:
+            return "Summary."
+        if request.messages[-1].role == "tool":
+            return "Cheapest is 420 EUR."
+        return call("flights", route="LIS-OPO")
+
+    store = InMemoryFactStore()
+    orch = Orchestrator(FunctionModel(decide), [flights], facts=store, scope="s-1")
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("find a flight")
+    assert result.complete
+    assert [(f.key, f.value) for f in result.reports[0].findings] == [("flight_price", "420 EUR")]
+    (fact,) = await store.query("s-1")
+    assert (fact.key, fact.value, fact.source) == ("flight_price", "420 EUR", "tool:flights")
