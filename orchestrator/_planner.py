@@ -214,7 +214,7 @@ class Planner:
         try:
             plan = make()
         except ValidationError as exc:
-            return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]]
+            return _validation_problems(exc)
         found = problems(
             plan, max_subtasks=self.max_subtasks, tools=self.tools.keys(), reserved=reserved
         )
@@ -257,6 +257,21 @@ def _parse(text: str, model: type[M]) -> M | list[str]:
         return model.model_validate(raw)
     except ValidationError as exc:
         return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]]
+
+
+def _validation_problems(exc: ValidationError) -> list[str]:
+    """Subtask field errors in words (a regex means nothing to a model, or to a report reader)."""
+    found = []
+    for error in exc.errors()[:5]:
+        field = ".".join(map(str, error["loc"]))
+        if error["type"] == "string_pattern_mismatch":
+            shown = str(error.get("input", ""))[:60]
+            found.append(
+                f"{field}: {shown!r} is not a valid id: use 1 to 40 letters, digits, '_', '-' or '.'"
+            )
+        else:
+            found.append(f"{field}: {error['msg']}")
+    return found
 
 
 def _plan_status(plan: Plan, status: dict[str, str], reports: dict[str, AgentReport]) -> str:

@@ -118,8 +118,11 @@ def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:
     """The Markdown report for a finished research run."""
     lines = [f"# {topic.strip()}", ""]
     if not result.complete:
-        lines += [f"> **Incomplete.** {result.reason or result.status}", ""]
-    lines += [f"> Note: {note}" for note in result.notes]
+        lines += [
+            f"> **Incomplete.** {clean_citations(result.reason or result.status, corpus)}",
+            "",
+        ]
+    lines += [f"> Note: {clean_citations(note, corpus)}" for note in result.notes]
     if result.notes:
         lines.append("")
     lines += ["## Summary", "", clean_citations(result.answer, corpus), ""]

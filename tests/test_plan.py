@@ -84,7 +84,7 @@ def feedback(request: ModelRequest) -> str:
         pytest.param(plan(sub("a", "a")), "subtask a depends on itself", Limits(), id="self"),
         pytest.param(
             plan({"id": "no spaces!", "goal": "x"}),
-            "id: String should match pattern",
+            "id: 'no spaces!' is not a valid id: use 1 to 40 letters, digits, '_', '-' or '.'",
             Limits(),
             id="bad-id",
         ),

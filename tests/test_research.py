@@ -267,3 +267,18 @@ async def test_research_plans_researches_and_writes_a_cited_report() -> None:
     findings = writer.messages[1]
     assert isinstance(findings, UserMessage)
     assert "It ends with StopIteration [py/iterators]." in findings.content
+
+
+def test_notes_carry_no_bracketed_text_that_is_not_a_citation() -> None:
+    """A run note quoting brackets (a pattern, a list) cannot smuggle a fake citation in."""
+    corpus = Corpus([Document(id="guide/a", title="A", text="alpha beta gamma")])
+    result = RunResult(
+        run_id="r",
+        goal="g",
+        answer="Summary [guide/a].",
+        status="complete",
+        notes=("planning failed: id must match [A-Za-z0-9_.-]",),
+    )
+    report = render_report("Topic", result, corpus)
+    assert "[A-Za-z" not in report
+    assert "> Note: planning failed: id must match" in report
