@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = ["Plan", "PlanDiff", "PlanDraft", "Subtask", "SubtaskDraft"]
 
 
+_ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -31,7 +34,7 @@ class Subtask(_Frozen):
         expected_output: The shape of the result (shown to the sub-agent).
     """
 
-    id: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,40}$")
+    id: str = Field(pattern=_ID_PATTERN)
     goal: str = Field(min_length=1)
     depends_on: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
@@ -49,9 +52,11 @@ class Subtask(_Frozen):
 
 
 class SubtaskDraft(BaseModel):
-    """A subtask as the planner model writes it (lenient: ids are checked later)."""
+    """A subtask as the planner model writes it (lenient: ids are checked later, with a message
+    a model can act on; the schema still carries the id rule, which grammar-constrained servers
+    enforce while the model writes)."""
 
-    id: str
+    id: str = Field(json_schema_extra={"pattern": _ID_PATTERN, "maxLength": 40})
     goal: str
     depends_on: list[str] = []
     tools: list[str] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -182,11 +182,7 @@ class Planner:
     ) -> T:
         system = self.instructions.replace("{max_subtasks}", str(self.max_subtasks))
         messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
-        json_schema = schema.model_json_schema()
-        if schema is PlanDraft:
-            # The size limit in the schema too: a grammar-constrained model then cannot exceed it.
-            json_schema["properties"]["subtasks"].update(minItems=1, maxItems=self.max_subtasks)
-        output = OutputSchema(name=name, schema_=json_schema)
+        output = OutputSchema(name=name, schema_=self._schema(schema))
         found: list[str] = []
         for _attempt in range(self.max_repairs + 1):
             try:
@@ -209,6 +205,19 @@ class Planner:
         raise PlanError(
             f"no valid {name} after {self.max_repairs + 1} attempts: {'; '.join(found)}"
         )
+
+    def _schema(self, schema: type[BaseModel]) -> dict[str, Any]:
+        """The JSON schema with this run's limits in it: the plan size, and tool names as an
+        enum, so a grammar-constrained model cannot write a plan that breaks them."""
+        json_schema = schema.model_json_schema()
+        if schema is PlanDraft:
+            json_schema["properties"]["subtasks"].update(minItems=1, maxItems=self.max_subtasks)
+        draft = json_schema.get("$defs", {}).get("SubtaskDraft")
+        if draft is not None:
+            names = sorted(self.tools)
+            draft["properties"]["tools"]["items"] = {"enum": names} if names else {"type": "string"}
+            draft["properties"]["tools"]["maxItems"] = len(names)
+        return json_schema
 
     def _checked(self, make: Callable[[], Plan], *, reserved: Collection[str]) -> Plan | list[str]:
         try:

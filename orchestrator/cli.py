@@ -13,6 +13,7 @@ rebuild the same corpus, tools and limits (the API key comes from the environmen
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import tempfile
@@ -371,10 +372,13 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def _configure_logging(log_json: Path | None) -> IO[str] | None:
-    """JSON lines to `log_json` if given; otherwise only warnings, on stderr."""
+    """JSON lines to `log_json` if given; otherwise warnings on stderr, or only errors when stderr
+    is a terminal: there the live progress block is redrawn in place, and log lines printed into
+    it would break it (what matters reaches the report's notes and the progress display)."""
     if log_json is None:
+        level = logging.ERROR if sys.stderr.isatty() else logging.WARNING
         structlog.configure(
-            wrapper_class=structlog.make_filtering_bound_logger(30),
+            wrapper_class=structlog.make_filtering_bound_logger(level),
             logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         )
         return None

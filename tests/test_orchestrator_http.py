@@ -118,7 +118,12 @@ async def test_concurrent_subtasks_a_replan_and_a_synthesis_over_http() -> None:
     # The planner asks for schema-constrained JSON and offers no tools.
     plan_schema = PlanDraft.model_json_schema()
     plan_schema["properties"]["subtasks"].update(minItems=1, maxItems=Limits().max_subtasks)
-    for name, schema in (("plan", plan_schema), ("replan", ReplanDraft.model_json_schema())):
+    replan_schema = ReplanDraft.model_json_schema()
+    for draft in (plan_schema, replan_schema):
+        draft["$defs"]["SubtaskDraft"]["properties"]["tools"].update(
+            items={"enum": ["meet"]}, maxItems=1
+        )
+    for name, schema in (("plan", plan_schema), ("replan", replan_schema)):
         assert "tools" not in bodies[name]
         assert bodies[name]["response_format"]["json_schema"]["schema"] == schema
     assert "Subtask b reported a problem" in bodies["replan"]["messages"][1]["content"]

@@ -178,6 +178,10 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
     assert request.output is not None
     schema = PlanDraft.model_json_schema()
     schema["properties"]["subtasks"].update(minItems=1, maxItems=5)
+    # The run's tool names are an enum: a grammar-constrained planner cannot invent a tool.
+    schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(
+        items={"enum": ["lookup"]}, maxItems=1
+    )
     assert (request.output.name, request.output.schema_) == ("plan", schema)
     system = request.messages[0].content
     assert system is not None
@@ -212,7 +216,9 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
 
     first, *repairs = team.of(PLANNER)[1:]
     assert first.output is not None
-    assert (first.output.name, first.output.schema_) == ("replan", ReplanDraft.model_json_schema())
+    replan_schema = ReplanDraft.model_json_schema()
+    replan_schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(maxItems=0)
+    assert (first.output.name, first.output.schema_) == ("replan", replan_schema)
     problems = [feedback(r) for r in repairs]
     assert "only pending or running subtasks can be removed, not: a" in problems[0]
     assert "subtask ids must be unique and new: b" in problems[1]
