@@ -191,7 +191,9 @@ class Planner:
             except MalformedResponse as exc:
                 text = exc.raw
             except (ModelError, TimeoutError) as exc:
-                raise PlanError(f"the planner model failed: {exc or 'deadline reached'}") from exc
+                raise PlanError(
+                    f"the planner model failed: {str(exc) or 'the deadline was reached'}"
+                ) from exc
             result = build(text)
             if not isinstance(result, list):
                 return result
