@@ -155,7 +155,9 @@ class Planner:
             )
             return checked if isinstance(checked, list) else (checked, set(draft.remove))
 
-        return await self._structured(prompt, "replan", ReplanDraft, build)
+        return await self._structured(
+            prompt, "replan", ReplanDraft, build, removable=sorted(removable)
+        )
 
     async def synthesise(self, goal: str, reports: Sequence[AgentReport], note: str | None) -> str:
         """The final answer from the reports; never raises (falls back to joining the results)."""
@@ -179,10 +181,12 @@ class Planner:
         name: str,
         schema: type[BaseModel],
         build: Callable[[str], T | list[str]],
+        *,
+        removable: Sequence[str] = (),
     ) -> T:
         system = self.instructions.replace("{max_subtasks}", str(self.max_subtasks))
         messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
-        output = OutputSchema(name=name, schema_=self._schema(schema))
+        output = OutputSchema(name=name, schema_=self._schema(schema, removable))
         found: list[str] = []
         for _attempt in range(self.max_repairs + 1):
             try:
@@ -208,12 +212,16 @@ class Planner:
             f"no valid {name} after {self.max_repairs + 1} attempts: {'; '.join(found)}"
         )
 
-    def _schema(self, schema: type[BaseModel]) -> dict[str, Any]:
-        """The JSON schema with this run's limits in it: the plan size, and tool names as an
-        enum, so a grammar-constrained model cannot write a plan that breaks them."""
+    def _schema(self, schema: type[BaseModel], removable: Sequence[str] = ()) -> dict[str, Any]:
+        """The JSON schema with this run's limits in it: the plan size, tool names and the ids a
+        replan may remove as enums, so a grammar-constrained model cannot break them."""
         json_schema = schema.model_json_schema()
         if schema is PlanDraft:
             json_schema["properties"]["subtasks"].update(minItems=1, maxItems=self.max_subtasks)
+        if schema is ReplanDraft:
+            remove = json_schema["properties"]["remove"]
+            remove["items"] = {"enum": list(removable)} if removable else {"type": "string"}
+            remove["maxItems"] = len(removable)
         draft = json_schema.get("$defs", {}).get("SubtaskDraft")
         if draft is not None:
             names = sorted(self.tools)

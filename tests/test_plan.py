@@ -218,6 +218,7 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
     assert first.output is not None
     replan_schema = ReplanDraft.model_json_schema()
     replan_schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(maxItems=0)
+    replan_schema["properties"]["remove"].update(maxItems=0)  # nothing is pending or running
     assert (first.output.name, first.output.schema_) == ("replan", replan_schema)
     problems = [feedback(r) for r in repairs]
     assert "only pending or running subtasks can be removed, not: a" in problems[0]
