@@ -91,18 +91,26 @@ class Transcript:
         messages: Initial messages (usually a system message and the task).
     """
 
-    __slots__ = ("_messages",)
+    __slots__ = ("_messages", "_open", "_problem", "_seen")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
-        self._messages: list[Message] = list(messages)
+        self._messages: list[Message] = []
+        # The invariant is tracked as messages arrive, so `check` before every model call costs
+        # nothing however long the history grows.
+        self._open: set[str] = set()
+        self._seen: set[str] = set()
+        self._problem: str | None = None
+        self.extend(messages)
 
     def append(self, message: Message) -> None:
         """Add one message at the end."""
+        self._track(len(self._messages), message)
         self._messages.append(message)
 
     def extend(self, messages: Iterable[Message]) -> None:
         """Add several messages at the end, in order."""
-        self._messages.extend(messages)
+        for message in messages:
+            self.append(message)
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -128,25 +136,31 @@ class Transcript:
 
     def check(self) -> None:
         """Raise `TranscriptError` unless every tool call has exactly one result, placed after it."""
-        open_calls: set[str] = set()
-        seen: set[str] = set()
-        for index, message in enumerate(self._messages):
-            if isinstance(message, AssistantMessage):
-                if open_calls:
-                    raise TranscriptError(f"message {index}: calls {sorted(open_calls)} unanswered")
-                ids = [call.id for call in message.tool_calls]
-                if len(set(ids)) != len(ids) or seen.intersection(ids):
-                    raise TranscriptError(f"message {index}: duplicate tool call id")
-                open_calls = set(ids)
-                seen.update(ids)
-            elif isinstance(message, ToolMessage):
-                if message.tool_call_id not in open_calls:
-                    raise TranscriptError(
-                        f"message {index}: result for unknown or answered call "
-                        f"{message.tool_call_id!r}"
-                    )
-                open_calls.discard(message.tool_call_id)
-            elif open_calls:
-                raise TranscriptError(f"message {index}: calls {sorted(open_calls)} unanswered")
-        if open_calls:
-            raise TranscriptError(f"calls {sorted(open_calls)} unanswered at the end")
+        if self._problem is not None:
+            raise TranscriptError(self._problem)
+        if self._open:
+            raise TranscriptError(f"calls {sorted(self._open)} unanswered at the end")
+
+    def _track(self, index: int, message: Message) -> None:
+        if self._problem is None:
+            self._problem = self._violation(index, message)
+
+    def _violation(self, index: int, message: Message) -> str | None:
+        """What `message`, arriving at `index`, breaks (updating the open calls), if anything."""
+        if isinstance(message, ToolMessage):
+            if message.tool_call_id not in self._open:
+                return (
+                    f"message {index}: result for unknown or answered call "
+                    f"{message.tool_call_id!r}"
+                )
+            self._open.discard(message.tool_call_id)
+            return None
+        if self._open:
+            return f"message {index}: calls {sorted(self._open)} unanswered"
+        if isinstance(message, AssistantMessage):
+            ids = [call.id for call in message.tool_calls]
+            if len(set(ids)) != len(ids) or self._seen.intersection(ids):
+                return f"message {index}: duplicate tool call id"
+            self._open = set(ids)
+            self._seen.update(ids)
+        return None
