@@ -150,8 +150,7 @@ class Transcript:
         if isinstance(message, ToolMessage):
             if message.tool_call_id not in self._open:
                 return (
-                    f"message {index}: result for unknown or answered call "
-                    f"{message.tool_call_id!r}"
+                    f"message {index}: result for unknown or answered call {message.tool_call_id!r}"
                 )
             self._open.discard(message.tool_call_id)
             return None

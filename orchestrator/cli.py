@@ -1,5 +1,5 @@
-"""The `paor` command line: `research` and `batch`, and the journal's `runs`, `show`, `resume`
-and `replay`.
+"""The `paor` command line: `research` and `batch`, the journal's `runs`, `show`, `resume`
+and `replay`, and `worker` (serves runs from a Temporal server).
 
 With no endpoint configured (no `--base-url`, `OPENAI_BASE_URL` or `OPENAI_API_KEY`), paor starts
 the embedded local model for the duration of the command. Errors a user can fix (a missing folder,
@@ -105,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     bt.set_defaults(handler=_batch)
 
     _journal_commands(commands)
+    _worker_command(commands)
 
     for sub in (rs, bt):
         sub.add_argument(
@@ -147,6 +148,19 @@ def _journal_commands(commands: Any) -> None:
     resume.add_argument("--base-url", help="endpoint (default: as recorded)")
     resume.add_argument("--protocol", choices=["auto", "tools", "json"])
     resume.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
+
+
+def _worker_command(commands: Any) -> None:
+    """`worker`: serve paor runs from a Temporal task queue (the `temporal` extra)."""
+    wk = commands.add_parser("worker", help="run paor runs submitted to a Temporal server")
+    wk.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the Temporal server")
+    wk.add_argument("--task-queue", default="paor", help="the queue to serve (default: paor)")
+    wk.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
+    wk.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
+    wk.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    wk.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
+    wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
+    wk.set_defaults(handler=_worker)
 
 
 def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
@@ -344,6 +358,22 @@ async def _batch(args: argparse.Namespace) -> int:
             journal=journal,
         )
     print(summary.line())
+    return 0
+
+
+async def _worker(args: argparse.Namespace) -> int:
+    """Serve the research tools and the model (as "default") until interrupted."""
+    try:
+        from orchestrator.temporal import Registry, build_worker, connect
+    except ImportError:
+        raise ConfigurationError("paor worker needs the temporal extra: paor[temporal]") from None
+    client = await connect(args.temporal)  # first: an unreachable server fails fast
+    corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
+    async with _open_model(args) as model:
+        registry = Registry.of({"default": model}, research_tools(corpus))
+        async with build_worker(client, registry, task_queue=args.task_queue):
+            print(f"paor worker: serving {args.task_queue!r} on {args.temporal}", file=sys.stderr)
+            await anyio.sleep_forever()
     return 0
 
 

@@ -1,0 +1,33 @@
+"""paor on Temporal: the same run loop as a durable workflow, its model and tool calls activities.
+
+Needs the `temporal` extra. Start workers on as many machines as you like, then submit runs:
+
+```python
+from orchestrator.temporal import Registry, build_worker, connect, run_on_temporal
+
+client = await connect("127.0.0.1:7233")
+registry = Registry.of({"default": model}, tools=[search_docs])
+async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0.1:7233`
+    outcome = await run_on_temporal(client, "goal", tools=["search_docs"])
+```
+"""
+
+from orchestrator.temporal._activities import Registry
+from orchestrator.temporal._client import connect, run_on_temporal
+from orchestrator.temporal._effects import ActivityModel, TemporalEffects
+from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE, PASSTHROUGH, build_worker
+from orchestrator.temporal._workflows import RunInput, RunOutcome, RunWorkflow
+
+__all__ = [
+    "DEFAULT_TASK_QUEUE",
+    "PASSTHROUGH",
+    "ActivityModel",
+    "Registry",
+    "RunInput",
+    "RunOutcome",
+    "RunWorkflow",
+    "TemporalEffects",
+    "build_worker",
+    "connect",
+    "run_on_temporal",
+]

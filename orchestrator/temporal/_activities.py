@@ -1,0 +1,182 @@
+"""The activities: where a Temporal worker really asks a model and runs a tool.
+
+Workflow code only names a model or a tool; the worker resolves the name in its `Registry`. Errors
+cross the boundary as `ApplicationError`s whose `type` is the paor error's name, so the workflow can
+raise the same paor error the in-process loop would have seen. Temporal alone retries: a retryable
+model failure is re-raised with the server's Retry-After as the next retry's delay.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import anyio
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from agents import (
+    ChatModel,
+    MalformedResponse,
+    ModelRequest,
+    ModelRequestError,
+    ModelResponse,
+    ModelRetryableError,
+    OpenAIChatModel,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+)
+
+__all__ = ["Activities", "ModelCall", "Registry", "ToolCall", "register", "registry_for"]
+
+_REGISTRIES: dict[str, Registry] = {}
+_T = TypeVar("_T")
+
+
+class ModelCall(BaseModel):
+    """The input of the model activity.
+
+    Attributes:
+        model: The model's name in the worker's registry.
+        request: What to ask it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    request: ModelRequest
+
+
+class ToolCall(BaseModel):
+    """The input of the tool activity: the tool's name, its validated arguments, its context."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    args: dict[str, Any]
+    run_id: str
+    agent_id: str
+    call_id: str
+    idempotency_key: str
+
+
+@dataclass(kw_only=True, slots=True)
+class Registry:
+    """The models and tools a worker serves, by name (every worker of a task queue needs the same).
+
+    A paor `OpenAIChatModel` is copied with its own retries off: Temporal alone retries. A process
+    holds one registry per task queue: the workflows of that queue find their tools there.
+
+    Attributes:
+        models: Models by the name a run refers to them with.
+        tools: Tools by their names.
+    """
+
+    models: dict[str, ChatModel] = field(default_factory=dict)
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, models: Mapping[str, ChatModel], tools: Iterable[Tool] = ()) -> Registry:
+        """A registry of `models` (by name) and `tools`."""
+        return cls(
+            models={name: _no_retries(model) for name, model in models.items()},
+            tools={t.name: t for t in tools},
+        )
+
+    def model(self, name: str) -> ChatModel:
+        """The model called `name` (a non-retryable error if this worker lacks it)."""
+        return _lookup(self.models, name, "model")
+
+    def tool(self, name: str) -> Tool:
+        """The tool called `name` (a non-retryable error if this worker lacks it)."""
+        return _lookup(self.tools, name, "tool")
+
+
+def registry_for(task_queue: str) -> Registry:
+    """The registry the worker of `task_queue` in this process was built with.
+
+    A replay runs on a task queue of its own: with one registry in the process, that one is meant.
+    """
+    if task_queue not in _REGISTRIES and len(_REGISTRIES) == 1:
+        return next(iter(_REGISTRIES.values()))
+    return _lookup(_REGISTRIES, task_queue, "worker registry for task queue")
+
+
+def register(task_queue: str, registry: Registry) -> None:
+    """Make `registry` the one of `task_queue` in this process (for workflows and activities)."""
+    _REGISTRIES[task_queue] = registry
+
+
+class Activities:
+    """The model and tool activities of one worker.
+
+    Args:
+        registry: Where names are resolved.
+        heartbeat_every: Seconds between a running tool's heartbeats.
+    """
+
+    def __init__(self, registry: Registry, *, heartbeat_every: float = 1.0) -> None:
+        self.registry = registry
+        self.heartbeat_every = heartbeat_every
+
+    @activity.defn(name="paor.model_call")
+    async def model_call(self, call: ModelCall) -> ModelResponse:
+        """Ask the named model once; failures become `ApplicationError`s Temporal retries or not."""
+        model = self.registry.model(call.model)
+        try:
+            return await model.complete(call.request)
+        except MalformedResponse as exc:
+            raise ApplicationError(
+                str(exc), exc.raw, type="MalformedResponse", non_retryable=True
+            ) from exc
+        except ModelRequestError as exc:
+            raise ApplicationError(str(exc), type="ModelRequestError", non_retryable=True) from exc
+        except ModelRetryableError as exc:
+            delay = None if exc.retry_after is None else timedelta(seconds=exc.retry_after)
+            raise ApplicationError(
+                str(exc), type="ModelRetryableError", next_retry_delay=delay
+            ) from exc
+
+    @activity.defn(name="paor.tool_call")
+    async def tool_call(self, call: ToolCall) -> ToolOutcome:
+        """Run the named tool once, heartbeating while it runs (a dead worker is noticed soon)."""
+        tool = self.registry.tool(call.tool)
+        ctx = ToolContext(
+            run_id=call.run_id,
+            agent_id=call.agent_id,
+            call_id=call.call_id,
+            idempotency_key=call.idempotency_key,
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._heartbeat)
+            outcome = await tool.execute(call.args, ctx)
+            tg.cancel_scope.cancel()
+        return outcome
+
+    async def _heartbeat(self) -> None:
+        # A ticker, not polling: the heartbeat is how the server learns this worker is alive.
+        while True:
+            activity.heartbeat()
+            await anyio.sleep(self.heartbeat_every)
+
+
+def _no_retries(model: ChatModel) -> ChatModel:
+    if isinstance(model, OpenAIChatModel) and model.max_retries:
+        model = copy.copy(model)
+        model.max_retries = 0
+    return model
+
+
+def _lookup(table: Mapping[str, _T], name: str, kind: str) -> _T:
+    try:
+        return table[name]
+    except KeyError:
+        known = ", ".join(sorted(table)) or "none"
+        raise ApplicationError(
+            f"unknown {kind} {name!r} (known: {known})", type="UnknownName", non_retryable=True
+        ) from None

@@ -1,0 +1,76 @@
+"""Connecting to Temporal and submitting runs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+
+from agents import ConfigurationError
+from orchestrator._limits import Limits
+from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
+from orchestrator.temporal._workflows import RunInput, RunOutcome, RunWorkflow
+
+__all__ = ["connect", "run_on_temporal"]
+
+
+async def connect(target: str, *, namespace: str = "default") -> Client:
+    """A client of the Temporal server at `target` ("HOST:PORT"), with paor's data converter.
+
+    Raises:
+        ConfigurationError: The server cannot be reached.
+    """
+    try:
+        return await Client.connect(
+            target, namespace=namespace, data_converter=pydantic_data_converter
+        )
+    except RuntimeError as exc:
+        raise ConfigurationError(f"cannot reach the Temporal server at {target}") from exc
+
+
+async def run_on_temporal(
+    client: Client,
+    goal: str,
+    *,
+    model: str = "default",
+    tools: Iterable[str] = (),
+    limits: Limits | None = None,
+    run_id: str | None = None,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    heartbeat_timeout: float = 30.0,
+    execution_timeout: float | None = None,
+) -> RunOutcome:
+    """Run `goal` as a workflow on the workers of `task_queue` and wait for its result.
+
+    Args:
+        client: A client made by `connect`.
+        goal: The goal.
+        model: The model's name in the workers' registry.
+        tools: The tools' names in the workers' registry.
+        limits: The run's limits.
+        run_id: The run's id, which is also its workflow id (generated if omitted).
+        task_queue: The workers' queue.
+        heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
+        execution_timeout: Seconds the whole workflow may take (no limit if None).
+    """
+    run_id = run_id or uuid.uuid4().hex[:12]
+    given = RunInput(
+        goal=goal,
+        run_id=run_id,
+        model=model,
+        tools=tuple(tools),
+        limits=limits or Limits(),
+        heartbeat_timeout=heartbeat_timeout,
+    )
+    return await client.execute_workflow(
+        RunWorkflow.run,
+        given,
+        id=run_id,
+        task_queue=task_queue,
+        execution_timeout=None
+        if execution_timeout is None
+        else timedelta(seconds=execution_timeout),
+    )

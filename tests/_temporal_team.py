@@ -1,0 +1,104 @@
+"""The fake team and tools of the Temporal tests, and the worker process they start.
+
+    python -m tests._temporal_worker TARGET     (see tests/_temporal_worker.py)
+
+The team is stateless (a `FunctionModel` deciding from the request alone), so every worker process
+answers the same way. Every tool appends a line to $PAOR_TEST_CALLS when it completes: the file is
+the tools' own count of what ran, across processes. `slow` prints "slow <pid>" on stdout when it
+starts, so the test knows which worker to kill.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import anyio
+
+from agents import ModelRequest, ModelRetryableError, ToolContext, tool
+from agents.testing import FunctionModel, Turn, call, reply
+from orchestrator import SYNTHESIS_INSTRUCTIONS
+from orchestrator.temporal import Registry
+
+PARALLEL = {
+    "subtasks": [
+        {"id": "a", "goal": "Find fact a."},
+        {"id": "b", "goal": "Find fact b."},
+        {"id": "c", "goal": "Combine a and b.", "depends_on": ["a", "b"]},
+    ],
+    "rationale": "a and b in parallel, then c",
+}
+CHAIN = {
+    "subtasks": [
+        {"id": "a", "goal": "Find fact a."},
+        {"id": "b", "goal": "Wait for b.", "depends_on": ["a"]},
+        {"id": "c", "goal": "Find fact c.", "depends_on": ["b"]},
+    ],
+    "rationale": "one after the other, with a slow step in the middle",
+}
+
+
+def _record(kind: str, key: str) -> None:
+    with Path(os.environ["PAOR_TEST_CALLS"]).open("a", encoding="utf-8") as calls:
+        calls.write(f"{kind} {key}\n")
+
+
+@tool(timeout=5.0)
+async def search(query: str, ctx: ToolContext) -> dict[str, str]:
+    """Search the corpus.
+
+    Args:
+        query: What to look for.
+    """
+    _record("search", ctx.idempotency_key)
+    return {"source": f"doc:{query}", "text": f"result for {query}"}
+
+
+@tool(timeout=10.0)
+async def slow(seconds: float, ctx: ToolContext) -> str:
+    """Wait, then report.
+
+    Args:
+        seconds: How long.
+    """
+    print(f"slow {os.getpid()}", flush=True)
+    await anyio.sleep(seconds)
+    _record("slow", ctx.idempotency_key)
+    return "waited"
+
+
+def _team(plan: Mapping[str, object]) -> FunctionModel:
+    def decide(request: ModelRequest) -> Turn:
+        if request.output is not None:
+            return reply(json.dumps(plan))
+        if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+            return reply("Synthesis: " + (request.messages[-1].content or "")[:200])
+        task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
+        if any(m.role == "tool" for m in request.messages):
+            return reply(f"Answer to {task!r}.")
+        if task.startswith("Wait"):
+            return call("slow", seconds=2.5)
+        return call("search", query=task)
+
+    return FunctionModel(decide, name="team")
+
+
+def _flaky(team: FunctionModel) -> FunctionModel:
+    """The parallel team, but its planner's first request fails as a 429 with Retry-After."""
+    failed: list[ModelRequest] = []
+
+    async def decide(request: ModelRequest) -> Turn:
+        if request.output is not None and not failed:
+            failed.append(request)
+            return ModelRetryableError("429 Too Many Requests", retry_after=0.2, status=429)
+        return await team.complete(request)
+
+    return FunctionModel(decide, name="flaky")
+
+
+def registry() -> Registry:
+    """The models ("parallel", "chain", "flaky") and tools ("search", "slow") of a test worker."""
+    models = {"parallel": _team(PARALLEL), "chain": _team(CHAIN), "flaky": _flaky(_team(PARALLEL))}
+    return Registry.of(models, [search, slow])

