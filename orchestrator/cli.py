@@ -8,11 +8,14 @@ message and exit status 2. `replay` exits with status 1 when the replay drifts.
 
 `research --journal PATH` records the run, with its arguments, so that `paor resume RUN_ID` can
 rebuild the same corpus, tools and limits (the API key comes from the environment again).
+`research --temporal HOST:PORT` runs on the `paor worker`s of that server instead, and writes the
+same report.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import os
 import sys
@@ -95,6 +98,13 @@ def _parser() -> argparse.ArgumentParser:
     rs.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
     rs.add_argument("--out", type=Path, default=Path("report.md"))
     rs.add_argument("--max-subtasks", type=_positive(int), default=3)
+    rs.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="run on the `paor worker`s of this Temporal server (they hold the model and corpus: "
+        "pass the same --docs)",
+    )
+    rs.add_argument("--task-queue", default="paor", help="the workers' queue (default: paor)")
     rs.set_defaults(handler=_research)
 
     bt = commands.add_parser("batch", help="run many independent goals concurrently")
@@ -182,6 +192,9 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
 async def _research(args: argparse.Namespace) -> int:
     _check_writable(args.out)
     corpus, limits = _research_setup(args)
+    if args.temporal:
+        _write_report(args.out, await _research_on_temporal(args, corpus, limits))
+        return 0
     progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
     async with _maybe_journal(args.journal) as journal, _open_model(args) as model:
         report = await research(
@@ -195,6 +208,22 @@ async def _research(args: argparse.Namespace) -> int:
         )
     _write_report(args.out, report)
     return 0
+
+
+async def _research_on_temporal(
+    args: argparse.Namespace, corpus: Corpus, limits: Limits
+) -> ResearchReport:
+    """The run on the workers of `--task-queue`; the report rendered with our own `corpus`."""
+    if args.journal is not None:
+        raise ConfigurationError("--journal is not available with --temporal: Temporal records it")
+    _require_temporal()
+    from orchestrator.temporal import connect, research_on_temporal
+
+    client = await connect(args.temporal)
+    print(f"paor: submitted to {args.task_queue!r} on {args.temporal}", file=sys.stderr)
+    return await research_on_temporal(
+        client, args.topic, corpus=corpus, limits=limits, task_queue=args.task_queue
+    )
 
 
 def _research_setup(args: argparse.Namespace) -> tuple[Corpus, Limits]:
@@ -363,10 +392,9 @@ async def _batch(args: argparse.Namespace) -> int:
 
 async def _worker(args: argparse.Namespace) -> int:
     """Serve the research tools and the model (as "default") until interrupted."""
-    try:
-        from orchestrator.temporal import Registry, build_worker, connect
-    except ImportError:
-        raise ConfigurationError("paor worker needs the temporal extra: paor[temporal]") from None
+    _require_temporal()
+    from orchestrator.temporal import Registry, build_worker, connect
+
     client = await connect(args.temporal)  # first: an unreachable server fails fast
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     async with _open_model(args) as model:
@@ -375,6 +403,12 @@ async def _worker(args: argparse.Namespace) -> int:
             print(f"paor worker: serving {args.task_queue!r} on {args.temporal}", file=sys.stderr)
             await anyio.sleep_forever()
     return 0
+
+
+def _require_temporal() -> None:
+    """Fail with a one-line error without the `temporal` extra (`orchestrator.temporal` needs it)."""
+    if importlib.util.find_spec("temporalio") is None:
+        raise ConfigurationError("--temporal needs the temporal extra: paor[temporal]")
 
 
 def _open_model(args: argparse.Namespace) -> AbstractAsyncContextManager[ChatModel]:

@@ -21,20 +21,27 @@ from temporalio.worker import Replayer
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agents.testing import FunctionModel
-from orchestrator import Limits, Orchestrator
+from agents.toolkits import Corpus, research_tools
+from orchestrator import Limits, Orchestrator, RunResult
+from orchestrator._research import research
+from orchestrator.cli import main
 from orchestrator.temporal import (
     PASSTHROUGH,
-    RunOutcome,
+    Registry,
     RunWorkflow,
     build_worker,
     connect,
+    research_on_temporal,
     run_on_temporal,
 )
 from tests._temporal_team import registry
+from tests.test_research import CORPUS, team
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPORAL = Path(sysconfig.get_path("scripts")) / "temporal"
 LIMITS = Limits(max_concurrency=4)
+TOPIC = "How do generators work?"
+REJECTED = "these citations match no gathered source: py/generators"
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +93,8 @@ async def test_parallel_plan_matches_in_process(server: str, calls: Path) -> Non
         local.status,
         local.usage,
     )
-    assert outcome.reports == {"a": "done", "b": "done", "c": "done"}
+    assert _statuses(outcome) == {"a": "done", "b": "done", "c": "done"}
+    assert outcome.events == ()  # kept out of the workflow's history
     assert sorted(line.split()[0] for line in _lines(calls)) == ["search"] * 6
     history = await client.get_workflow_handle("p1").fetch_history()
     await _replayer().replay_workflow(history)  # raises if the workflow is not deterministic
@@ -126,18 +134,18 @@ async def test_killed_worker_run_finishes_elsewhere(server: str, calls: Path) ->
                     process.terminate()
     assert {first.returncode, second.returncode} == {-signal.SIGKILL, -signal.SIGTERM}
     assert outcome.status == "complete"
-    assert outcome.reports == {"a": "done", "b": "done", "c": "done"}
+    assert _statuses(outcome) == {"a": "done", "b": "done", "c": "done"}
     lines = _lines(calls)
     assert sorted(line.split()[0] for line in lines) == ["search", "search", "slow"]
     assert len(set(lines)) == len(lines)
 
 
-async def _run_and_kill(client: Client, workers: list[Process]) -> RunOutcome:
+async def _run_and_kill(client: Client, workers: list[Process]) -> RunResult:
     """Start the chain run once both workers are ready; kill the worker that starts `slow`."""
     ready = [anyio.Event() for _ in workers]
     slow_in: list[Process] = []
     slow_started = anyio.Event()
-    outcomes: list[RunOutcome] = []
+    outcomes: list[RunResult] = []
 
     async def watch(index: int) -> None:
         stdout = workers[index].stdout
@@ -180,6 +188,59 @@ async def _run_and_kill(client: Client, workers: list[Process]) -> RunOutcome:
     return outcomes[0]
 
 
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_research_report_matches_in_process(server: str) -> None:
+    """A research run on Temporal, with the research prompts and the citation check, writes the
+    in-process report word for word from the same scripted model."""
+    limits = Limits(max_subtasks=2)
+    local = await research(TOPIC, model=FunctionModel(team), corpus=CORPUS, limits=limits)
+    client = await connect(server)
+    served = Registry.of({"default": FunctionModel(team)}, research_tools(CORPUS))
+    async with build_worker(client, served, task_queue="research", sticky_timeout=1.0):
+        remote = await research_on_temporal(
+            client,
+            TOPIC,
+            corpus=CORPUS,
+            limits=limits,
+            run_id="r1",
+            task_queue="research",
+            execution_timeout=60,
+        )
+    assert remote.result.status == "complete", remote.result.reason
+    assert remote.markdown == local.markdown
+    assert remote.result.usage == local.result.usage
+    model = served.model("default")
+    assert isinstance(model, FunctionModel)
+    assert any(REJECTED in (r.messages[-1].content or "") for r in model.requests)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_cli_research_on_temporal_writes_the_report(server: str, tmp_path: Path) -> None:
+    """`paor research --temporal` runs on the workers and writes the in-process report."""
+    docs = tmp_path / "docs"
+    for doc_id in ("py/generators", "py/iterators"):
+        document = CORPUS.get(doc_id)
+        assert document is not None
+        path = docs / f"{doc_id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {document.title}\n\n{document.text}\n", encoding="utf-8")
+    corpus = Corpus.from_folder(docs)
+    local = await research(
+        TOPIC, model=FunctionModel(team), corpus=corpus, limits=Limits(max_subtasks=2)
+    )
+    out = tmp_path / "report.md"
+    argv = ["research", TOPIC, "--docs", str(docs), "--out", str(out), "--max-subtasks", "2"]
+    argv += ["--temporal", server, "--task-queue", "cli"]
+    client = await connect(server)
+    served = Registry.of({"default": FunctionModel(team)}, research_tools(corpus))
+    async with build_worker(client, served, task_queue="cli", sticky_timeout=1.0):
+        status = await anyio.to_thread.run_sync(main, argv)
+    assert status == 0
+    assert out.read_text(encoding="utf-8") == local.markdown
+
+
 def _replayer() -> Replayer:
     """Replays histories with the workers' sandbox settings."""
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, "tests")
@@ -190,15 +251,26 @@ def _replayer() -> Replayer:
     )
 
 
+def _statuses(result: RunResult) -> dict[str, str]:
+    """Each sub-agent's report status."""
+    return {r.agent_id: r.status for r in result.reports}
+
+
 def _lines(calls: Path) -> list[str]:
     """The tools' record of their completed calls."""
     return calls.read_text().splitlines()
 
 
-def test_unreachable_server_is_a_one_line_error() -> None:
-    """`paor worker` against a server that does not answer: one line on stderr, exit status 2."""
-    command = [sys.executable, "-m", "orchestrator.cli", "worker", "--temporal", "127.0.0.1:1"]
+@pytest.mark.parametrize("argv", [["worker"], ["research", "topic", "--out"]])
+def test_unreachable_server_is_a_one_line_error(argv: list[str], tmp_path: Path) -> None:
+    """`paor worker` or `paor research` against a server that does not answer: one line on
+    stderr, exit status 2, no report."""
+    out = tmp_path / "report.md"
+    if argv[-1] == "--out":
+        argv = [*argv, str(out)]
+    command = [sys.executable, "-m", "orchestrator.cli", *argv, "--temporal", "127.0.0.1:1"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert done.stderr.startswith("paor: error: cannot reach the Temporal server at 127.0.0.1:1")
     assert done.stderr.count("\n") == 1
+    assert not out.exists()

@@ -8,26 +8,31 @@ from orchestrator.temporal import Registry, build_worker, connect, run_on_tempor
 client = await connect("127.0.0.1:7233")
 registry = Registry.of({"default": model}, tools=[search_docs])
 async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0.1:7233`
-    outcome = await run_on_temporal(client, "goal", tools=["search_docs"])
+    result = await run_on_temporal(client, "goal", tools=["search_docs"])
+    report = await research_on_temporal(client, "topic", corpus=corpus)  # `paor research --temporal`
 ```
 """
 
 from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._client import connect, run_on_temporal
 from orchestrator.temporal._effects import ActivityModel, TemporalEffects
+from orchestrator.temporal._research import RESEARCH_TOOLS, research_input, research_on_temporal
 from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE, PASSTHROUGH, build_worker
-from orchestrator.temporal._workflows import RunInput, RunOutcome, RunWorkflow
+from orchestrator.temporal._workflows import Acceptance, RunInput, RunWorkflow
 
 __all__ = [
     "DEFAULT_TASK_QUEUE",
     "PASSTHROUGH",
+    "RESEARCH_TOOLS",
+    "Acceptance",
     "ActivityModel",
     "Registry",
     "RunInput",
-    "RunOutcome",
     "RunWorkflow",
     "TemporalEffects",
     "build_worker",
     "connect",
+    "research_input",
+    "research_on_temporal",
     "run_on_temporal",
 ]

@@ -11,10 +11,11 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from agents import ConfigurationError
 from orchestrator._limits import Limits
+from orchestrator._state import RunResult
 from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
-from orchestrator.temporal._workflows import RunInput, RunOutcome, RunWorkflow
+from orchestrator.temporal._workflows import RunInput, RunWorkflow
 
-__all__ = ["connect", "run_on_temporal"]
+__all__ = ["connect", "execute", "new_run_id", "run_on_temporal"]
 
 
 async def connect(target: str, *, namespace: str = "default") -> Client:
@@ -42,8 +43,10 @@ async def run_on_temporal(
     task_queue: str = DEFAULT_TASK_QUEUE,
     heartbeat_timeout: float = 30.0,
     execution_timeout: float | None = None,
-) -> RunOutcome:
+) -> RunResult:
     """Run `goal` as a workflow on the workers of `task_queue` and wait for its result.
+
+    The result has no events (they would swell the workflow's history).
 
     Args:
         client: A client made by `connect`.
@@ -56,21 +59,36 @@ async def run_on_temporal(
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
         execution_timeout: Seconds the whole workflow may take (no limit if None).
     """
-    run_id = run_id or uuid.uuid4().hex[:12]
     given = RunInput(
         goal=goal,
-        run_id=run_id,
+        run_id=run_id or new_run_id(),
         model=model,
         tools=tuple(tools),
         limits=limits or Limits(),
         heartbeat_timeout=heartbeat_timeout,
     )
+    return await execute(client, given, task_queue=task_queue, execution_timeout=execution_timeout)
+
+
+async def execute(
+    client: Client,
+    given: RunInput,
+    *,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    execution_timeout: float | None = None,
+) -> RunResult:
+    """Run the workflow of `given` (its id is the run's) on `task_queue` and wait for its result."""
     return await client.execute_workflow(
         RunWorkflow.run,
         given,
-        id=run_id,
+        id=given.run_id,
         task_queue=task_queue,
         execution_timeout=None
         if execution_timeout is None
         else timedelta(seconds=execution_timeout),
     )
+
+
+def new_run_id() -> str:
+    """A fresh run id (also the workflow's id)."""
+    return uuid.uuid4().hex[:12]

@@ -2,24 +2,36 @@
 
 The planner, the scheduler and every sub-agent run inside the workflow exactly as they do in
 process; only the effect boundary differs (`TemporalEffects`). The models and tools are resolved by
-name in the registry of the worker that runs the workflow. The result is kept compact (no event
-list): it is stored in the workflow's history.
+name in the registry of the worker that runs the workflow; so is the acceptance check (functions do
+not serialise). The result is the run's `RunResult` without its events: it is stored in the
+workflow's history, which takes payloads of at most 2 MB, and a run's plans and reports (evidence
+excerpts are clipped by the toolbox) stay far below that.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from agents import Usage
+    from agents import DEFAULT_INSTRUCTIONS, AcceptanceCheck, cites_evidence
     from orchestrator._limits import Limits
     from orchestrator._orchestrator import Orchestrator
+    from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
     from orchestrator._state import RunResult
     from orchestrator.temporal._activities import registry_for
     from orchestrator.temporal._effects import ActivityModel, TemporalEffects
 
-__all__ = ["RunInput", "RunOutcome", "RunWorkflow"]
+__all__ = ["ACCEPTANCE_CHECKS", "Acceptance", "RunInput", "RunWorkflow"]
+
+Acceptance = Literal["none", "cites_evidence"]
+ACCEPTANCE_CHECKS: dict[Acceptance, AcceptanceCheck | None] = {
+    "none": None,
+    "cites_evidence": cites_evidence,
+}
+"""The acceptance checks a run on Temporal can name."""
 
 
 class RunInput(BaseModel):
@@ -32,6 +44,11 @@ class RunInput(BaseModel):
         tools: The tools' names in the workers' registry.
         limits: The run's limits.
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
+        instructions: The sub-agents' system prompt.
+        planner_instructions: The planner's system prompt.
+        synthesis_instructions: The writer's system prompt.
+        acceptance: The sub-agents' acceptance check, by name.
+        on_plan_failure: What an unusable first plan does (as `Orchestrator`'s).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -42,40 +59,11 @@ class RunInput(BaseModel):
     tools: tuple[str, ...] = ()
     limits: Limits = Limits()
     heartbeat_timeout: float = 30.0
-
-
-class RunOutcome(BaseModel):
-    """The compact result of a run on Temporal.
-
-    Attributes:
-        run_id: The run.
-        answer: The synthesised answer.
-        status: complete, incomplete or failed (as `RunResult.status`).
-        reason: Why the run is not complete, if it is not.
-        usage: Tokens, requests and tool calls of the whole run.
-        reports: Each sub-agent's report status, by agent id.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    answer: str
-    status: str
-    reason: str | None = None
-    usage: Usage = Usage()
-    reports: dict[str, str] = {}
-
-    @classmethod
-    def of(cls, result: RunResult) -> RunOutcome:
-        """The compact form of `result`."""
-        return cls(
-            run_id=result.run_id,
-            answer=result.answer,
-            status=result.status,
-            reason=result.reason,
-            usage=result.usage,
-            reports={r.agent_id: r.status for r in result.reports},
-        )
+    instructions: str = DEFAULT_INSTRUCTIONS
+    planner_instructions: str = PLANNER_INSTRUCTIONS
+    synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
+    acceptance: Acceptance = "none"
+    on_plan_failure: Literal["raise", "single"] = "raise"
 
 
 @workflow.defn(name="paor.Run")
@@ -83,14 +71,19 @@ class RunWorkflow:
     """One orchestrator run."""
 
     @workflow.run
-    async def run(self, given: RunInput) -> RunOutcome:
-        """Plan, run the sub-agents, replan and synthesise; return the compact result."""
+    async def run(self, given: RunInput) -> RunResult:
+        """Plan, run the sub-agents, replan and synthesise; return the result without events."""
         registry = registry_for(workflow.info().task_queue)
         orchestrator = Orchestrator(
             ActivityModel(given.model),
             tools=[registry.tool(name) for name in given.tools],
             limits=given.limits,
+            instructions=given.instructions,
+            planner_instructions=given.planner_instructions,
+            synthesis_instructions=given.synthesis_instructions,
+            acceptance=ACCEPTANCE_CHECKS[given.acceptance],
+            on_plan_failure=given.on_plan_failure,
             effects=TemporalEffects(heartbeat_timeout=given.heartbeat_timeout),
-            keep_events=False,
+            keep_events=False,  # the result goes into the history: its events stay out
         )
-        return RunOutcome.of(await orchestrator.run(given.goal, run_id=given.run_id))
+        return await orchestrator.run(given.goal, run_id=given.run_id)

@@ -1,0 +1,75 @@
+"""`research_on_temporal`: `research()` with the run on Temporal workers, the report written here.
+
+The workflow runs the orchestrator `research_orchestrator` builds: the research prompts, the
+`cites_evidence` check (named, as functions do not serialise), a single-subtask plan when planning
+fails, and the tools `search_docs` and `read_doc`, which the workers serve over their corpus. The
+report is rendered by the caller, with its own corpus: it must be the one the workers search, or
+the citations of documents it lacks are dropped.
+"""
+
+from __future__ import annotations
+
+from temporalio.client import Client
+
+from agents.toolkits import Corpus
+from orchestrator._limits import Limits
+from orchestrator._research import (
+    RESEARCH_AGENT,
+    RESEARCH_PLANNER,
+    RESEARCH_SYNTHESIS,
+    ResearchReport,
+    render_report,
+)
+from orchestrator.temporal._client import execute, new_run_id
+from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
+from orchestrator.temporal._workflows import RunInput
+
+__all__ = ["RESEARCH_TOOLS", "research_input", "research_on_temporal"]
+
+RESEARCH_TOOLS = ("search_docs", "read_doc")
+
+
+def research_input(
+    topic: str, *, limits: Limits | None = None, run_id: str | None = None
+) -> RunInput:
+    """The workflow input of a research run on `topic` (the worker's model "default")."""
+    return RunInput(
+        goal=topic,
+        run_id=run_id or new_run_id(),
+        tools=RESEARCH_TOOLS,
+        limits=limits or Limits(),
+        instructions=RESEARCH_AGENT,
+        planner_instructions=RESEARCH_PLANNER,
+        synthesis_instructions=RESEARCH_SYNTHESIS,
+        acceptance="cites_evidence",
+        on_plan_failure="single",
+    )
+
+
+async def research_on_temporal(
+    client: Client,
+    topic: str,
+    *,
+    corpus: Corpus,
+    limits: Limits | None = None,
+    run_id: str | None = None,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    execution_timeout: float | None = None,
+) -> ResearchReport:
+    """Research `topic` on the workers of `task_queue` and write the report.
+
+    Args:
+        client: A client made by `connect`.
+        topic: What to research.
+        corpus: The workers' corpus (citations are checked against it).
+        limits: The run's budget.
+        run_id: The run's id, which is also its workflow id (generated if omitted).
+        task_queue: The workers' queue.
+        execution_timeout: Seconds the whole workflow may take (no limit if None).
+    """
+    given = research_input(topic, limits=limits, run_id=run_id)
+    result = await execute(
+        client, given, task_queue=task_queue, execution_timeout=execution_timeout
+    )
+    markdown = render_report(result.goal, result, corpus)
+    return ResearchReport(topic=result.goal, markdown=markdown, result=result)
