@@ -31,6 +31,7 @@ from memory import Journal, RunStatus
 from orchestrator._durable import hold_lease
 
 __all__ = ["BatchSummary", "BatchTask", "load_tasks", "run_batch"]
+# Also shared with the Temporal batch: finished_ids, run_prefix, repair_tail, append_line, record.
 
 
 _RUN_STATUS: dict[str, RunStatus] = {
@@ -141,9 +142,9 @@ async def run_batch(
     todo = [t for t in tasks if t.key() not in done]
     summary = BatchSummary(skipped=len(done & {t.key() for t in tasks}))
     limiter = anyio.CapacityLimiter(concurrency)
-    prefix = _run_prefix(out)
+    prefix = run_prefix(out)
     lock = anyio.Lock()
-    _repair_tail(out)
+    repair_tail(out)
     with out.open("a", encoding="utf-8") as sink:
 
         async def one(task: BatchTask) -> None:
@@ -152,9 +153,9 @@ async def run_batch(
                     summary.not_started += 1
                     return
                 report = await _run(executor, task, budget, journal, prefix)
-            line = json.dumps(_record(task, report), ensure_ascii=False) + "\n"
+            line = json.dumps(record(task, report), ensure_ascii=False) + "\n"
             async with lock:
-                await anyio.to_thread.run_sync(_append, sink, line)
+                await anyio.to_thread.run_sync(append_line, sink, line)
             summary.statuses[report.status] += 1
             summary.tokens += report.usage.total_tokens
             if on_result is not None:
@@ -166,7 +167,7 @@ async def run_batch(
     return summary
 
 
-def _run_prefix(out: Path) -> str:
+def run_prefix(out: Path) -> str:
     """Stable across re-runs of a batch, distinct from other batches' tasks of the same id."""
     return "batch-" + hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:8]
 
@@ -207,13 +208,14 @@ async def _spent(executor: Executor, budget: Budget, task: BatchTask) -> bool:
     return budget.exhausted(await executor.effects.now(site)) is not None
 
 
-def _append(sink: TextIO, line: str) -> None:
+def append_line(sink: TextIO, line: str) -> None:
+    """Append `line` (one or more whole records) and make it durable before going on."""
     sink.write(line)
     sink.flush()
     os.fsync(sink.fileno())
 
 
-def _repair_tail(out: Path) -> None:
+def repair_tail(out: Path) -> None:
     """End a file torn mid-line with a newline, so the next record starts on its own line."""
     if out.exists() and out.stat().st_size:
         with out.open("rb") as existing:
@@ -224,7 +226,8 @@ def _repair_tail(out: Path) -> None:
                 sink.write("\n")
 
 
-def _record(task: BatchTask, report: AgentReport) -> dict[str, Any]:
+def record(task: BatchTask, report: AgentReport) -> dict[str, Any]:
+    """The output line of `task` (a JSON object), from its report."""
     return {
         "id": task.key(),
         "goal": task.goal,

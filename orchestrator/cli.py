@@ -9,7 +9,8 @@ message and exit status 2. `replay` exits with status 1 when the replay drifts.
 `research --journal PATH` records the run, with its arguments, so that `paor resume RUN_ID` can
 rebuild the same corpus, tools and limits (the API key comes from the environment again).
 `research --temporal HOST:PORT` runs on the `paor worker`s of that server instead, and writes the
-same report.
+same report; `batch --temporal HOST:PORT` spreads its goals over workflows there, and writes the same
+output file.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from agents import (
 )
 from agents.toolkits import Corpus, research_tools
 from memory import Journal, JournalError, RunInfo, default_journal_path
-from orchestrator._batch import load_tasks, run_batch
+from orchestrator._batch import BatchSummary, BatchTask, load_tasks, run_batch
 from orchestrator._inspect import render_run, render_runs
 from orchestrator._limits import Limits
 from orchestrator._progress import Progress
@@ -112,6 +113,13 @@ def _parser() -> argparse.ArgumentParser:
     bt.add_argument("--out", type=Path, required=True)
     bt.add_argument("--concurrency", type=_positive(int), default=4)
     bt.add_argument("--docs", type=Path, help="corpus folder for the agents' search tools")
+    bt.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="run on the `paor worker`s of this Temporal server, in workflows of up to 100 goals "
+        "(--concurrency is then per workflow; the workers hold the model and corpus)",
+    )
+    bt.add_argument("--task-queue", default="paor", help="the workers' queue (default: paor)")
     bt.set_defaults(handler=_batch)
 
     _journal_commands(commands)
@@ -153,6 +161,9 @@ def _journal_commands(commands: Any) -> None:
             "--journal", type=Path, help="the journal (default: $PAOR_HOME/journal.db)"
         )
         sub.set_defaults(handler=handler, log_json=None)
+    listing.add_argument(
+        "--temporal", metavar="HOST:PORT", help="list the recent paor workflows of this server"
+    )
     resume.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
     resume.add_argument("--model", help="model name (default: as recorded)")
     resume.add_argument("--base-url", help="endpoint (default: as recorded)")
@@ -252,12 +263,24 @@ def _write_report(out: Path, report: ResearchReport) -> None:
 
 
 async def _runs(args: argparse.Namespace) -> int:
+    if args.temporal:
+        return await _runs_on_temporal(args.temporal)
     path = args.journal or default_journal_path()
     if not path.exists():
         print(f"no runs (no journal at {path})")
         return 0
     async with Journal(path) as journal:
         print(render_runs(await journal.runs()))
+    return 0
+
+
+async def _runs_on_temporal(target: str) -> int:
+    """The server's recent paor workflows: id, status, type, start time."""
+    _require_temporal()
+    from orchestrator.temporal import connect, list_runs
+
+    runs = await list_runs(await connect(target))
+    print("\n".join(run.line() for run in runs) if runs else f"no paor workflows on {target}")
     return 0
 
 
@@ -368,6 +391,9 @@ class _Offline:
 async def _batch(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.tasks)
     _check_writable(args.out)
+    if args.temporal:
+        print((await _batch_on_temporal(args, tasks)).line())
+        return 0
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     # One ledger for the whole command: its deadline bounds the batch, not each task.
     deadline = None if args.deadline is None else time.time() + args.deadline
@@ -388,6 +414,30 @@ async def _batch(args: argparse.Namespace) -> int:
         )
     print(summary.line())
     return 0
+
+
+async def _batch_on_temporal(args: argparse.Namespace, tasks: list[BatchTask]) -> BatchSummary:
+    """The goals in workflows on the workers of `--task-queue`; results appended per workflow."""
+    given = [f"--{name}" for name in ("journal", "deadline", "max_tokens") if getattr(args, name)]
+    if given:
+        raise ConfigurationError(
+            f"{given[0].replace('_', '-')} is not available with --temporal (each workflow "
+            "carries its own limits, and Temporal records the runs)"
+        )
+    _require_temporal()
+    from orchestrator.temporal import batch_on_temporal, connect
+
+    client = await connect(args.temporal)
+    print(f"paor: submitting {len(tasks)} goals to {args.task_queue!r}", file=sys.stderr)
+    return await batch_on_temporal(
+        client,
+        tasks,
+        out=args.out,
+        concurrency=args.concurrency,
+        limits=agents.Limits(max_steps=args.max_steps),
+        task_queue=args.task_queue,
+        on_result=lambda key, status: print(f"{key}: {status}", file=sys.stderr),
+    )
 
 
 async def _worker(args: argparse.Namespace) -> int:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import sysconfig
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,10 +19,11 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Replayer
+from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from agents.testing import FunctionModel
+from agents import ModelRequest
+from agents.testing import FunctionModel, Turn, reply
 from agents.toolkits import Corpus, research_tools
 from orchestrator import Limits, Orchestrator, RunResult
 from orchestrator._research import research
@@ -29,12 +32,14 @@ from orchestrator.temporal import (
     PASSTHROUGH,
     Registry,
     RunWorkflow,
+    batch_on_temporal,
     build_worker,
     connect,
     research_on_temporal,
     run_on_temporal,
 )
 from tests._temporal_team import registry
+from tests.test_batch import asked_goals, records, task_line, tasks, write_lines
 from tests.test_research import CORPUS, team
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -241,6 +246,80 @@ async def test_cli_research_on_temporal_writes_the_report(server: str, tmp_path:
     assert out.read_text(encoding="utf-8") == local.markdown
 
 
+def _instant(request: ModelRequest) -> Turn:
+    """A trivial goal's agent: it answers at once, with no tool call."""
+    return reply(f"Answer to {request.messages[1].content}.")
+
+
+def _batch_worker(client: Client, task_queue: str) -> tuple[FunctionModel, Worker]:
+    """A worker of the instant model (as "default") and the research tools, and that model."""
+    model = FunctionModel(_instant)
+    served = Registry.of({"default": model}, research_tools(CORPUS))
+    return model, build_worker(client, served, task_queue=task_queue, sticky_timeout=1.0)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_cli_batch_of_a_thousand_goals_on_temporal(server: str, tmp_path: Path) -> None:
+    """`paor batch --temporal` runs 1,000 goals in workflows of 100: each asked and written once."""
+    ids = [f"t{n}" for n in range(1000)]
+    batch = write_lines(tmp_path / "tasks.jsonl", *map(task_line, ids))
+    out = tmp_path / "results.jsonl"
+    argv = ["batch", str(batch), "--out", str(out), "--concurrency", "25"]
+    argv += ["--temporal", server, "--task-queue", "thousand"]
+    model, worker = _batch_worker(await connect(server), "thousand")
+    async with worker:
+        status = await anyio.to_thread.run_sync(main, argv)
+    assert status == 0
+    found = records(out)
+    assert Counter(r["id"] for r in found) == Counter(ids)
+    assert {r["status"] for r in found} == {"done"}
+    assert Counter(asked_goals(model.requests)) == Counter(f"Goal {i}" for i in ids)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_batch_on_temporal_skips_ids_already_in_the_output(
+    server: str, tmp_path: Path
+) -> None:
+    """A batch over Temporal submits only the goals not yet in the output, and appends those."""
+    ids = [f"r{n}" for n in range(10)]
+    seeded = ["r0", "r1", "r2", "r4"]  # the first chunk of three is done: not submitted
+    out = write_lines(
+        tmp_path / "results.jsonl", *(json.dumps({"id": i, "status": "done"}) for i in seeded)
+    )
+    client = await connect(server)
+    model, worker = _batch_worker(client, "resume")
+    async with worker:
+        summary = await batch_on_temporal(
+            client, tasks(*ids), out=out, chunk_size=3, task_queue="resume"
+        )
+    fresh = [i for i in ids if i not in seeded]
+    assert sorted(asked_goals(model.requests)) == sorted(f"Goal {i}" for i in fresh)
+    assert (summary.skipped, dict(summary.statuses)) == (4, {"done": 6})
+    assert Counter(r["id"] for r in records(out)) == Counter(ids)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_cli_runs_on_temporal_lists_the_paor_workflows(
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`paor runs --temporal` lists a finished batch's chunk workflows: id, status and type."""
+    client = await connect(server)
+    out = tmp_path / "results.jsonl"
+    _, worker = _batch_worker(client, "listed")
+    async with worker:
+        await batch_on_temporal(client, tasks("x", "y"), out=out, chunk_size=1, task_queue="listed")
+    chunks = {handle.id async for handle in client.list_workflows("TaskQueue = 'listed'")}
+    assert len(chunks) == 2
+    assert await anyio.to_thread.run_sync(main, ["runs", "--temporal", server]) == 0
+    listed = [line.split()[:3] for line in capsys.readouterr().out.splitlines()]
+    assert sorted(row for row in listed if row[0] in chunks) == [
+        [chunk, "completed", "paor.Batch"] for chunk in sorted(chunks)
+    ]
+
+
 def _replayer() -> Replayer:
     """Replays histories with the workers' sandbox settings."""
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, "tests")
@@ -261,9 +340,9 @@ def _lines(calls: Path) -> list[str]:
     return calls.read_text().splitlines()
 
 
-@pytest.mark.parametrize("argv", [["worker"], ["research", "topic", "--out"]])
+@pytest.mark.parametrize("argv", [["worker"], ["runs"], ["research", "topic", "--out"]])
 def test_unreachable_server_is_a_one_line_error(argv: list[str], tmp_path: Path) -> None:
-    """`paor worker` or `paor research` against a server that does not answer: one line on
+    """`paor worker`, `runs` or `research` against a server that does not answer: one line on
     stderr, exit status 2, no report."""
     out = tmp_path / "report.md"
     if argv[-1] == "--out":
@@ -273,4 +352,21 @@ def test_unreachable_server_is_a_one_line_error(argv: list[str], tmp_path: Path)
     assert done.returncode == 2
     assert done.stderr.startswith("paor: error: cannot reach the Temporal server at 127.0.0.1:1")
     assert done.stderr.count("\n") == 1
+    assert not out.exists()
+
+
+@pytest.mark.anyio
+async def test_cli_batch_on_temporal_refuses_a_journal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`paor batch --temporal --journal`: a one-line error before any goal is submitted."""
+    batch = write_lines(tmp_path / "tasks.jsonl", task_line("a"))
+    out = tmp_path / "results.jsonl"
+    argv = ["batch", str(batch), "--out", str(out), "--temporal", "127.0.0.1:1"]
+    argv += ["--journal", str(tmp_path / "j.db")]
+    assert await anyio.to_thread.run_sync(main, argv) == 2
+    assert capsys.readouterr().err == (
+        "paor: error: --journal is not available with --temporal (each workflow carries its own "
+        "limits, and Temporal records the runs)\n"
+    )
     assert not out.exists()

@@ -10,11 +10,14 @@ registry = Registry.of({"default": model}, tools=[search_docs])
 async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0.1:7233`
     result = await run_on_temporal(client, "goal", tools=["search_docs"])
     report = await research_on_temporal(client, "topic", corpus=corpus)  # `paor research --temporal`
+    summary = await batch_on_temporal(client, tasks, out=path)  # `paor batch --temporal`
+    recent = await list_runs(client)  # `paor runs --temporal`
 ```
 """
 
 from orchestrator.temporal._activities import Registry
-from orchestrator.temporal._client import connect, run_on_temporal
+from orchestrator.temporal._batch import BatchInput, BatchWorkflow, batch_on_temporal
+from orchestrator.temporal._client import WorkflowRun, connect, list_runs, run_on_temporal
 from orchestrator.temporal._effects import ActivityModel, TemporalEffects
 from orchestrator.temporal._research import RESEARCH_TOOLS, research_input, research_on_temporal
 from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE, PASSTHROUGH, build_worker
@@ -26,12 +29,17 @@ __all__ = [
     "RESEARCH_TOOLS",
     "Acceptance",
     "ActivityModel",
+    "BatchInput",
+    "BatchWorkflow",
     "Registry",
     "RunInput",
     "RunWorkflow",
     "TemporalEffects",
+    "WorkflowRun",
+    "batch_on_temporal",
     "build_worker",
     "connect",
+    "list_runs",
     "research_input",
     "research_on_temporal",
     "run_on_temporal",

@@ -32,7 +32,20 @@ from agents import (
     ToolOutcome,
 )
 
-__all__ = ["Activities", "ModelCall", "Registry", "ToolCall", "register", "registry_for"]
+__all__ = [
+    "DEFAULT_TASK_QUEUE",
+    "RESEARCH_TOOLS",
+    "Activities",
+    "ModelCall",
+    "Registry",
+    "ToolCall",
+    "register",
+    "registry_for",
+]
+
+DEFAULT_TASK_QUEUE = "paor"
+RESEARCH_TOOLS = ("search_docs", "read_doc")
+"""The tools of a research run or a batch, by name (what `paor worker` serves)."""
 
 _REGISTRIES: dict[str, Registry] = {}
 _T = TypeVar("_T")

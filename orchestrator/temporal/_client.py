@@ -1,11 +1,12 @@
-"""Connecting to Temporal and submitting runs."""
+"""Connecting to Temporal, submitting runs and listing them."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 
@@ -15,7 +16,31 @@ from orchestrator._state import RunResult
 from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
 from orchestrator.temporal._workflows import RunInput, RunWorkflow
 
-__all__ = ["connect", "execute", "new_run_id", "run_on_temporal"]
+__all__ = ["WorkflowRun", "connect", "execute", "list_runs", "new_run_id", "run_on_temporal"]
+
+_PAOR_WORKFLOWS = "WorkflowType IN ('paor.Run', 'paor.Batch')"
+
+
+class WorkflowRun(BaseModel):
+    """A paor workflow as the server lists it.
+
+    Attributes:
+        id: The workflow's id (a run's id, or a batch chunk's).
+        type: The workflow type: "paor.Run" or "paor.Batch".
+        status: Its status, lower case ("running", "completed", "failed", ...).
+        started: When it started (UTC).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    type: str
+    status: str
+    started: datetime
+
+    def line(self) -> str:
+        """The run on one line: id, status, type, start time."""
+        return f"{self.id}  {self.status}  {self.type}  {self.started:%Y-%m-%d %H:%M:%S}"
 
 
 async def connect(target: str, *, namespace: str = "default") -> Client:
@@ -87,6 +112,22 @@ async def execute(
         if execution_timeout is None
         else timedelta(seconds=execution_timeout),
     )
+
+
+async def list_runs(client: Client, *, limit: int = 20) -> list[WorkflowRun]:
+    """The `limit` most recent paor workflows on the server, newest first."""
+    found = []
+    async for execution in client.list_workflows(_PAOR_WORKFLOWS, limit=limit):
+        status = execution.status.name.lower() if execution.status else "unknown"
+        found.append(
+            WorkflowRun(
+                id=execution.id,
+                type=execution.workflow_type,
+                status=status,
+                started=execution.start_time,
+            )
+        )
+    return found
 
 
 def new_run_id() -> str:

@@ -20,13 +20,11 @@ from orchestrator._research import (
     ResearchReport,
     render_report,
 )
+from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, RESEARCH_TOOLS
 from orchestrator.temporal._client import execute, new_run_id
-from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
 from orchestrator.temporal._workflows import RunInput
 
 __all__ = ["RESEARCH_TOOLS", "research_input", "research_on_temporal"]
-
-RESEARCH_TOOLS = ("search_docs", "read_doc")
 
 
 def research_input(

@@ -16,12 +16,12 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from orchestrator.temporal._activities import Activities, Registry, register
+from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, Activities, Registry, register
+from orchestrator.temporal._batch import BatchWorkflow
 from orchestrator.temporal._workflows import RunWorkflow
 
 __all__ = ["DEFAULT_TASK_QUEUE", "PASSTHROUGH", "build_worker"]
 
-DEFAULT_TASK_QUEUE = "paor"
 PASSTHROUGH = (
     "anyio", "sniffio", "structlog", "pydantic", "pydantic_core", "typing_inspection",
     "annotated_types", "agents", "memory", "orchestrator", "openai", "httpx", "httpx2",
@@ -58,7 +58,7 @@ def build_worker(
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[RunWorkflow],
+        workflows=[RunWorkflow, BatchWorkflow],
         activities=[activities.model_call, activities.tool_call],
         workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
