@@ -84,6 +84,8 @@ class Effects(Protocol):
 class LiveEffects:
     """Performs every effect for real, recording nothing."""
 
+    __slots__ = ()
+
     async def model_call(
         self, site: EffectSite, model: ChatModel, request: ModelRequest
     ) -> ModelResponse:

@@ -8,7 +8,6 @@ which activities completed, so the pick comes out the same on every replay. Noth
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -23,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     from agents import (
         ChatModel,
         EffectSite,
+        LiveEffects,
         MalformedResponse,
         ModelRequest,
         ModelRequestError,
@@ -56,8 +56,12 @@ class ActivityModel:
 
 
 @dataclass(kw_only=True, slots=True)
-class TemporalEffects:
+class TemporalEffects(LiveEffects):
     """Effects as workflow operations (use it only inside a workflow).
+
+    `choice` and `replaying` are the live ones: a choice is made at once (the workflow's history
+    orders the wake-ups it depends on), and nothing replays as the loops see it (deadlines are
+    timers, stops are live).
 
     Attributes:
         model_timeout: Seconds one model attempt may take.
@@ -119,16 +123,6 @@ class TemporalEffects:
     async def now(self, site: EffectSite) -> float:
         """The workflow's clock (the same on every replay)."""
         return workflow.now().timestamp()
-
-    async def choice(
-        self, site: EffectSite, pick: Callable[[], Awaitable[str]], *, options: Collection[str] = ()
-    ) -> str:
-        """Make the decision: the workflow's history orders the wake-ups it depends on."""
-        return await pick()
-
-    def replaying(self, agent_id: str) -> bool:
-        """Never, as the loops see it: deadlines are timers and stops are live."""
-        return False
 
 
 async def _cancellable(handle: workflow.ActivityHandle[_T]) -> _T:
