@@ -13,7 +13,7 @@ report = await Executor(model=OpenAIChatModel("gpt-4.1-mini"), tools=[search_doc
 """
 
 from agents._breaker import BreakerState, CircuitBreaker
-from agents._effects import Effects, EffectSite, LiveEffects
+from agents._effects import AgentCall, Effects, EffectSite, LiveEffects
 from agents._errors import (
     ConfigurationError,
     MalformedResponse,
@@ -51,6 +51,7 @@ from memory import JournalError, RunLocked
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
     "AcceptanceCheck",
+    "AgentCall",
     "AgentEvent",
     "AgentReport",
     "BreakerOpened",

@@ -5,6 +5,8 @@ journal can record each result under its `EffectSite` and feed it back, which gi
 offline replay; a workflow engine can run them as activities. The loops never call a model, a tool
 or the clock any other way. What else a loop cannot know in advance (which sub-agent reports first,
 whether a stop or a deadline cut an agent short) is a `choice`, recorded and replayed the same way.
+Where a sub-agent runs is an effect too (`sub_agent`): in this process, or elsewhere (a workflow
+engine runs each one as a child workflow).
 """
 
 from __future__ import annotations
@@ -12,12 +14,21 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._tools import Tool, ToolContext, ToolOutcome
 
-__all__ = ["EffectSite", "Effects", "LiveEffects"]
+if TYPE_CHECKING:
+    import anyio
+
+    from agents._events import EventSink
+    from agents._executor import Executor
+    from agents._guards import Budget
+    from agents._report import AgentReport
+    from agents._stop import Stop
+
+__all__ = ["AgentCall", "EffectSite", "Effects", "LiveEffects"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,6 +52,44 @@ class EffectSite:
     def key(self) -> str:
         """A string key unique within a run."""
         return f"{self.agent_id}#{self.seq}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentCall:
+    """One sub-agent run a loop asks for: `Executor.run`'s arguments.
+
+    Attributes:
+        task: What to do.
+        context: What the caller already knows.
+        run_id: The run.
+        agent_id: The sub-agent's id (unique within the run).
+        budget: The ledger it charges and is bounded by.
+        events: Receives its events.
+        stop: Setting it ends the sub-agent early with a partial report.
+        allowed_tools: Restrict its menu further.
+    """
+
+    task: str
+    context: str = ""
+    run_id: str
+    agent_id: str
+    budget: Budget | None = None
+    events: EventSink | None = None
+    stop: anyio.Event | Stop | None = None
+    allowed_tools: Collection[str] | None = None
+
+    async def run_here(self, executor: Executor) -> AgentReport:
+        """Run the sub-agent in this process, in the caller's task."""
+        return await executor.run(
+            self.task,
+            context=self.context,
+            run_id=self.run_id,
+            agent_id=self.agent_id,
+            budget=self.budget,
+            events=self.events,
+            stop=self.stop,
+            allowed_tools=self.allowed_tools,
+        )
 
 
 class Effects(Protocol):
@@ -80,6 +129,10 @@ class Effects(Protocol):
         must not cut it short: the recording says where it was cut)."""
         ...
 
+    async def sub_agent(self, executor: Executor, call: AgentCall) -> AgentReport:
+        """Run a sub-agent of a run to its report (its own effects go through `executor`'s)."""
+        ...
+
 
 class LiveEffects:
     """Performs every effect for real, recording nothing."""
@@ -111,3 +164,7 @@ class LiveEffects:
     def replaying(self, agent_id: str) -> bool:
         """Never: everything is live."""
         return False
+
+    async def sub_agent(self, executor: Executor, call: AgentCall) -> AgentReport:
+        """Run the sub-agent here, in the caller's task."""
+        return await call.run_here(executor)

@@ -93,8 +93,8 @@ class Budget:
 
     def time_left(self, now: float) -> float | None:
         """Seconds until the nearest deadline in the chain (never negative), or None."""
-        deadlines = [b.deadline for b in self._chain() if b.deadline is not None]
-        return max(0.0, min(deadlines) - now) if deadlines else None
+        deadline = self.nearest_deadline()
+        return None if deadline is None else max(0.0, deadline - now)
 
     def tool_calls_left(self) -> int | None:
         """Tool calls still allowed by the tightest cap in the chain, or None."""
@@ -104,6 +104,28 @@ class Budget:
             if b.max_tool_calls is not None
         ]
         return max(0, min(caps)) if caps else None
+
+    def requests_left(self) -> int | None:
+        """Model requests still allowed by the tightest cap in the chain, or None."""
+        caps = [
+            b.max_requests - b.used.requests for b in self._chain() if b.max_requests is not None
+        ]
+        return max(0, min(caps)) if caps else None
+
+    def nearest_deadline(self) -> float | None:
+        """The earliest deadline in the chain (absolute clock time), or None."""
+        deadlines = [b.deadline for b in self._chain() if b.deadline is not None]
+        return min(deadlines) if deadlines else None
+
+    def detached(self) -> Budget:
+        """A fresh ledger capped at what this chain has left now, for an agent that cannot charge
+        it live (one running elsewhere); charge this one with what it spent when it is done."""
+        return Budget(
+            max_tokens=self.tokens_left(),
+            max_requests=self.requests_left(),
+            max_tool_calls=self.tool_calls_left(),
+            deadline=self.nearest_deadline(),
+        )
 
     def tokens_left(self) -> int | None:
         """Tokens still allowed by the tightest cap in the chain, or None."""

@@ -28,13 +28,13 @@ import builtins
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Collection, Iterable
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict
 
-from agents._effects import Effects, EffectSite
+from agents._effects import AgentCall, Effects, EffectSite
 from agents._errors import (
     MalformedResponse,
     ModelError,
@@ -46,6 +46,10 @@ from agents._errors import (
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._tools import Tool, ToolContext, ToolOutcome
 from agents._tracing import logger, redact
+
+if TYPE_CHECKING:
+    from agents._executor import Executor
+    from agents._report import AgentReport
 from memory import EffectKind, EffectRecord, Journal
 
 __all__ = ["Drift", "JournalMode", "JournaledEffects"]
@@ -136,6 +140,10 @@ class JournaledEffects:
         if self.mode == "replay":
             return True
         return agent_id not in self._live and bool(self._ahead.get(agent_id))
+
+    async def sub_agent(self, executor: Executor, call: AgentCall) -> AgentReport:
+        """Run the sub-agent here: its own effects come through this journal (the executor's)."""
+        return await call.run_here(executor)
 
     async def model_call(
         self, site: EffectSite, model: ChatModel, request: ModelRequest

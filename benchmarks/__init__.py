@@ -7,5 +7,6 @@ Run it with `python -m benchmarks` (see `benchmarks/README.md`). The pieces:
 - `_scenarios`: the scripted scenarios and their critical paths;
 - `_paor`, `_react`, `_langgraph`, `_openai_agents`: each framework under test;
 - `_suite`, `_figures`, `_report`: running everything, the figures and targets, the tables;
+- `_temporal`: the Temporal backend beside the in-process one (throughput, overhead per run);
 - `_memory`: S7 in a fresh process; `_peer_openai_agents`: the script run in the SDK's environment.
 """

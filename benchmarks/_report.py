@@ -41,6 +41,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         _table(["figure", *PEERS], list(_figures(results))),
         "",
+        *_temporal(results.get("temporal")),
         "Targets:",
         "",
         _table(
@@ -131,6 +132,41 @@ def _figures(results: dict[str, Any]) -> list[list[str]]:
         ["S8 executor prompt tokens inside a stable prefix", *(_share(s8.get(p)) for p in PEERS)],
         ["S8 prompt tokens", *(_cell(s8.get(p), "{prompt_tokens:,}") for p in PEERS)],
     ]
+
+
+def _temporal(found: dict[str, Any] | None) -> list[str]:
+    """The Temporal section: a heading, the table (or why there is none), a blank line."""
+    heading = "Temporal backend (the dev server and one worker, beside the in-process backend):"
+    if found is None:
+        return []
+    reason = found.get("skipped") or found.get("error")
+    if reason:
+        return [heading, "", f"- {reason}", ""]
+    batch, run = found["throughput"], found["run"]
+    rows = [
+        [
+            f"batch throughput, trivial goals per second ({found['goals']:,} goals, "
+            f"concurrency {found['concurrency']})",
+            f"{batch['in_process']:,.0f}",
+            f"{batch['temporal']:,.0f}",
+            f"{batch['ratio']:.3f}x",
+        ],
+        [
+            f"wall per plan-and-execute run, ms (median of {found['runs']}; "
+            f"{run['calls']} model and tool calls)",
+            f"{run['in_process']:.1f}",
+            f"{run['temporal']:.1f}",
+            f"{run['ratio']:.1f}x",
+        ],
+        [
+            "added latency per model or tool call as an activity, ms",
+            "n/a",
+            f"{run['added_ms_per_call']:.1f}",
+            "n/a",
+        ],
+    ]
+    table = _table(["figure", "in-process", "Temporal", "Temporal / in-process"], rows)
+    return [heading, "", table, ""]
 
 
 def _share(found: dict[str, Any] | None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import os
 import platform
@@ -49,7 +50,8 @@ class Suite:
     """One run of the benchmark suite.
 
     Args:
-        quick: Run a fast subset (S0, S2, S3, S8, and S7 up to 1,000 sub-agents; no repeats).
+        quick: Run a fast subset (S0, S2, S3, S8, S7 up to 1,000 sub-agents, and a smaller
+            Temporal section; no repeats).
         progress: Receives one line per finished measurement.
     """
 
@@ -82,6 +84,7 @@ class Suite:
         results["scenarios"], results["dispatch_gap_ms"] = await self._scenarios()
         results["s8"] = await self._s8()
         results["memory"] = await self._s7()
+        results["temporal"] = await self._temporal()
         results["targets"] = [t.as_dict() for t in targets(results)]
         return results
 
@@ -250,6 +253,21 @@ class Suite:
                 f"S7 {name} x{n}: {figures.get('kib_per_agent', figures.get('error'))} KiB per sub-agent"
             )
         return found
+
+    async def _temporal(self) -> dict[str, Any]:
+        """The Temporal backend beside the in-process one (`benchmarks._temporal`), if installed."""
+        if importlib.util.find_spec("temporalio") is None:
+            note = "skipped: temporalio is not installed (install the temporal extra)"
+            self.progress(f"Temporal backend {note}")
+            return {"skipped": note}
+        try:
+            from benchmarks import _temporal
+
+            sizes = _temporal.QUICK if self.quick else _temporal.FULL
+            return await _temporal.measure(sizes, progress=self.progress)
+        except Exception as exc:  # reported, not fatal
+            self.progress(f"Temporal backend error: {exc}")
+            return {"error": f"{type(exc).__name__}: {exc}"[:300]}
 
     async def _memory(self, name: str, n: int) -> dict[str, Any]:
         try:

@@ -18,7 +18,7 @@ from memory import EffectRecord, RunInfo
 from orchestrator._plan import Plan, PlanDiff
 from orchestrator._state import RunResult
 
-__all__ = ["render_run", "render_runs"]
+__all__ = ["render_result", "render_run", "render_runs"]
 
 _TEXT = 100
 
@@ -58,10 +58,21 @@ def _outcome(info: RunInfo) -> list[str]:
         result = RunResult.model_validate(info.result)
     except ValidationError:
         return [f"answer: {_cut(str(info.result.get('answer', '')), 300)}"]
+    return render_result(result)
+
+
+def render_result(result: RunResult) -> list[str]:
+    """A finished run's plan versions, its sub-agents' reports, and its answer, as lines."""
     diffs = {d.version: d for d in result.diffs}
     lines = [_plan(plan, diffs.get(plan.version)) for plan in result.plans]
+    lines += [f"  {r.agent_id}: {r.status}: {_cut(r.answer, 80)}" for r in result.reports]
     if result.reason:
         lines.append(f"incomplete: {result.reason}")
+    usage = result.usage
+    lines.append(
+        f"spent: {usage.total_tokens} tokens, {usage.requests} model requests, "
+        f"{usage.tool_calls} tool calls"
+    )
     return [*lines, f"answer: {_cut(result.answer, 300)}"]
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from agents import AgentReport, Executor, PlanError, ReplayDrift, Toolbox
+from agents import AgentCall, AgentReport, Executor, PlanError, ReplayDrift, Toolbox
 from agents._tracing import logger
 from memory import Fact, FactStore
 from orchestrator._events import (
@@ -299,8 +299,8 @@ class RunLoop:
                 SubtaskStarted(run_id=s.run_id, subtask_id=sub.id, step=s.step, goal=sub.goal)
             )
             try:
-                report = await self.executor.run(
-                    sub.brief(),
+                call = AgentCall(
+                    task=sub.brief(),
                     context=_context(s, sub.depends_on),
                     run_id=s.run_id,
                     agent_id=sub.id,
@@ -309,6 +309,7 @@ class RunLoop:
                     stop=record.stop,
                     allowed_tools=sub.tools or None,
                 )
+                report = await self.executor.effects.sub_agent(self.executor, call)
             except ReplayDrift:
                 raise  # a replay that parted from its recording ends: it is not a sub-agent bug
             except Exception as exc:

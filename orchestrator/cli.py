@@ -126,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     _worker_command(commands)
 
     for sub in (rs, bt):
+        _blobs_option(sub)
         sub.add_argument(
             "--journal",
             type=Path,
@@ -161,9 +162,17 @@ def _journal_commands(commands: Any) -> None:
             "--journal", type=Path, help="the journal (default: $PAOR_HOME/journal.db)"
         )
         sub.set_defaults(handler=handler, log_json=None)
-    listing.add_argument(
-        "--temporal", metavar="HOST:PORT", help="list the recent paor workflows of this server"
+    for sub, what in ((listing, "list its recent paor runs"), (show, "show a run there")):
+        sub.add_argument("--temporal", metavar="HOST:PORT", help=f"the Temporal server: {what}")
+    resume.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="the Temporal server: follow the run there to its end, restarting it from its last "
+        "completed step if it was terminated, timed out or failed",
     )
+    resume.add_argument("--docs", type=Path, help="corpus folder (default: as submitted)")
+    for sub in (listing, show, resume):
+        _blobs_option(sub)
     resume.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
     resume.add_argument("--model", help="model name (default: as recorded)")
     resume.add_argument("--base-url", help="endpoint (default: as recorded)")
@@ -181,7 +190,18 @@ def _worker_command(commands: Any) -> None:
     wk.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     wk.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
     wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
+    _blobs_option(wk)
     wk.set_defaults(handler=_worker)
+
+
+def _blobs_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--blobs",
+        type=Path,
+        metavar="DIR",
+        help="with --temporal: the folder for payloads over 128 KiB (Temporal's limit is 2 MB); "
+        "the client and every worker must use the same one (shared across machines)",
+    )
 
 
 def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
@@ -228,13 +248,9 @@ async def _research_on_temporal(
     if args.journal is not None:
         raise ConfigurationError("--journal is not available with --temporal: Temporal records it")
     _require_temporal()
-    from orchestrator.temporal import connect, research_on_temporal
+    from orchestrator.temporal import _cli as temporal
 
-    client = await connect(args.temporal)
-    print(f"paor: submitted to {args.task_queue!r} on {args.temporal}", file=sys.stderr)
-    return await research_on_temporal(
-        client, args.topic, corpus=corpus, limits=limits, task_queue=args.task_queue
-    )
+    return await temporal.research(args, corpus, limits, _research_meta(args))
 
 
 def _research_setup(args: argparse.Namespace) -> tuple[Corpus, Limits]:
@@ -264,7 +280,10 @@ def _write_report(out: Path, report: ResearchReport) -> None:
 
 async def _runs(args: argparse.Namespace) -> int:
     if args.temporal:
-        return await _runs_on_temporal(args.temporal)
+        _require_temporal()
+        from orchestrator.temporal import _cli as temporal
+
+        return await temporal.runs(args)
     path = args.journal or default_journal_path()
     if not path.exists():
         print(f"no runs (no journal at {path})")
@@ -274,17 +293,12 @@ async def _runs(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _runs_on_temporal(target: str) -> int:
-    """The server's recent paor workflows: id, status, type, start time."""
-    _require_temporal()
-    from orchestrator.temporal import connect, list_runs
-
-    runs = await list_runs(await connect(target))
-    print("\n".join(run.line() for run in runs) if runs else f"no paor workflows on {target}")
-    return 0
-
-
 async def _show(args: argparse.Namespace) -> int:
+    if args.temporal:
+        _require_temporal()
+        from orchestrator.temporal import _cli as temporal
+
+        return await temporal.show(args)
     async with _journal(args) as journal:
         info = await _find(journal, args.run_id)
         print(render_run(info, await journal.load(info.run_id)))
@@ -292,6 +306,11 @@ async def _show(args: argparse.Namespace) -> int:
 
 
 async def _resume(args: argparse.Namespace) -> int:
+    if args.temporal:
+        _require_temporal()
+        from orchestrator.temporal import _cli as temporal
+
+        return await temporal.resume(args, _write_report)
     async with _journal(args) as journal:
         info = await _find(journal, args.run_id)
         if info.finished:  # before the model is reached: nothing is left to do
@@ -425,38 +444,23 @@ async def _batch_on_temporal(args: argparse.Namespace, tasks: list[BatchTask]) -
             "carries its own limits, and Temporal records the runs)"
         )
     _require_temporal()
-    from orchestrator.temporal import batch_on_temporal, connect
+    from orchestrator.temporal import _cli as temporal
 
-    client = await connect(args.temporal)
-    print(f"paor: submitting {len(tasks)} goals to {args.task_queue!r}", file=sys.stderr)
-    return await batch_on_temporal(
-        client,
-        tasks,
-        out=args.out,
-        concurrency=args.concurrency,
-        limits=agents.Limits(max_steps=args.max_steps),
-        task_queue=args.task_queue,
-        on_result=lambda key, status: print(f"{key}: {status}", file=sys.stderr),
-    )
+    return await temporal.batch(args, tasks, agents.Limits(max_steps=args.max_steps))
 
 
 async def _worker(args: argparse.Namespace) -> int:
     """Serve the research tools and the model (as "default") until interrupted."""
     _require_temporal()
-    from orchestrator.temporal import Registry, build_worker, connect
+    from orchestrator.temporal import _cli as temporal
 
-    client = await connect(args.temporal)  # first: an unreachable server fails fast
-    corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    async with _open_model(args) as model:
-        registry = Registry.of({"default": model}, research_tools(corpus))
-        async with build_worker(client, registry, task_queue=args.task_queue):
-            print(f"paor worker: serving {args.task_queue!r} on {args.temporal}", file=sys.stderr)
-            await anyio.sleep_forever()
+    await temporal.worker(args, lambda: _open_model(args))
     return 0
 
 
 def _require_temporal() -> None:
-    """Fail with a one-line error without the `temporal` extra (`orchestrator.temporal` needs it)."""
+    """Fail with a one-line error without the `temporal` extra. `orchestrator.temporal._cli` is
+    imported only when a command names a Temporal server, after this check."""
     if importlib.util.find_spec("temporalio") is None:
         raise ConfigurationError("--temporal needs the temporal extra: paor[temporal]")
 
@@ -516,5 +520,20 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
+def entry() -> None:
+    """The `paor` command: `main`, then exit.
+
+    A process that used Temporal skips the interpreter's finalization: the SDK's Rust threads can
+    abort it (SIGABRT, "PyGILState_Release ... finalizing": temporalio sdk-python issue 300), which
+    would turn a finished command's exit status into a crash. Output is flushed first.
+    """
+    status = main()
+    if "temporalio.bridge" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

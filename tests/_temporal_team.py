@@ -98,7 +98,18 @@ def _flaky(team: FunctionModel) -> FunctionModel:
     return FunctionModel(decide, name="flaky")
 
 
+def _no_plan(request: ModelRequest) -> Turn:
+    """A planner that never returns a plan."""
+    return reply("I would rather not plan.")
+
+
 def registry() -> Registry:
-    """The models ("parallel", "chain", "flaky") and tools ("search", "slow") of a test worker."""
-    models = {"parallel": _team(PARALLEL), "chain": _team(CHAIN), "flaky": _flaky(_team(PARALLEL))}
+    """The models ("parallel", "chain", "flaky", "no_plan") and tools ("search", "slow") of a test
+    worker."""
+    models = {
+        "parallel": _team(PARALLEL),
+        "chain": _team(CHAIN),
+        "flaky": _flaky(_team(PARALLEL)),
+        "no_plan": FunctionModel(_no_plan, name="no_plan"),
+    }
     return Registry.of(models, [search, slow])

@@ -10,33 +10,33 @@ import sys
 import sysconfig
 from collections import Counter
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
-from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Replayer, Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker import Worker
 
-from agents import ModelRequest
+from agents import ModelRequest, PlanError
 from agents.testing import FunctionModel, Turn, reply
 from agents.toolkits import Corpus, research_tools
-from orchestrator import Limits, Orchestrator, RunResult
+from orchestrator import Event, Limits, Orchestrator, RunResult
 from orchestrator._research import research
 from orchestrator.cli import main
 from orchestrator.temporal import (
-    PASSTHROUGH,
     Registry,
-    RunWorkflow,
+    RunInput,
     batch_on_temporal,
+    build_replayer,
     build_worker,
     connect,
     research_on_temporal,
     run_on_temporal,
+    start,
 )
 from tests._temporal_team import registry
 from tests.test_batch import asked_goals, records, task_line, tasks, write_lines
@@ -47,6 +47,7 @@ TEMPORAL = Path(sysconfig.get_path("scripts")) / "temporal"
 LIMITS = Limits(max_concurrency=4)
 TOPIC = "How do generators work?"
 REJECTED = "these citations match no gathered source: py/generators"
+AGENT_EVENTS = {"model_called", "tool_called", "breaker_opened", "loop_warning"}
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +77,16 @@ def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_parallel_plan_matches_in_process(server: str, calls: Path) -> None:
-    """A parallel plan on Temporal: the in-process answer, status and usage; its history replays."""
+async def test_parallel_plan_on_two_worker_processes_matches_in_process(
+    server: str, calls: Path
+) -> None:
+    """A parallel plan on two worker processes: the in-process answer, status and usage, each
+    sub-agent a child workflow, tools keyed by Temporal's identity; every history replays."""
     team = registry()
     tools = list(team.tools.values())
     local = await Orchestrator(team.model("parallel"), tools, limits=LIMITS).run("g", run_id="p1")
     client = await connect(server)
-    async with build_worker(client, registry(), task_queue="parallel", sticky_timeout=1.0):
+    async with _worker_processes(server, 2):
         outcome = await run_on_temporal(
             client,
             "g",
@@ -90,7 +94,6 @@ async def test_parallel_plan_matches_in_process(server: str, calls: Path) -> Non
             tools=["search"],
             limits=LIMITS,
             run_id="p1",
-            task_queue="parallel",
             execution_timeout=60,
         )
     assert (outcome.answer, outcome.status, outcome.usage) == (
@@ -100,9 +103,72 @@ async def test_parallel_plan_matches_in_process(server: str, calls: Path) -> Non
     )
     assert _statuses(outcome) == {"a": "done", "b": "done", "c": "done"}
     assert outcome.events == ()  # kept out of the workflow's history
-    assert sorted(line.split()[0] for line in _lines(calls)) == ["search"] * 6
-    history = await client.get_workflow_handle("p1").fetch_history()
-    await _replayer().replay_workflow(history)  # raises if the workflow is not deterministic
+    children = [h.id async for h in client.list_workflows("WorkflowType = 'paor.Agent'")]
+    assert sorted(c for c in children if c.startswith("p1.")) == ["p1.a", "p1.b", "p1.c"]
+    keys = sorted(k for k in (line.split()[1] for line in _lines(calls)) if "/" in k)  # remote
+    assert [k.split("/")[0] for k in keys] == ["p1.a", "p1.b", "p1.c"]
+    assert all(k.split("/")[1].startswith(f"tool:{k[3]}#") for k in keys)
+    replayer = build_replayer(registry(), passthrough=["tests"])
+    for workflow_id in ("p1", "p1.a", "p1.b", "p1.c"):
+        history = await client.get_workflow_handle(workflow_id).fetch_history()
+        await replayer.replay_workflow(history)  # raises if a workflow is not deterministic
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_started_run_streams_its_events(server: str, calls: Path) -> None:
+    """`start` streams the run's events as they happen: the plan, each sub-agent's start and
+    finish, and the end, as the in-process run emits them."""
+    team = registry()
+    async with Orchestrator(team.model("parallel"), list(team.tools.values())).stream("g") as here:
+        local = _run_level([e async for e in here])
+    client = await connect(server)
+    given = RunInput(goal="g", run_id="e1", model="parallel", tools=("search",), limits=LIMITS)
+    async with (
+        build_worker(client, registry(), task_queue="events", sticky_timeout=1.0),
+        await start(client, given, task_queue="events") as run,
+    ):
+        remote = _run_level([e async for e in run])
+    assert sorted(remote, key=str) == sorted(local, key=str)
+    assert remote[0] == ("plan_created", None)
+    assert remote[-1] == ("run_finished", None)
+    assert run.result.status == "complete"
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_run_without_a_plan_fails_its_workflow_in_one_line(server: str) -> None:
+    """A planner that never plans fails the run's workflow at once (not a retried task), and the
+    caller gets the `PlanError` in one line."""
+    client = await connect(server)
+    async with build_worker(client, registry(), task_queue="no-plan", sticky_timeout=1.0):
+        with pytest.raises(PlanError, match=r"^run n1: ") as raised:
+            await run_on_temporal(client, "g", model="no_plan", run_id="n1", task_queue="no-plan")
+    assert "\n" not in str(raised.value)
+    description = await client.get_workflow_handle("n1").describe()
+    assert description.status == WorkflowExecutionStatus.FAILED
+
+
+@asynccontextmanager
+async def _worker_processes(server: str, count: int) -> AsyncIterator[list[Process]]:
+    """`count` worker processes serving the test registry, ready; terminated on exit."""
+    command = [sys.executable, "-m", "tests._temporal_worker", server]
+    async with AsyncExitStack() as stack:
+        workers = [
+            await stack.enter_async_context(
+                await anyio.open_process(command, cwd=ROOT, env=dict(os.environ))
+            )
+            for _ in range(count)
+        ]
+        for worker in workers:
+            assert worker.stdout is not None
+            ready = await BufferedByteReceiveStream(worker.stdout).receive_until(b"\n", 1000)
+            assert ready == b"ready"
+        try:
+            yield workers
+        finally:
+            for worker in workers:
+                worker.terminate()
 
 
 @pytest.mark.slow
@@ -320,14 +386,10 @@ async def test_cli_runs_on_temporal_lists_the_paor_workflows(
     ]
 
 
-def _replayer() -> Replayer:
-    """Replays histories with the workers' sandbox settings."""
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, "tests")
-    return Replayer(
-        workflows=[RunWorkflow],
-        data_converter=pydantic_data_converter,
-        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
-    )
+def _run_level(events: list[Event]) -> list[tuple[str, str | None]]:
+    """Each run-level event's type and subtask (the sub-agents' own events left out: on Temporal
+    they stay in the sub-agents' workflows)."""
+    return [(e.type, getattr(e, "subtask_id", None)) for e in events if e.type not in AGENT_EVENTS]
 
 
 def _statuses(result: RunResult) -> dict[str, str]:

@@ -3,9 +3,11 @@
 Needs the `temporal` extra. Start workers on as many machines as you like, then submit runs:
 
 ```python
+from pathlib import Path
+
 from orchestrator.temporal import Registry, build_worker, connect, run_on_temporal
 
-client = await connect("127.0.0.1:7233")
+client = await connect("127.0.0.1:7233", blobs=Path("/shared/blobs"))  # a folder all machines share
 registry = Registry.of({"default": model}, tools=[search_docs])
 async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0.1:7233`
     result = await run_on_temporal(client, "goal", tools=["search_docs"])
@@ -17,11 +19,25 @@ async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0
 
 from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._batch import BatchInput, BatchWorkflow, batch_on_temporal
-from orchestrator.temporal._client import WorkflowRun, connect, list_runs, run_on_temporal
+from orchestrator.temporal._client import WorkflowRun, connect, list_runs, run_on_temporal, start
+from orchestrator.temporal._codec import (
+    BlobCodec,
+    BlobError,
+    BlobStore,
+    FileBlobStore,
+    PayloadGuard,
+)
 from orchestrator.temporal._effects import ActivityModel, TemporalEffects
+from orchestrator.temporal._inputs import Acceptance, AgentInput, Allowance, RunInput
+from orchestrator.temporal._remote import RemoteRun, run_result
 from orchestrator.temporal._research import RESEARCH_TOOLS, research_input, research_on_temporal
-from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE, PASSTHROUGH, build_worker
-from orchestrator.temporal._workflows import Acceptance, RunInput, RunWorkflow
+from orchestrator.temporal._worker import (
+    DEFAULT_TASK_QUEUE,
+    PASSTHROUGH,
+    build_replayer,
+    build_worker,
+)
+from orchestrator.temporal._workflows import AgentWorkflow, RunWorkflow
 
 __all__ = [
     "DEFAULT_TASK_QUEUE",
@@ -29,18 +45,30 @@ __all__ = [
     "RESEARCH_TOOLS",
     "Acceptance",
     "ActivityModel",
+    "AgentInput",
+    "AgentWorkflow",
+    "Allowance",
     "BatchInput",
     "BatchWorkflow",
+    "BlobCodec",
+    "BlobError",
+    "BlobStore",
+    "FileBlobStore",
+    "PayloadGuard",
     "Registry",
+    "RemoteRun",
     "RunInput",
     "RunWorkflow",
     "TemporalEffects",
     "WorkflowRun",
     "batch_on_temporal",
+    "build_replayer",
     "build_worker",
     "connect",
     "list_runs",
     "research_input",
     "research_on_temporal",
     "run_on_temporal",
+    "run_result",
+    "start",
 ]

@@ -66,7 +66,11 @@ class ModelCall(BaseModel):
 
 
 class ToolCall(BaseModel):
-    """The input of the tool activity: the tool's name, its validated arguments, its context."""
+    """The input of the tool activity: the tool's name, its validated arguments, its context.
+
+    The tool's idempotency key is the activity's identity (workflow id and activity id), which
+    Temporal keeps across attempts and workers.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -75,7 +79,6 @@ class ToolCall(BaseModel):
     run_id: str
     agent_id: str
     call_id: str
-    idempotency_key: str
 
 
 @dataclass(kw_only=True, slots=True)
@@ -111,12 +114,8 @@ class Registry:
 
 
 def registry_for(task_queue: str) -> Registry:
-    """The registry the worker of `task_queue` in this process was built with.
-
-    A replay runs on a task queue of its own: with one registry in the process, that one is meant.
-    """
-    if task_queue not in _REGISTRIES and len(_REGISTRIES) == 1:
-        return next(iter(_REGISTRIES.values()))
+    """The registry the worker of `task_queue` in this process was built with (a replayer's runs
+    on a queue of its own: `build_replayer` registers it)."""
     return _lookup(_REGISTRIES, task_queue, "worker registry for task queue")
 
 
@@ -159,11 +158,13 @@ class Activities:
     async def tool_call(self, call: ToolCall) -> ToolOutcome:
         """Run the named tool once, heartbeating while it runs (a dead worker is noticed soon)."""
         tool = self.registry.tool(call.tool)
+        info = activity.info()
         ctx = ToolContext(
             run_id=call.run_id,
             agent_id=call.agent_id,
             call_id=call.call_id,
-            idempotency_key=call.idempotency_key,
+            # Temporal's identity of this call: the same on every attempt, on any worker.
+            idempotency_key=f"{info.workflow_id}/{info.activity_id}",
         )
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._heartbeat)

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from agents import ConfigurationError
 from orchestrator._limits import Limits
 from orchestrator._state import RunResult
+from orchestrator.temporal._codec import DEFAULT_INLINE_LIMIT, BlobStore, codec_for
+from orchestrator.temporal._inputs import RunInput
+from orchestrator.temporal._remote import RemoteRun, run_result
 from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
-from orchestrator.temporal._workflows import RunInput, RunWorkflow
+from orchestrator.temporal._workflows import RunWorkflow
 
-__all__ = ["WorkflowRun", "connect", "execute", "list_runs", "new_run_id", "run_on_temporal"]
+__all__ = [
+    "WorkflowRun",
+    "connect",
+    "execute",
+    "list_runs",
+    "new_run_id",
+    "run_on_temporal",
+    "start",
+]
 
 _PAOR_WORKFLOWS = "WorkflowType IN ('paor.Run', 'paor.Batch')"
 
@@ -43,16 +56,34 @@ class WorkflowRun(BaseModel):
         return f"{self.id}  {self.status}  {self.type}  {self.started:%Y-%m-%d %H:%M:%S}"
 
 
-async def connect(target: str, *, namespace: str = "default") -> Client:
+async def connect(
+    target: str,
+    *,
+    namespace: str = "default",
+    blobs: BlobStore | Path | None = None,
+    inline_limit: int = DEFAULT_INLINE_LIMIT,
+) -> Client:
     """A client of the Temporal server at `target` ("HOST:PORT"), with paor's data converter.
+
+    Workers built from the client (`build_worker`) use its data converter, codec included, for
+    workflows and activities alike. Give the client and every worker the same `blobs`.
+
+    Args:
+        target: The server's "HOST:PORT".
+        namespace: The Temporal namespace.
+        blobs: Where payloads above `inline_limit` bytes are kept (a folder, shared by all
+            machines, or any `BlobStore`). Without one, a payload over 1.5 MiB fails with advice
+            rather than hitting Temporal's 2 MB limit.
+        inline_limit: The largest payload, in serialized bytes, sent inline.
 
     Raises:
         ConfigurationError: The server cannot be reached.
     """
+    converter = dataclasses.replace(
+        pydantic_data_converter, payload_codec=codec_for(blobs, inline_limit=inline_limit)
+    )
     try:
-        return await Client.connect(
-            target, namespace=namespace, data_converter=pydantic_data_converter
-        )
+        return await Client.connect(target, namespace=namespace, data_converter=converter)
     except RuntimeError as exc:
         raise ConfigurationError(f"cannot reach the Temporal server at {target}") from exc
 
@@ -71,7 +102,7 @@ async def run_on_temporal(
 ) -> RunResult:
     """Run `goal` as a workflow on the workers of `task_queue` and wait for its result.
 
-    The result has no events (they would swell the workflow's history).
+    The result has no events (they would swell the workflow's history; `start` streams them).
 
     Args:
         client: A client made by `connect`.
@@ -102,8 +133,39 @@ async def execute(
     task_queue: str = DEFAULT_TASK_QUEUE,
     execution_timeout: float | None = None,
 ) -> RunResult:
-    """Run the workflow of `given` (its id is the run's) on `task_queue` and wait for its result."""
-    return await client.execute_workflow(
+    """Run the workflow of `given` (its id is the run's) on `task_queue` and wait for its result.
+
+    Raises:
+        PlanError: The run found no valid plan.
+        RunError: The run's workflow failed, was cancelled or terminated, or timed out.
+    """
+    handle = await _start(client, given, task_queue, execution_timeout)
+    return await run_result(handle)
+
+
+async def start(
+    client: Client,
+    given: RunInput,
+    *,
+    task_queue: str = DEFAULT_TASK_QUEUE,
+    execution_timeout: float | None = None,
+) -> RemoteRun:
+    """Start the workflow of `given` on `task_queue`; iterate what it returns for the run's events.
+
+    ```python
+    async with await start(client, given) as run:
+        async for event in run:
+            ...
+    result = run.result
+    ```
+    """
+    return RemoteRun(await _start(client, given, task_queue, execution_timeout))
+
+
+async def _start(
+    client: Client, given: RunInput, task_queue: str, execution_timeout: float | None
+) -> WorkflowHandle[RunWorkflow, RunResult]:
+    return await client.start_workflow(
         RunWorkflow.run,
         given,
         id=given.run_id,

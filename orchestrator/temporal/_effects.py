@@ -1,8 +1,9 @@
 """`TemporalEffects`: the effect boundary of a loop that runs inside a Temporal workflow.
 
-Each model call and tool call becomes an activity whose id is the effect's site (`model:a#3`), the
-clock is the workflow's, and a `choice` is made live: Temporal's history replays the order in
-which activities completed, so the pick comes out the same on every replay. Nothing is ever
+Each model call and tool call becomes an activity whose id is the effect's site (`model:a#3`), each
+sub-agent of a run a child workflow (`paor.Agent`, id `{run}.{agent}`), the clock is the
+workflow's, and a `choice` is made live: Temporal's history replays the order in which activities
+and children completed, so the pick comes out the same on every replay. Nothing is ever
 "replaying" from the loop's point of view: Temporal replays transparently.
 """
 
@@ -14,25 +15,30 @@ from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     import anyio
 
     from agents import (
+        AgentCall,
+        AgentReport,
         ChatModel,
         EffectSite,
+        Executor,
         LiveEffects,
         MalformedResponse,
         ModelRequest,
         ModelRequestError,
         ModelResponse,
         ModelRetryableError,
+        Stop,
         Tool,
         ToolContext,
         ToolOutcome,
     )
     from orchestrator.temporal._activities import Activities, ModelCall, ToolCall
+    from orchestrator.temporal._inputs import AgentInput, RunInput
 
 __all__ = ["ActivityModel", "TemporalEffects"]
 
@@ -69,6 +75,7 @@ class TemporalEffects(LiveEffects):
         tool_margin: Seconds added to a tool's own timeout for its activity's.
         tool_attempts: Attempts of a tool call whose worker died or stopped heartbeating.
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
+        agents: The run whose sub-agents become child workflows (None: they run in this one).
     """
 
     model_timeout: float = 120.0
@@ -76,6 +83,7 @@ class TemporalEffects(LiveEffects):
     tool_margin: float = 10.0
     tool_attempts: int = 3
     heartbeat_timeout: float = 30.0
+    agents: RunInput | None = None
 
     async def model_call(
         self, site: EffectSite, model: ChatModel, request: ModelRequest
@@ -106,7 +114,6 @@ class TemporalEffects(LiveEffects):
             run_id=ctx.run_id,
             agent_id=ctx.agent_id,
             call_id=ctx.call_id,
-            idempotency_key=ctx.idempotency_key,
         )
         handle = workflow.start_activity_method(
             Activities.tool_call,
@@ -118,11 +125,42 @@ class TemporalEffects(LiveEffects):
                 maximum_attempts=self.tool_attempts, non_retryable_error_types=["UnknownName"]
             ),
         )
-        return await _cancellable(handle)
+        try:
+            return await _cancellable(handle)
+        except ActivityError as exc:  # out of attempts, or unrunnable: the model reads why
+            return ToolOutcome(ok=False, error="failed", message=_cause(exc))
 
     async def now(self, site: EffectSite) -> float:
         """The workflow's clock (the same on every replay)."""
         return workflow.now().timestamp()
+
+    async def sub_agent(self, executor: Executor, call: AgentCall) -> AgentReport:
+        """Run the sub-agent as the child workflow `{run}.{agent}` (here, without `agents`).
+
+        The child gets what the run's budget has left and is charged what it spent once it
+        reports; a stop becomes the child's "stop" signal, and it reports what it has.
+        """
+        if self.agents is None:
+            return await call.run_here(executor)
+        handle = await workflow.start_child_workflow(
+            "paor.Agent",
+            AgentInput.of(self.agents, call),
+            id=f"{call.run_id}.{call.agent_id}",
+            result_type=AgentReport,
+        )
+        try:
+            report = await _until_reported(handle, call.stop)
+        except ChildWorkflowError as exc:
+            report = AgentReport(
+                agent_id=call.agent_id,
+                task=call.task,
+                status="failed",
+                answer="",
+                notes=(f"its workflow failed: {_cause(exc)}",),
+            )
+        if call.budget is not None:
+            call.budget.charge(report.usage)
+        return report
 
 
 async def _cancellable(handle: workflow.ActivityHandle[_T]) -> _T:
@@ -142,6 +180,48 @@ async def _cancellable(handle: workflow.ActivityHandle[_T]) -> _T:
             handle.cancel()
         raise
     return handle.result()
+
+
+async def _until_reported(
+    handle: workflow.ChildWorkflowHandle[Any, AgentReport], stop: anyio.Event | Stop | None
+) -> AgentReport:
+    """Wait for a child agent's report; a stop asks it to wrap up, and its report is waited for.
+
+    As with activities, the handle is never awaited under a cancel scope: a cancellation of the
+    caller cancels the child once, explicitly.
+    """
+    done = anyio.Event()
+    handle.add_done_callback(lambda _: done.set())
+    try:
+        async with anyio.create_task_group() as tg:
+            if isinstance(stop, Stop):
+                stop.attach(tg.cancel_scope)
+            elif stop is not None:
+                tg.start_soon(_cancel_when_set, stop, tg.cancel_scope)
+            await done.wait()
+            tg.cancel_scope.cancel()
+        if isinstance(stop, Stop):
+            stop.detach(tg.cancel_scope)
+        if not done.is_set():  # stopped: the child reports what it has
+            await handle.signal("stop")
+            await done.wait()
+    except BaseException:
+        if not handle.done():
+            handle.cancel()
+        raise
+    return handle.result()
+
+
+async def _cancel_when_set(stop: anyio.Event, scope: anyio.CancelScope) -> None:
+    await stop.wait()
+    scope.cancel()
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost message of a Temporal failure chain (what went wrong, not where)."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return getattr(exc, "message", None) or str(exc)
 
 
 def _model_error(exc: ActivityError) -> Exception:

@@ -9,9 +9,13 @@ the citations of documents it lacks are dropped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from temporalio.client import Client
 
 from agents.toolkits import Corpus
+from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._research import (
     RESEARCH_AGENT,
@@ -21,17 +25,23 @@ from orchestrator._research import (
     render_report,
 )
 from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, RESEARCH_TOOLS
-from orchestrator.temporal._client import execute, new_run_id
-from orchestrator.temporal._workflows import RunInput
+from orchestrator.temporal._client import new_run_id, start
+from orchestrator.temporal._inputs import RunInput
+from orchestrator.temporal._remote import RemoteRun, run_result
 
-__all__ = ["RESEARCH_TOOLS", "research_input", "research_on_temporal"]
+__all__ = ["RESEARCH_TOOLS", "follow_research", "research_input", "research_on_temporal"]
 
 
 def research_input(
-    topic: str, *, limits: Limits | None = None, run_id: str | None = None
+    topic: str,
+    *,
+    limits: Limits | None = None,
+    run_id: str | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> RunInput:
     """The workflow input of a research run on `topic` (the worker's model "default")."""
     return RunInput(
+        meta=meta or {},
         goal=topic,
         run_id=run_id or new_run_id(),
         tools=RESEARCH_TOOLS,
@@ -53,6 +63,8 @@ async def research_on_temporal(
     run_id: str | None = None,
     task_queue: str = DEFAULT_TASK_QUEUE,
     execution_timeout: float | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> ResearchReport:
     """Research `topic` on the workers of `task_queue` and write the report.
 
@@ -64,10 +76,27 @@ async def research_on_temporal(
         run_id: The run's id, which is also its workflow id (generated if omitted).
         task_queue: The workers' queue.
         execution_timeout: Seconds the whole workflow may take (no limit if None).
+        on_event: Called with each of the run's events as it happens.
+        meta: JSON data kept with the run.
+
+    Raises:
+        RunError: The run's workflow failed, was cancelled or terminated, or timed out.
     """
-    given = research_input(topic, limits=limits, run_id=run_id)
-    result = await execute(
-        client, given, task_queue=task_queue, execution_timeout=execution_timeout
-    )
+    given = research_input(topic, limits=limits, run_id=run_id, meta=meta)
+    run = await start(client, given, task_queue=task_queue, execution_timeout=execution_timeout)
+    return await follow_research(run, corpus, on_event=on_event)
+
+
+async def follow_research(
+    run: RemoteRun, corpus: Corpus, *, on_event: Callable[[Event], None] | None = None
+) -> ResearchReport:
+    """Wait for a research run on Temporal (showing its events to `on_event`); its report."""
+    if on_event is None:
+        result = await run_result(run.handle)  # nothing watches: no pages in the history
+    else:
+        async with run:
+            async for event in run:
+                on_event(event)
+        result = run.result
     markdown = render_report(result.goal, result, corpus)
     return ResearchReport(topic=result.goal, markdown=markdown, result=result)

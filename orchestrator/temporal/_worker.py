@@ -13,14 +13,16 @@ from datetime import timedelta
 
 import anyio._backends._asyncio  # noqa: F401  (see the module docstring)
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
+from temporalio.worker import Replayer, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, Activities, Registry, register
 from orchestrator.temporal._batch import BatchWorkflow
-from orchestrator.temporal._workflows import RunWorkflow
+from orchestrator.temporal._workflows import AgentWorkflow, RunWorkflow
 
-__all__ = ["DEFAULT_TASK_QUEUE", "PASSTHROUGH", "build_worker"]
+__all__ = ["DEFAULT_TASK_QUEUE", "PASSTHROUGH", "build_replayer", "build_worker"]
 
 PASSTHROUGH = (
     "anyio", "sniffio", "structlog", "pydantic", "pydantic_core", "typing_inspection",
@@ -28,6 +30,9 @@ PASSTHROUGH = (
     "httpcore", "httpcore2",
 )  # fmt: skip
 """Modules the workflow sandbox shares with the worker instead of re-importing them."""
+
+WORKFLOWS = [RunWorkflow, AgentWorkflow, BatchWorkflow]
+_REPLAY_BUILD = "paor"
 
 
 def build_worker(
@@ -53,14 +58,41 @@ def build_worker(
         identity: The worker's name in Temporal's records.
     """
     register(task_queue, registry)
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, *passthrough)
     activities = Activities(registry, heartbeat_every=heartbeat_every)
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[RunWorkflow, BatchWorkflow],
+        workflows=WORKFLOWS,
         activities=[activities.model_call, activities.tool_call],
-        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        workflow_runner=_sandbox(passthrough),
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
         identity=identity,
     )
+
+
+def build_replayer(
+    registry: Registry,
+    *,
+    passthrough: Iterable[str] = (),
+    data_converter: DataConverter = pydantic_data_converter,
+) -> Replayer:
+    """A `Replayer` of paor workflow histories: `await replayer.replay_workflow(history)` raises
+    if today's code would not make the recorded decisions (check a new version against old runs).
+
+    Args:
+        registry: What the recorded runs' workers served (workflows resolve names in it).
+        passthrough: More modules the sandbox should share (as for `build_worker`).
+        data_converter: The client's (`client.data_converter`: it holds the blob codec).
+    """
+    register(f"replay-{_REPLAY_BUILD}", registry)  # the queue a replayed workflow sees
+    return Replayer(
+        workflows=WORKFLOWS,
+        build_id=_REPLAY_BUILD,
+        data_converter=data_converter,
+        workflow_runner=_sandbox(passthrough),
+    )
+
+
+def _sandbox(passthrough: Iterable[str]) -> SandboxedWorkflowRunner:
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH, *passthrough)
+    return SandboxedWorkflowRunner(restrictions=restrictions)

@@ -1,89 +1,115 @@
-"""`RunWorkflow`: the unchanged orchestrator run loop, hosted in one Temporal workflow.
+"""The run and its sub-agents as Temporal workflows: the unchanged loops, hosted.
 
-The planner, the scheduler and every sub-agent run inside the workflow exactly as they do in
-process; only the effect boundary differs (`TemporalEffects`). The models and tools are resolved by
-name in the registry of the worker that runs the workflow; so is the acceptance check (functions do
-not serialise). The result is the run's `RunResult` without its events: it is stored in the
-workflow's history, which takes payloads of at most 2 MB, and a run's plans and reports (evidence
-excerpts are clipped by the toolbox) stay far below that.
+`RunWorkflow` runs the orchestrator's planner and scheduler; every sub-agent it starts runs in an
+`AgentWorkflow`, a child workflow, as the effect boundary decides (`TemporalEffects.sub_agent`). So
+a run's history holds its plans and one start and one result per sub-agent, and each sub-agent's
+history holds its own steps. The models and tools are resolved by name in the registry of the
+worker that runs the workflow, and so is the acceptance check (functions do not serialise).
+
+A run's result is its `RunResult` without its events (they would swell the history); callers
+that want them read them while the run goes (`RunWorkflow.events`, an update that waits for news;
+`RunWorkflow.progress`, a query, for a look that leaves no trace). A paor error (a `PlanError`)
+fails the workflow with its message; any other exception is a bug, which Temporal retries.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from agents import DEFAULT_INSTRUCTIONS, AcceptanceCheck, cites_evidence
-    from orchestrator._limits import Limits
+    from agents import AgentReport, PaorError, Stop
     from orchestrator._orchestrator import Orchestrator
-    from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
     from orchestrator._state import RunResult
     from orchestrator.temporal._activities import registry_for
     from orchestrator.temporal._effects import ActivityModel, TemporalEffects
+    from orchestrator.temporal._eventlog import EventLog, EventPage
+    from orchestrator.temporal._inputs import ACCEPTANCE_CHECKS, AgentInput, RunInput
 
-__all__ = ["ACCEPTANCE_CHECKS", "Acceptance", "RunInput", "RunWorkflow"]
+__all__ = ["READER_GRACE", "AgentWorkflow", "RunWorkflow", "orchestrator_for"]
 
-Acceptance = Literal["none", "cites_evidence"]
-ACCEPTANCE_CHECKS: dict[Acceptance, AcceptanceCheck | None] = {
-    "none": None,
-    "cites_evidence": cites_evidence,
-}
-"""The acceptance checks a run on Temporal can name."""
+READER_GRACE = timedelta(seconds=30)
+"""How long a finished run waits for a watching caller to read its last events."""
 
 
-class RunInput(BaseModel):
-    """What a run on Temporal is given.
-
-    Attributes:
-        goal: The goal.
-        run_id: The run's id (also what its agents' ids derive from: fixed, so replays agree).
-        model: The model's name in the workers' registry.
-        tools: The tools' names in the workers' registry.
-        limits: The run's limits.
-        heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
-        instructions: The sub-agents' system prompt.
-        planner_instructions: The planner's system prompt.
-        synthesis_instructions: The writer's system prompt.
-        acceptance: The sub-agents' acceptance check, by name.
-        on_plan_failure: What an unusable first plan does (as `Orchestrator`'s).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    goal: str
-    run_id: str
-    model: str = "default"
-    tools: tuple[str, ...] = ()
-    limits: Limits = Limits()
-    heartbeat_timeout: float = 30.0
-    instructions: str = DEFAULT_INSTRUCTIONS
-    planner_instructions: str = PLANNER_INSTRUCTIONS
-    synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
-    acceptance: Acceptance = "none"
-    on_plan_failure: Literal["raise", "single"] = "raise"
+def orchestrator_for(given: RunInput, effects: TemporalEffects) -> Orchestrator:
+    """The orchestrator `given` describes, its models and tools from this worker's registry."""
+    registry = registry_for(workflow.info().task_queue)
+    return Orchestrator(
+        ActivityModel(given.model),
+        tools=[registry.tool(name) for name in given.tools],
+        limits=given.limits,
+        instructions=given.instructions,
+        planner_instructions=given.planner_instructions,
+        synthesis_instructions=given.synthesis_instructions,
+        acceptance=ACCEPTANCE_CHECKS[given.acceptance],
+        on_plan_failure=given.on_plan_failure,
+        effects=effects,
+        keep_events=False,  # the result goes into the history: its events stay out
+    )
 
 
-@workflow.defn(name="paor.Run")
+@workflow.defn(name="paor.Run", failure_exception_types=[PaorError])
 class RunWorkflow:
-    """One orchestrator run."""
+    """One orchestrator run; its sub-agents are `AgentWorkflow` children."""
+
+    def __init__(self) -> None:
+        self._log = EventLog()
 
     @workflow.run
     async def run(self, given: RunInput) -> RunResult:
         """Plan, run the sub-agents, replan and synthesise; return the result without events."""
-        registry = registry_for(workflow.info().task_queue)
-        orchestrator = Orchestrator(
-            ActivityModel(given.model),
-            tools=[registry.tool(name) for name in given.tools],
-            limits=given.limits,
-            instructions=given.instructions,
-            planner_instructions=given.planner_instructions,
-            synthesis_instructions=given.synthesis_instructions,
-            acceptance=ACCEPTANCE_CHECKS[given.acceptance],
-            on_plan_failure=given.on_plan_failure,
-            effects=TemporalEffects(heartbeat_timeout=given.heartbeat_timeout),
-            keep_events=False,  # the result goes into the history: its events stay out
-        )
-        return await orchestrator.run(given.goal, run_id=given.run_id)
+        effects = TemporalEffects(heartbeat_timeout=given.heartbeat_timeout, agents=given)
+        stream = orchestrator_for(given, effects).stream(given.goal, run_id=given.run_id)
+        try:
+            async with stream as events:
+                async for event in events:
+                    self._log.append(event)
+        finally:
+            self._log.close()
+            await self._let_reader_finish()
+        return stream.result
+
+    async def _let_reader_finish(self) -> None:
+        """Give a watching caller time to take the last page (a workflow cannot answer once it
+        has returned); an unwatched run, or a reader gone for good, does not hold it up."""
+        if self._log.unread_end():
+            try:
+                await workflow.wait_condition(
+                    lambda: not self._log.unread_end(), timeout=READER_GRACE
+                )
+            except TimeoutError:
+                workflow.logger.info("run ended with its last events unread")
+        await workflow.wait_condition(workflow.all_handlers_finished)
+
+    @workflow.update(name="events")
+    async def events(self, after: int) -> EventPage:
+        """The run's events after the first `after`, once there are any (or the run is over)."""
+        await workflow.wait_condition(lambda: self._log.has_news(after))
+        return self._log.page(after)
+
+    @workflow.query(name="progress")
+    def progress(self) -> EventPage:
+        """The run's events so far (`done` once it is over), read without a trace in its history."""
+        return self._log.peek()
+
+
+@workflow.defn(name="paor.Agent", failure_exception_types=[PaorError])
+class AgentWorkflow:
+    """One sub-agent of a run: its executor's loop, its model and tool calls activities."""
+
+    def __init__(self) -> None:
+        self._stop = Stop()
+
+    @workflow.run
+    async def run(self, given: AgentInput) -> AgentReport:
+        """Run the sub-agent to its report (a partial one if it is stopped)."""
+        effects = TemporalEffects(heartbeat_timeout=given.run.heartbeat_timeout)
+        executor = orchestrator_for(given.run, effects).executor
+        return await given.call(self._stop).run_here(executor)
+
+    @workflow.signal(name="stop")
+    def stop(self) -> None:
+        """Wrap up now with what has been gathered (the run replanned it away, or cancelled it)."""
+        self._stop.set()

@@ -1,0 +1,228 @@
+"""The `--temporal HOST:PORT` side of the command line: submit, inspect and resume runs there.
+
+`research` streams the run's events to the progress display while its workflow runs, and writes
+the report here. `show` prints a run's status, plans and sub-agents (a running one's events so far,
+read with a query that leaves no trace). `resume` continues a run: it follows one still running,
+and restarts one that was terminated, timed out, cancelled or failed from its last completed
+workflow step (Temporal's reset), so nothing completed runs again. `worker` serves runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import anyio
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
+from temporalio.client import WorkflowHandle as Handle
+from temporalio.service import RPCError, RPCStatusCode
+
+from agents import ChatModel, ConfigurationError
+from agents import Limits as AgentLimits
+from agents.toolkits import Corpus, research_tools
+from orchestrator._batch import BatchSummary, BatchTask
+from orchestrator._events import Event
+from orchestrator._inspect import render_result
+from orchestrator._limits import Limits
+from orchestrator._progress import Progress
+from orchestrator._research import ResearchReport
+from orchestrator._state import RunResult
+from orchestrator.temporal._activities import Registry
+from orchestrator.temporal._batch import batch_on_temporal
+from orchestrator.temporal._client import connect, list_runs
+from orchestrator.temporal._inputs import RunInput
+from orchestrator.temporal._remote import RemoteRun, run_result
+from orchestrator.temporal._research import follow_research, research_on_temporal
+from orchestrator.temporal._worker import build_worker
+from orchestrator.temporal._workflows import RunWorkflow
+
+__all__ = ["batch", "research", "resume", "runs", "show", "worker"]
+
+_ENDED = {
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.TERMINATED: "terminated",
+    WorkflowExecutionStatus.TIMED_OUT: "timed out",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+}
+
+
+async def research(
+    args: argparse.Namespace, corpus: Corpus, limits: Limits, meta: dict[str, Any]
+) -> ResearchReport:
+    """`paor research --temporal`: the run on the workers, its events shown as they happen."""
+    client = await _connect(args)
+    print(f"paor: submitted to {args.task_queue!r} on {args.temporal}", file=sys.stderr)
+    return await research_on_temporal(
+        client,
+        args.topic,
+        corpus=corpus,
+        limits=limits,
+        task_queue=args.task_queue,
+        on_event=_progress(),
+        meta=meta,
+    )
+
+
+async def batch(
+    args: argparse.Namespace, tasks: list[BatchTask], limits: AgentLimits
+) -> BatchSummary:
+    """`paor batch --temporal`: the goals in workflows of up to 100; results appended per workflow."""
+    client = await _connect(args)
+    print(f"paor: submitting {len(tasks)} goals to {args.task_queue!r}", file=sys.stderr)
+    return await batch_on_temporal(
+        client,
+        tasks,
+        out=args.out,
+        concurrency=args.concurrency,
+        limits=limits,
+        task_queue=args.task_queue,
+        on_result=lambda key, status: print(f"{key}: {status}", file=sys.stderr),
+    )
+
+
+async def runs(args: argparse.Namespace) -> int:
+    """`paor runs --temporal`: the server's recent paor workflows."""
+    found = await list_runs(await _connect(args))
+    print("\n".join(run.line() for run in found) if found else f"no paor runs on {args.temporal}")
+    return 0
+
+
+async def show(args: argparse.Namespace) -> int:
+    """`paor show RUN --temporal`: its status, then its result or (running) its events so far."""
+    client = await _connect(args)
+    handle = client.get_workflow_handle_for(RunWorkflow.run, args.run_id)
+    description = await _describe(handle, args.temporal)
+    status = _status(description)
+    given = await _input(client, handle)
+    print(f"run {handle.id}: {status} on {args.temporal}\ngoal: {given.goal}")
+    if description.status == WorkflowExecutionStatus.COMPLETED:
+        print("\n".join(render_result(await run_result(handle))))
+    elif description.status == WorkflowExecutionStatus.RUNNING:
+        page = await handle.query(RunWorkflow.progress)
+        print(_replay_progress(page.events), end="")
+    return 0
+
+
+async def resume(args: argparse.Namespace, write: Callable[[Path, ResearchReport], None]) -> int:
+    """`paor resume RUN --temporal`: follow the run to its end (restarting it if it ended early)."""
+    client = await _connect(args)
+    handle = client.get_workflow_handle_for(RunWorkflow.run, args.run_id)
+    description = await _describe(handle, args.temporal)
+    if description.status == WorkflowExecutionStatus.COMPLETED:
+        raise ConfigurationError(
+            f"run {handle.id} already ended (completed): `paor show {handle.id} --temporal` shows it"
+        )
+    given = await _input(client, handle)
+    if description.status in _ENDED:
+        await _restart(client, handle, description)
+        print(f"paor: restarted run {handle.id} from its last completed step", file=sys.stderr)
+        handle = client.get_workflow_handle_for(RunWorkflow.run, handle.id)  # the new execution
+    run = RemoteRun(handle)
+    if given.meta.get("command") != "research":
+        async with run:
+            async for event in run:
+                _progress()(event)
+        print("\n".join(render_result(run.result)))
+        return 0
+    docs = args.docs or (Path(given.meta["docs"]) if given.meta.get("docs") else None)
+    corpus = Corpus.from_folder(docs) if docs else Corpus.python_docs()
+    out = args.out or Path(given.meta.get("out") or "report.md")
+    write(out, await follow_research(run, corpus, on_event=_progress()))
+    return 0
+
+
+async def worker(
+    args: argparse.Namespace, open_model: Callable[[], AbstractAsyncContextManager[ChatModel]]
+) -> None:
+    """`paor worker`: serve the research tools and the model (as "default") until interrupted."""
+    client = await _connect(args)  # before the model starts: an unreachable server fails fast
+    corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
+    async with open_model() as model:
+        registry = Registry.of({"default": model}, research_tools(corpus))
+        async with build_worker(client, registry, task_queue=args.task_queue):
+            print(f"paor worker: serving {args.task_queue!r} on {args.temporal}", file=sys.stderr)
+            await anyio.sleep_forever()
+
+
+async def _connect(args: argparse.Namespace) -> Client:
+    if args.blobs is not None:
+        args.blobs.mkdir(parents=True, exist_ok=True)  # a wrong path fails now, not mid-run
+    return await connect(args.temporal, blobs=args.blobs)
+
+
+def _progress() -> Callable[[Event], None]:
+    return Progress(out=sys.stderr, live=sys.stderr.isatty()).update
+
+
+def _replay_progress(events: tuple[Event, ...]) -> str:
+    """The plain progress lines of `events`, as `paor research` printed them."""
+    out = StringIO()
+    progress = Progress(out=out, live=False)
+    for event in events:
+        progress.update(event)
+    return out.getvalue()
+
+
+async def _describe(
+    handle: Handle[RunWorkflow, RunResult], target: str
+) -> WorkflowExecutionDescription:
+    try:
+        description = await handle.describe()
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            raise ConfigurationError(f"no run {handle.id} on {target}") from None
+        raise
+    if description.workflow_type != "paor.Run":
+        raise ConfigurationError(
+            f"{handle.id} is a {description.workflow_type} workflow, not a paor run"
+        )
+    return description
+
+
+def _status(description: WorkflowExecutionDescription) -> str:
+    status = description.status
+    return status.name.lower().replace("_", " ") if status else "unknown"
+
+
+async def _input(client: Client, handle: Handle[RunWorkflow, RunResult]) -> RunInput:
+    """The input the run was started with (the first event of its first execution)."""
+    async for event in client.get_workflow_handle(handle.id).fetch_history_events():
+        attributes = event.workflow_execution_started_event_attributes
+        (given,) = await client.data_converter.decode(attributes.input.payloads, [RunInput])
+        return RunInput.model_validate(given)
+    raise ConfigurationError(f"run {handle.id} has no history")
+
+
+async def _restart(
+    client: Client,
+    handle: Handle[RunWorkflow, RunResult],
+    description: WorkflowExecutionDescription,
+) -> None:
+    """Reset the run's workflow to its last completed workflow task: completed activities and
+    sub-agents keep their results, and the run goes on from there."""
+    last = 0
+    async for event in client.get_workflow_handle(
+        handle.id, run_id=description.run_id
+    ).fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            last = event.event_id
+    if not last:
+        raise ConfigurationError(f"run {handle.id} never started: submit it again")
+    await client.workflow_service.reset_workflow_execution(
+        ResetWorkflowExecutionRequest(
+            namespace=client.namespace,
+            workflow_execution=WorkflowExecution(workflow_id=handle.id, run_id=description.run_id),
+            reason="paor resume",
+            workflow_task_finish_event_id=last,
+            request_id=uuid.uuid4().hex,
+        )
+    )

@@ -1,0 +1,151 @@
+"""What the paor workflows are given: plain data, since only data crosses into Temporal's history.
+
+Models, tools and checks are functions and objects, so a workflow input names them and the worker
+resolves the names (`Registry`, `ACCEPTANCE_CHECKS`). A run's sub-agents are child workflows: each
+is given its run's input (to build the same executor) and its own call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents import DEFAULT_INSTRUCTIONS, AcceptanceCheck, AgentCall, Budget, Stop, cites_evidence
+from orchestrator._limits import Limits
+from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
+
+__all__ = ["ACCEPTANCE_CHECKS", "Acceptance", "AgentInput", "Allowance", "RunInput"]
+
+Acceptance = Literal["none", "cites_evidence"]
+ACCEPTANCE_CHECKS: dict[Acceptance, AcceptanceCheck | None] = {
+    "none": None,
+    "cites_evidence": cites_evidence,
+}
+"""The acceptance checks a run on Temporal can name."""
+
+
+class RunInput(BaseModel):
+    """What a run on Temporal is given.
+
+    Attributes:
+        goal: The goal.
+        run_id: The run's id (also what its agents' ids derive from: fixed, so replays agree).
+        model: The model's name in the workers' registry.
+        tools: The tools' names in the workers' registry.
+        limits: The run's limits.
+        heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
+        instructions: The sub-agents' system prompt.
+        planner_instructions: The planner's system prompt.
+        synthesis_instructions: The writer's system prompt.
+        acceptance: The sub-agents' acceptance check, by name.
+        on_plan_failure: What an unusable first plan does (as `Orchestrator`'s).
+        meta: JSON data kept with the run (how the CLI renders and resumes it).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    goal: str
+    run_id: str
+    model: str = "default"
+    tools: tuple[str, ...] = ()
+    limits: Limits = Limits()
+    heartbeat_timeout: float = 30.0
+    instructions: str = DEFAULT_INSTRUCTIONS
+    planner_instructions: str = PLANNER_INSTRUCTIONS
+    synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
+    acceptance: Acceptance = "none"
+    on_plan_failure: Literal["raise", "single"] = "raise"
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Allowance(BaseModel):
+    """What a sub-agent in a child workflow may spend: its run's budget as left when it started.
+
+    A child cannot charge its parent's ledger as it goes, so it gets a ledger of its own capped
+    at what the run had left, and the parent charges what the child reports it spent. Sub-agents
+    running side by side each see the whole remainder: together they can overshoot it by at most
+    what the others spend meanwhile, and the run's checks stop new work once it is spent.
+
+    Attributes:
+        max_tokens: Tokens left, or None.
+        max_requests: Model requests left, or None.
+        max_tool_calls: Tool calls left, or None.
+        deadline: The run's deadline for sub-agents (absolute clock time), or None.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    max_tokens: int | None = None
+    max_requests: int | None = None
+    max_tool_calls: int | None = None
+    deadline: float | None = None
+
+    @classmethod
+    def of(cls, budget: Budget | None) -> Allowance:
+        """What `budget`'s chain has left now (no caps without a budget)."""
+        if budget is None:
+            return cls()
+        left = budget.detached()
+        return cls(
+            max_tokens=left.max_tokens,
+            max_requests=left.max_requests,
+            max_tool_calls=left.max_tool_calls,
+            deadline=left.deadline,
+        )
+
+    def budget(self) -> Budget:
+        """A fresh ledger with these caps."""
+        return Budget(
+            max_tokens=self.max_tokens,
+            max_requests=self.max_requests,
+            max_tool_calls=self.max_tool_calls,
+            deadline=self.deadline,
+        )
+
+
+class AgentInput(BaseModel):
+    """What a sub-agent's child workflow is given.
+
+    Attributes:
+        run: Its run's input (the child builds the executor its run would have).
+        task: What to do.
+        context: What the run already knows (the compressed results of its dependencies).
+        agent_id: The sub-agent's id in its run.
+        allowed_tools: Restrict its menu further, or None.
+        allowance: What it may spend.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    run: RunInput
+    task: str
+    context: str = ""
+    agent_id: str
+    allowed_tools: tuple[str, ...] | None = None
+    allowance: Allowance = Allowance()
+
+    @classmethod
+    def of(cls, run: RunInput, call: AgentCall) -> AgentInput:
+        """The input of `call`'s child workflow in `run`."""
+        allowed = None if call.allowed_tools is None else tuple(call.allowed_tools)
+        return cls(
+            run=run,
+            task=call.task,
+            context=call.context,
+            agent_id=call.agent_id,
+            allowed_tools=allowed,
+            allowance=Allowance.of(call.budget),
+        )
+
+    def call(self, stop: Stop) -> AgentCall:
+        """The sub-agent's call, with a ledger of its allowance, stopped by `stop`."""
+        return AgentCall(
+            task=self.task,
+            context=self.context,
+            run_id=self.run.run_id,
+            agent_id=self.agent_id,
+            budget=self.allowance.budget(),
+            stop=stop,
+            allowed_tools=self.allowed_tools,
+        )
