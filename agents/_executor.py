@@ -53,8 +53,10 @@ _FALLBACK_EXCERPT = 300
 _CUT_REASONS = ("cancelled", "deadline")
 
 
+# Async although it awaits nothing: a sync tool runs in a thread, and this pure signal must also
+# run inside a workflow (on Temporal), where threads are not allowed.
 @tool(name="report_issue", timeout=None)
-def _report_issue(kind: Literal["blocked", "invalidates"], reason: str) -> str:
+async def _report_issue(kind: Literal["blocked", "invalidates"], reason: str) -> str:
     """Tell the planner about a problem with the task itself.
 
     Args:

@@ -98,18 +98,41 @@ def _flaky(team: FunctionModel) -> FunctionModel:
     return FunctionModel(decide, name="flaky")
 
 
+OBSOLETE = {
+    "subtasks": [{"id": "a", "goal": "Wait for a."}, {"id": "b", "goal": "Check the premise."}],
+    "rationale": "a slow step beside a check that will invalidate it",
+}
+REPLAN = {"remove": ["a"], "add": [{"id": "c", "goal": "Find fact c."}], "rationale": "a is moot"}
+
+
+def _replanning(request: ModelRequest) -> Turn:
+    """b reports that the premise is false while a waits: the replan removes a, adds c."""
+    if request.output is not None:
+        replanning = "reported a problem" in (request.messages[-1].content or "")
+        return reply(json.dumps(REPLAN if replanning else OBSOLETE))
+    if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+        return reply("Synthesis.")
+    task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
+    if any(m.role == "tool" for m in request.messages) or task.startswith("Find"):
+        return reply(f"Answer to {task!r}.")
+    if task.startswith("Check"):
+        return call("report_issue", kind="invalidates", reason="the premise is false")
+    return call("slow", seconds=5.0)
+
+
 def _no_plan(request: ModelRequest) -> Turn:
     """A planner that never returns a plan."""
     return reply("I would rather not plan.")
 
 
 def registry() -> Registry:
-    """The models ("parallel", "chain", "flaky", "no_plan") and tools ("search", "slow") of a test
+    """The models ("parallel", "chain", "flaky", "no_plan", "replanning") and tools ("search", "slow") of a test
     worker."""
     models = {
         "parallel": _team(PARALLEL),
         "chain": _team(CHAIN),
         "flaky": _flaky(_team(PARALLEL)),
         "no_plan": FunctionModel(_no_plan, name="no_plan"),
+        "replanning": FunctionModel(_replanning, name="replanning"),
     }
     return Registry.of(models, [search, slow])

@@ -137,6 +137,31 @@ async def test_started_run_streams_its_events(server: str, calls: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.anyio
+async def test_replan_stops_an_obsolete_child_agent_which_reports_what_it_has(
+    server: str, calls: Path
+) -> None:
+    """A replan that removes a running sub-agent signals its child workflow to stop: the child
+    ends with a partial report (not terminated), the run goes on with the new subtask."""
+    client = await connect(server)
+    given = RunInput(goal="g", run_id="o1", model="replanning", tools=("slow",))
+    async with (
+        build_worker(client, registry(), task_queue="obsolete", sticky_timeout=1.0),
+        await start(client, given, task_queue="obsolete") as run,
+    ):
+        events = _run_level([e async for e in run])
+    assert ("replanned", None) in events
+    assert ("subtask_cancelled", "a") in events
+    assert run.result.diffs[0].trigger == "b"
+    reports = {r.agent_id: r for r in run.result.reports}
+    assert reports["a"].stop_reason == "cancelled"
+    assert (reports["c"].status, run.result.status) == ("done", "complete")  # a was obsolete
+    child = await client.get_workflow_handle("o1.a").describe()
+    assert child.status == WorkflowExecutionStatus.COMPLETED  # it wrapped up: it was not killed
+    assert _lines(calls) == []  # the slow tool was cut short: it never completed
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
 async def test_a_run_without_a_plan_fails_its_workflow_in_one_line(server: str) -> None:
     """A planner that never plans fails the run's workflow at once (not a retried task), and the
     caller gets the `PlanError` in one line."""

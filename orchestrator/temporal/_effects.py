@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
         ToolContext,
         ToolOutcome,
     )
-    from orchestrator.temporal._activities import Activities, ModelCall, ToolCall
+    from orchestrator.temporal._activities import Activities, ModelCall, ToolCall, registry_for
     from orchestrator.temporal._inputs import AgentInput, RunInput
 
 __all__ = ["ActivityModel", "TemporalEffects"]
@@ -106,7 +106,13 @@ class TemporalEffects(LiveEffects):
     async def tool_call(
         self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> ToolOutcome:
-        """Run the tool in the activity `tool:{site.key}`, which heartbeats while it runs."""
+        """Run the tool in the activity `tool:{site.key}`, which heartbeats while it runs.
+
+        A tool the workers do not serve is one of the executor's own control tools
+        (`report_issue`), which only records a signal: it runs here, in the workflow.
+        """
+        if tool.name not in registry_for(workflow.info().task_queue).tools:
+            return await tool.execute(args, ctx)
         timeout = (tool.timeout or 3600.0) + self.tool_margin
         call = ToolCall(
             tool=tool.name,
