@@ -17,7 +17,7 @@ from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryRequest
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from agents import ModelRequest, RunError, tool
+from agents import ModelRequest, tool
 from agents.testing import FunctionModel, Turn, call, reply
 from orchestrator import SYNTHESIS_INSTRUCTIONS, Orchestrator
 from orchestrator.temporal import (
@@ -296,19 +296,20 @@ def _twice() -> FunctionModel:
 
 @pytest.mark.slow
 @pytest.mark.anyio
-async def test_without_a_store_a_large_workflow_payload_fails_the_workflow_task(
+async def test_without_a_store_an_oversized_model_request_ends_the_agent_with_advice(
     server: str,  # noqa: F811
 ) -> None:
-    """A 2.2 MB model request sent by the workflow fails its workflow task with the guard's advice:
-    Temporal retries that task until the execution timeout, so the caller sees a timeout (a known
-    gap: the workflow cannot tell whether its client has a blob store)."""
+    """A 2.2 MB model request is refused by the workflow before it is sent (Temporal would retry
+    the workflow's step until the run's timeout): the sub-agent ends with the advice in its notes,
+    and the run ends at once."""
     client = await connect(server)
     registry = Registry.of({"twice": _twice()}, tools=[read_one_mb])
-    with pytest.raises(RunError, match="run big3 ran out of time"):
-        async with build_worker(client, registry, task_queue="wft", sticky_timeout=1.0):
-            await run_on_temporal(
-                client, "g", model="twice", tools=["read_one_mb"], run_id="big3",
-                task_queue="wft", execution_timeout=4,
-            )  # fmt: skip
-    messages = await _failure_messages(client, "big3")
-    assert "Failed encoding completion: PayloadTooLarge: a 2.2 MB payload is over" in messages
+    async with build_worker(client, registry, task_queue="wft", sticky_timeout=1.0):
+        outcome = await run_on_temporal(
+            client, "g", model="twice", tools=["read_one_mb"], run_id="big3",
+            task_queue="wft", execution_timeout=30,
+        )  # fmt: skip
+    notes = "\n".join(note for report in outcome.reports for note in report.notes)
+    assert "the model request is 2.2 MB, over what Temporal takes (2 MB)" in notes
+    assert outcome.status != "complete"
+    assert "PayloadTooLarge" not in await _failure_messages(client, "big3")

@@ -15,7 +15,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from agents import ConfigurationError
 from orchestrator._limits import Limits
 from orchestrator._state import RunResult
-from orchestrator.temporal._codec import DEFAULT_INLINE_LIMIT, BlobStore, codec_for
+from orchestrator.temporal._codec import DEFAULT_INLINE_LIMIT, BlobStore, PayloadGuard, codec_for
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._remote import RemoteRun, run_result
 from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
@@ -165,6 +165,9 @@ async def start(
 async def _start(
     client: Client, given: RunInput, task_queue: str, execution_timeout: float | None
 ) -> WorkflowHandle[RunWorkflow, RunResult]:
+    guard = client.data_converter.payload_codec
+    if isinstance(guard, PayloadGuard):  # no blob store: the workflow checks its requests' sizes
+        given = given.model_copy(update={"payload_limit": guard.limit})
     return await client.start_workflow(
         RunWorkflow.run,
         given,

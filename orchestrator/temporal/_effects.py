@@ -70,25 +70,38 @@ class TemporalEffects(LiveEffects):
     timers, stops are live).
 
     Attributes:
-        model_timeout: Seconds one model attempt may take.
+        model_timeout: Seconds one model attempt may take (above the model's own timeout, 120 s by
+            default, so that its error is the one reported).
         model_attempts: Attempts of a model call (retryable failures only).
         tool_margin: Seconds added to a tool's own timeout for its activity's.
         tool_attempts: Attempts of a tool call whose worker died or stopped heartbeating.
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
         agents: The run whose sub-agents become child workflows (None: they run in this one).
+        payload_limit: The largest model request, in bytes, sent as an activity input (None: no
+            check; a blob store takes large ones).
     """
 
-    model_timeout: float = 120.0
+    model_timeout: float = 180.0
     model_attempts: int = 5
     tool_margin: float = 10.0
     tool_attempts: int = 3
     heartbeat_timeout: float = 30.0
     agents: RunInput | None = None
+    payload_limit: int | None = None
 
     async def model_call(
         self, site: EffectSite, model: ChatModel, request: ModelRequest
     ) -> ModelResponse:
-        """Ask the model in the activity `model:{site.key}`."""
+        """Ask the model in the activity `model:{site.key}`.
+
+        Raises:
+            ModelRequestError: The request is over `payload_limit` (Temporal would refuse it, and
+                retry the workflow's step until the run's timeout).
+        """
+        if self.payload_limit is not None:
+            size = len(request.model_dump_json())
+            if size > self.payload_limit:
+                raise ModelRequestError(_too_large(size))
         handle = workflow.start_activity_method(
             Activities.model_call,
             ModelCall(model=model.name, request=request),
@@ -221,6 +234,13 @@ async def _until_reported(
 async def _cancel_when_set(stop: anyio.Event, scope: anyio.CancelScope) -> None:
     await stop.wait()
     scope.cancel()
+
+
+def _too_large(size: int) -> str:
+    return (
+        f"the model request is {size / 1e6:.1f} MB, over what Temporal takes (2 MB): give the "
+        "client and every worker the same blob store (connect(..., blobs=DIR), --blobs DIR)"
+    )
 
 
 def _cause(exc: BaseException) -> str:

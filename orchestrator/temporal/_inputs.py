@@ -41,6 +41,8 @@ class RunInput(BaseModel):
         acceptance: The sub-agents' acceptance check, by name.
         on_plan_failure: What an unusable first plan does (as `Orchestrator`'s).
         meta: JSON data kept with the run (how the CLI renders and resumes it).
+        payload_limit: The largest model request, in bytes, the run may send without a blob store
+            (None: the client has one, and so must every worker). Set by `start` from the client.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -57,6 +59,7 @@ class RunInput(BaseModel):
     acceptance: Acceptance = "none"
     on_plan_failure: Literal["raise", "single"] = "raise"
     meta: dict[str, Any] = Field(default_factory=dict)
+    payload_limit: int | None = None
 
 
 class Allowance(BaseModel):

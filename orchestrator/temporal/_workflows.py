@@ -60,7 +60,11 @@ class RunWorkflow:
     @workflow.run
     async def run(self, given: RunInput) -> RunResult:
         """Plan, run the sub-agents, replan and synthesise; return the result without events."""
-        effects = TemporalEffects(heartbeat_timeout=given.heartbeat_timeout, agents=given)
+        effects = TemporalEffects(
+            heartbeat_timeout=given.heartbeat_timeout,
+            agents=given,
+            payload_limit=given.payload_limit,
+        )
         stream = orchestrator_for(given, effects).stream(given.goal, run_id=given.run_id)
         try:
             async with stream as events:
@@ -105,7 +109,9 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, given: AgentInput) -> AgentReport:
         """Run the sub-agent to its report (a partial one if it is stopped)."""
-        effects = TemporalEffects(heartbeat_timeout=given.run.heartbeat_timeout)
+        effects = TemporalEffects(
+            heartbeat_timeout=given.run.heartbeat_timeout, payload_limit=given.run.payload_limit
+        )
         executor = orchestrator_for(given.run, effects).executor
         return await given.call(self._stop).run_here(executor)
 
