@@ -37,7 +37,7 @@ from agents._events import (
 )
 from agents._executor import DEFAULT_INSTRUCTIONS, Executor
 from agents._guards import Budget, Limits, LoopDetector, StopReason
-from agents._journaled import Drift, JournaledEffects, JournalMode
+from agents._journaled import Drift, JournaledEffects, JournalMode, RecordSink
 from agents._local import LocalModel, local_model_available, open_model
 from agents._model import ChatModel, ModelRequest, ModelResponse, OutputSchema, ToolSpec, Usage
 from agents._openai import DecisionProtocol, OpenAIChatModel
@@ -87,6 +87,7 @@ __all__ = [
     "OutputSchema",
     "PaorError",
     "PlanError",
+    "RecordSink",
     "ReplayDrift",
     "ReplayedCancellation",
     "ReportStatus",

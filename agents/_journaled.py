@@ -28,7 +28,7 @@ import builtins
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Collection, Iterable
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -50,9 +50,9 @@ from agents._tracing import logger, redact
 if TYPE_CHECKING:
     from agents._executor import Executor
     from agents._report import AgentReport
-from memory import EffectKind, EffectRecord, Journal
+from memory import EffectKind, EffectRecord
 
-__all__ = ["Drift", "JournalMode", "JournaledEffects"]
+__all__ = ["Drift", "JournalMode", "JournaledEffects", "RecordSink"]
 
 JournalMode = Literal["record", "resume", "replay"]
 T = TypeVar("T")
@@ -93,12 +93,24 @@ class Drift(BaseModel):
         )
 
 
+class RecordSink(Protocol):
+    """Where `JournaledEffects` writes: a `Journal`, or any store of a run's effect records."""
+
+    async def append(self, run_id: str, record: EffectRecord) -> None:
+        """Keep `record` (replacing one at the same address) before returning."""
+        ...
+
+    async def forget(self, run_id: str, agent_id: str, from_seq: int) -> None:
+        """Drop an agent's records from `from_seq` on, and its stop record (a choice at seq 0)."""
+        ...
+
+
 class JournaledEffects:
     """Effects that go through a journal: recorded live, served back on resume and replay.
 
     Args:
         inner: Performs live effects (never used in replay mode).
-        journal: Where records go and come from (open).
+        journal: Where records go (an open `Journal`, or any `RecordSink`).
         run_id: The run.
         mode: "record" a new run; "resume" a crashed one (recorded results first, then live);
             "replay" a recorded one offline (nothing live: anything unrecorded is drift).
@@ -108,7 +120,7 @@ class JournaledEffects:
     def __init__(
         self,
         inner: Effects,
-        journal: Journal,
+        journal: RecordSink,
         run_id: str,
         *,
         mode: JournalMode = "record",

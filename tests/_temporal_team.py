@@ -120,13 +120,26 @@ def _replanning(request: ModelRequest) -> Turn:
     return call("slow", seconds=5.0)
 
 
+LONG = {"subtasks": [{"id": "a", "goal": "Search five times."}], "rationale": "one long agent"}
+
+
+def _long(request: ModelRequest) -> Turn:
+    """One sub-agent that searches five times, one search per step, then answers."""
+    if request.output is not None:
+        return reply(json.dumps(LONG))
+    if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+        return reply("Synthesis: " + (request.messages[-1].content or "")[:200])
+    done = sum(m.role == "tool" for m in request.messages)
+    return reply(f"Searched {done} times.") if done == 5 else call("search", query=f"q{done}")
+
+
 def _no_plan(request: ModelRequest) -> Turn:
     """A planner that never returns a plan."""
     return reply("I would rather not plan.")
 
 
 def registry() -> Registry:
-    """The models ("parallel", "chain", "flaky", "no_plan", "replanning") and tools ("search", "slow") of a test
+    """The models ("parallel", "chain", "flaky", "no_plan", "replanning", "long") and tools ("search", "slow") of a test
     worker."""
     models = {
         "parallel": _team(PARALLEL),
@@ -134,5 +147,6 @@ def registry() -> Registry:
         "flaky": _flaky(_team(PARALLEL)),
         "no_plan": FunctionModel(_no_plan, name="no_plan"),
         "replanning": FunctionModel(_replanning, name="replanning"),
+        "long": FunctionModel(_long, name="long"),
     }
     return Registry.of(models, [search, slow])

@@ -162,6 +162,34 @@ async def test_replan_stops_an_obsolete_child_agent_which_reports_what_it_has(
 
 @pytest.mark.slow
 @pytest.mark.anyio
+async def test_a_long_sub_agent_continues_as_new_and_reports_as_in_process(
+    server: str, calls: Path
+) -> None:
+    """A sub-agent past its history limit continues as new, retracing its recorded steps: the
+    run's answer and usage are the in-process ones, and no search runs twice."""
+    team = registry()
+    tools = list(team.tools.values())
+    local = await Orchestrator(team.model("long"), tools).run("g", run_id="l1")
+    client = await connect(server)
+    given = RunInput(goal="g", run_id="l1", model="long", tools=("search",), agent_history_limit=20)
+    async with (
+        build_worker(client, registry(), task_queue="long", sticky_timeout=1.0),
+        await start(client, given, task_queue="long") as run,
+    ):
+        events = [e.type async for e in run]
+    assert events[-1] == "run_finished"
+    result = run.result
+    assert (result.answer, result.usage, result.status) == (local.answer, local.usage, "complete")
+    assert result.reports[0].answer == "Searched 5 times."
+    runs = [w async for w in client.list_workflows("WorkflowId = 'l1.a'")]
+    assert len(runs) >= 3  # it continued as new at least twice
+    remote = [line for line in _lines(calls) if line.startswith("search l1.a/")]
+    assert len(remote) == 5
+    assert len(set(remote)) == 5
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
 async def test_a_run_without_a_plan_fails_its_workflow_in_one_line(server: str) -> None:
     """A planner that never plans fails the run's workflow at once (not a retried task), and the
     caller gets the `PlanError` in one line."""

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import DEFAULT_INSTRUCTIONS, AcceptanceCheck, AgentCall, Budget, Stop, cites_evidence
+from memory import EffectRecord
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
 
@@ -43,6 +44,8 @@ class RunInput(BaseModel):
         meta: JSON data kept with the run (how the CLI renders and resumes it).
         payload_limit: The largest model request, in bytes, the run may send without a blob store
             (None: the client has one, and so must every worker). Set by `start` from the client.
+        agent_history_limit: Events in a sub-agent's history before it continues as new (None:
+            when Temporal suggests it).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -60,6 +63,7 @@ class RunInput(BaseModel):
     on_plan_failure: Literal["raise", "single"] = "raise"
     meta: dict[str, Any] = Field(default_factory=dict)
     payload_limit: int | None = None
+    agent_history_limit: int | None = Field(default=None, ge=10)
 
 
 class Allowance(BaseModel):
@@ -117,6 +121,7 @@ class AgentInput(BaseModel):
         agent_id: The sub-agent's id in its run.
         allowed_tools: Restrict its menu further, or None.
         allowance: What it may spend.
+        carried: Its effect records so far, when it continued as new (served before going live).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -127,6 +132,7 @@ class AgentInput(BaseModel):
     agent_id: str
     allowed_tools: tuple[str, ...] | None = None
     allowance: Allowance = Allowance()
+    carried: tuple[EffectRecord, ...] = ()
 
     @classmethod
     def of(cls, run: RunInput, call: AgentCall) -> AgentInput:

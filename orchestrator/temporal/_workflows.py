@@ -19,10 +19,11 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from agents import AgentReport, PaorError, Stop
+    from agents import AgentReport, Effects, PaorError, Stop
     from orchestrator._orchestrator import Orchestrator
     from orchestrator._state import RunResult
     from orchestrator.temporal._activities import registry_for
+    from orchestrator.temporal._continue import ContinuingEffects
     from orchestrator.temporal._effects import ActivityModel, TemporalEffects
     from orchestrator.temporal._eventlog import EventLog, EventPage
     from orchestrator.temporal._inputs import ACCEPTANCE_CHECKS, AgentInput, RunInput
@@ -33,7 +34,7 @@ READER_GRACE = timedelta(seconds=30)
 """How long a finished run waits for a watching caller to read its last events."""
 
 
-def orchestrator_for(given: RunInput, effects: TemporalEffects) -> Orchestrator:
+def orchestrator_for(given: RunInput, effects: Effects) -> Orchestrator:
     """The orchestrator `given` describes, its models and tools from this worker's registry."""
     registry = registry_for(workflow.info().task_queue)
     return Orchestrator(
@@ -101,7 +102,8 @@ class RunWorkflow:
 
 @workflow.defn(name="paor.Agent", failure_exception_types=[PaorError])
 class AgentWorkflow:
-    """One sub-agent of a run: its executor's loop, its model and tool calls activities."""
+    """One sub-agent of a run: its executor's loop, its model and tool calls activities; a long
+    one continues as new (`ContinuingEffects`)."""
 
     def __init__(self) -> None:
         self._stop = Stop()
@@ -109,9 +111,10 @@ class AgentWorkflow:
     @workflow.run
     async def run(self, given: AgentInput) -> AgentReport:
         """Run the sub-agent to its report (a partial one if it is stopped)."""
-        effects = TemporalEffects(
+        activities = TemporalEffects(
             heartbeat_timeout=given.run.heartbeat_timeout, payload_limit=given.run.payload_limit
         )
+        effects = ContinuingEffects(activities, given, self._stop.is_set)
         executor = orchestrator_for(given.run, effects).executor
         return await given.call(self._stop).run_here(executor)
 
