@@ -437,11 +437,9 @@ async def _batch(args: argparse.Namespace) -> int:
 
 async def _batch_on_temporal(args: argparse.Namespace, tasks: list[BatchTask]) -> BatchSummary:
     """The goals in workflows on the workers of `--task-queue`; results appended per workflow."""
-    given = [f"--{name}" for name in ("journal", "deadline", "max_tokens") if getattr(args, name)]
-    if given:
+    if args.journal is not None:
         raise ConfigurationError(
-            f"{given[0].replace('_', '-')} is not available with --temporal (each workflow "
-            "carries its own limits, and Temporal records the runs)"
+            "--journal is not available with --temporal (Temporal records the runs)"
         )
     _require_temporal()
     from orchestrator.temporal import _cli as temporal

@@ -421,6 +421,42 @@ async def test_batch_on_temporal_skips_ids_already_in_the_output(
 
 @pytest.mark.slow
 @pytest.mark.anyio
+async def test_batch_on_temporal_shares_its_token_budget_and_deadline(
+    server: str, tmp_path: Path
+) -> None:
+    """`max_tokens` is split among a batch's workflows: goals that cannot start are not written,
+    and a re-run does them; past the batch's deadline no goal starts."""
+    client = await connect(server)
+    _, worker = _batch_worker(client, "budget")
+    ids = [f"b{n}" for n in range(6)]
+    out = tmp_path / "results.jsonl"
+    async with worker:
+        probe = await batch_on_temporal(
+            client, tasks("p0"), out=tmp_path / "probe.jsonl", task_queue="budget"
+        )
+        spent = await batch_on_temporal(
+            client, tasks(*ids), out=out, chunk_size=3, concurrency=1,
+            max_tokens=2 * probe.tokens, task_queue="budget",
+        )  # fmt: skip
+        rerun = await batch_on_temporal(
+            client, tasks(*ids), out=out, chunk_size=3, task_queue="budget"
+        )
+        late = await batch_on_temporal(
+            client, tasks("c0", "c1"), out=tmp_path / "late.jsonl", deadline_s=0.001,
+            task_queue="budget",
+        )  # fmt: skip
+    assert (dict(spent.statuses), spent.not_started, spent.tokens) == (
+        {"done": 2},
+        4,
+        probe.tokens * 2,
+    )
+    assert (rerun.skipped, dict(rerun.statuses)) == (2, {"done": 4})
+    assert Counter(r["id"] for r in records(out)) == Counter(ids)
+    assert (dict(late.statuses), late.not_started) == ({}, 2)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
 async def test_cli_runs_on_temporal_lists_the_paor_workflows(
     server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -481,7 +517,6 @@ async def test_cli_batch_on_temporal_refuses_a_journal(
     argv += ["--journal", str(tmp_path / "j.db")]
     assert await anyio.to_thread.run_sync(main, argv) == 2
     assert capsys.readouterr().err == (
-        "paor: error: --journal is not available with --temporal (each workflow carries its own "
-        "limits, and Temporal records the runs)\n"
+        "paor: error: --journal is not available with --temporal (Temporal records the runs)\n"
     )
     assert not out.exists()

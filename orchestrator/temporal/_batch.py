@@ -10,17 +10,23 @@ re-run skips every id already in it.
 A chunk's workflow id derives from the output file and the chunk's task ids (chunks are cut from the
 whole task file, in order): a re-run while a chunk is still running waits for that workflow instead
 of starting its goals again.
+
+A batch's deadline is one instant for every chunk. Its token budget is split evenly among the
+chunks it starts (each chunk's goals share their part, as a batch's goals do in process; a chunk
+cannot lend what it leaves unspent), so the whole never spends more than it was given. A goal that
+cannot start because its chunk's budget is spent is not written: a re-run does it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio import workflow
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy
@@ -29,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
     import anyio
     import anyio.to_thread
 
-    from agents import ConfigurationError, Executor, Limits, Usage
+    from agents import Budget, ConfigurationError, Executor, Limits, Usage
     from orchestrator._batch import (
         BatchSummary,
         BatchTask,
@@ -43,7 +49,7 @@ with workflow.unsafe.imports_passed_through():
     from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, RESEARCH_TOOLS, registry_for
     from orchestrator.temporal._effects import ActivityModel, TemporalEffects
 
-__all__ = ["CHUNK_SIZE", "BatchInput", "BatchWorkflow", "batch_on_temporal"]
+__all__ = ["CHUNK_SIZE", "BatchInput", "BatchWorkflow", "ChunkResult", "batch_on_temporal"]
 
 CHUNK_SIZE = 100
 """Goals per workflow: small enough for a short history, large enough for few workflows."""
@@ -60,6 +66,8 @@ class BatchInput(BaseModel):
         instructions: The agents' system prompt.
         limits: Each agent's limits.
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
+        max_tokens: The tokens this chunk's goals may spend together, or None.
+        deadline: When every goal must be over (absolute clock time), or None.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -71,6 +79,22 @@ class BatchInput(BaseModel):
     instructions: str = RESEARCH_AGENT
     limits: Limits = Limits()
     heartbeat_timeout: float = 30.0
+    max_tokens: int | None = Field(default=None, ge=1)
+    deadline: float | None = None
+
+
+class ChunkResult(BaseModel):
+    """What one chunk did.
+
+    Attributes:
+        records: The output records of its goals, in the order they finished.
+        not_started: Goals it did not start because its budget was spent.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    records: tuple[dict[str, Any], ...] = ()
+    not_started: int = 0
 
 
 @workflow.defn(name="paor.Batch")
@@ -78,8 +102,8 @@ class BatchWorkflow:
     """One chunk of a batch: every goal run by its own executor, a few at a time."""
 
     @workflow.run
-    async def run(self, given: BatchInput) -> list[dict[str, Any]]:
-        """Run every goal; return their output records in the order they finished."""
+    async def run(self, given: BatchInput) -> ChunkResult:
+        """Run every goal the chunk's budget allows; return their records in finishing order."""
         registry = registry_for(workflow.info().task_queue)
         executor = Executor(
             ActivityModel(given.model),
@@ -89,18 +113,26 @@ class BatchWorkflow:
             effects=TemporalEffects(heartbeat_timeout=given.heartbeat_timeout),
         )
         run_id = workflow.info().workflow_id
+        budget = Budget(max_tokens=given.max_tokens, deadline=given.deadline)
         limiter = anyio.CapacityLimiter(given.concurrency)
         records: list[dict[str, Any]] = []
+        not_started = 0
 
         async def one(task: BatchTask) -> None:
+            nonlocal not_started
             async with limiter:
-                report = await executor.run(task.goal, run_id=run_id, agent_id=task.key())
+                if budget.exhausted(workflow.now().timestamp()):
+                    not_started += 1
+                    return
+                report = await executor.run(
+                    task.goal, run_id=run_id, agent_id=task.key(), budget=budget
+                )
             records.append(record(task, report))
 
         async with anyio.create_task_group() as tg:
             for task in given.tasks:
                 tg.start_soon(one, task)
-        return records
+        return ChunkResult(records=tuple(records), not_started=not_started)
 
 
 async def batch_on_temporal(
@@ -111,6 +143,8 @@ async def batch_on_temporal(
     concurrency: int = 4,
     chunk_size: int = CHUNK_SIZE,
     limits: Limits | None = None,
+    max_tokens: int | None = None,
+    deadline_s: float | None = None,
     task_queue: str = DEFAULT_TASK_QUEUE,
     on_result: Callable[[str, str], None] | None = None,
 ) -> BatchSummary:
@@ -123,6 +157,8 @@ async def batch_on_temporal(
         concurrency: Goals running at once in each chunk.
         chunk_size: Goals per workflow.
         limits: Each agent's limits.
+        max_tokens: Tokens the whole batch may spend (split evenly among its chunks).
+        deadline_s: Seconds from now by which every goal must be over.
         task_queue: The workers' queue (they serve the model "default" and the research tools).
         on_result: Called with each task's id and status as its chunk finishes.
 
@@ -138,12 +174,22 @@ async def batch_on_temporal(
     summary = BatchSummary(skipped=len(done & {t.key() for t in tasks}))
     prefix = run_prefix(out)
     lock = anyio.Lock()
+    parts = [tasks[start : start + chunk_size] for start in range(0, len(tasks), chunk_size)]
+    parts = [part for part in parts if any(t.key() not in done for t in part)]
+    share = None if max_tokens is None else max(1, max_tokens // max(1, len(parts)))
+    deadline = None if deadline_s is None else time.time() + deadline_s
     repair_tail(out)
     with out.open("a", encoding="utf-8") as sink:
 
         async def chunk(chunk_id: str, part: Sequence[BatchTask]) -> None:
             todo = tuple(t for t in part if t.key() not in done)
-            given = BatchInput(tasks=todo, concurrency=concurrency, limits=limits or Limits())
+            given = BatchInput(
+                tasks=todo,
+                concurrency=concurrency,
+                limits=limits or Limits(),
+                max_tokens=share,
+                deadline=deadline,
+            )
             handle = await client.start_workflow(
                 BatchWorkflow.run,
                 given,
@@ -152,7 +198,9 @@ async def batch_on_temporal(
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             )
             # A chunk still running from an earlier attempt may hold ids written since.
-            records = [r for r in await handle.result() if r["id"] not in done]
+            result = await handle.result()
+            records = [r for r in result.records if r["id"] not in done]
+            summary.not_started += result.not_started
             lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
             async with lock:
                 await anyio.to_thread.run_sync(append_line, sink, lines)
@@ -163,10 +211,8 @@ async def batch_on_temporal(
                     on_result(r["id"], r["status"])
 
         async with anyio.create_task_group() as tg:
-            for start in range(0, len(tasks), chunk_size):
-                part = tasks[start : start + chunk_size]
-                if any(t.key() not in done for t in part):
-                    tg.start_soon(chunk, _chunk_id(prefix, part), part)
+            for part in parts:
+                tg.start_soon(chunk, _chunk_id(prefix, part), part)
     return summary
 
 

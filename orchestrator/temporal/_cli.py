@@ -75,7 +75,8 @@ async def research(
 async def batch(
     args: argparse.Namespace, tasks: list[BatchTask], limits: AgentLimits
 ) -> BatchSummary:
-    """`paor batch --temporal`: the goals in workflows of up to 100; results appended per workflow."""
+    """`paor batch --temporal`: the goals in workflows of up to 100; results appended per workflow.
+    `--deadline` is one instant for all; `--max-tokens` is split evenly among the workflows."""
     client = await _connect(args)
     print(f"paor: submitting {len(tasks)} goals to {args.task_queue!r}", file=sys.stderr)
     return await batch_on_temporal(
@@ -84,6 +85,8 @@ async def batch(
         out=args.out,
         concurrency=args.concurrency,
         limits=limits,
+        max_tokens=args.max_tokens,
+        deadline_s=args.deadline,
         task_queue=args.task_queue,
         on_result=lambda key, status: print(f"{key}: {status}", file=sys.stderr),
     )
