@@ -10,7 +10,8 @@ message and exit status 2. `replay` exits with status 1 when the replay drifts.
 rebuild the same corpus, tools and limits (the API key comes from the environment again).
 `research --temporal HOST:PORT` runs on the `paor worker`s of that server instead, and writes the
 same report; `batch --temporal HOST:PORT` spreads its goals over workflows there, and writes the same
-output file.
+output file; `runs`, `show` and `resume` with `--temporal` list, inspect and continue the runs there
+(`orchestrator.temporal._cli`, imported only then).
 """
 
 from __future__ import annotations
