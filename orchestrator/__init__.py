@@ -29,11 +29,13 @@ from orchestrator._limits import Limits
 from orchestrator._orchestrator import Orchestrator, RunStream
 from orchestrator._plan import Plan, PlanDiff, PlanDraft, Subtask, SubtaskDraft
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, ReplanDraft
+from orchestrator._research import Backend, ResearchReport, research
 from orchestrator._state import RunResult, SubtaskStatus
 
 __all__ = [
     "PLANNER_INSTRUCTIONS",
     "SYNTHESIS_INSTRUCTIONS",
+    "Backend",
     "BudgetExhausted",
     "BudgetWarning",
     "Event",
@@ -46,6 +48,7 @@ __all__ = [
     "ReplanDraft",
     "Replanned",
     "ReplayReport",
+    "ResearchReport",
     "RunFinished",
     "RunResult",
     "RunStream",
@@ -57,4 +60,5 @@ __all__ = [
     "SubtaskInvalidated",
     "SubtaskStarted",
     "SubtaskStatus",
+    "research",
 ]

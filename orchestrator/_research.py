@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from agents import AgentReport, ChatModel, cites_evidence
+from agents import AgentReport, ChatModel, ConfigurationError, cites_evidence
 from agents.toolkits import Corpus, research_tools
 from memory import Journal
 from orchestrator._events import Event
@@ -22,7 +22,7 @@ from orchestrator._limits import Limits
 from orchestrator._orchestrator import Orchestrator
 from orchestrator._state import RunResult
 
-__all__ = ["ResearchReport", "research", "research_orchestrator"]
+__all__ = ["Backend", "ResearchReport", "research", "research_orchestrator"]
 
 RESEARCH_PLANNER = (
     "You plan research in a document collection. Split the topic into at most {max_subtasks} "
@@ -58,29 +58,61 @@ class ResearchReport:
     result: RunResult
 
 
+class Backend(Protocol):
+    """Where a research run runs, if not in this process (`orchestrator.temporal.TemporalBackend`
+    runs it on Temporal workers, which hold the model)."""
+
+    async def research(
+        self,
+        topic: str,
+        *,
+        corpus: Corpus,
+        limits: Limits | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> ResearchReport:
+        """Research `topic` there; the report is rendered here, against `corpus`."""
+        ...
+
+
 async def research(
     topic: str,
     *,
-    model: ChatModel,
+    model: ChatModel | None = None,
     corpus: Corpus,
     limits: Limits | None = None,
     on_event: Callable[[Event], None] | None = None,
     journal: Journal | None = None,
     meta: dict[str, Any] | None = None,
     resume: str | None = None,
+    backend: Backend | None = None,
 ) -> ResearchReport:
     """Research `topic` over `corpus` and write the report.
 
     Args:
         topic: What to research (a resumed run keeps its own).
-        model: The model for the planner and the sub-agents.
+        model: The model for the planner and the sub-agents (in process: required).
         corpus: The documents.
         limits: The run's budget.
         on_event: Called with every event of the run (for progress displays).
-        journal: Record the run here.
+        journal: Record the run here (in process only).
         meta: Stored with the recorded run (how to rebuild it for `resume`).
         resume: The id of a crashed run to continue instead of starting one (needs `journal`).
+        backend: Run it there instead of in this process (its workers hold the model).
+
+    Raises:
+        ConfigurationError: The arguments do not fit the backend.
     """
+    if backend is not None:
+        if model is not None or journal is not None or resume is not None:
+            raise ConfigurationError(
+                "with a backend, the model, journal and resume are the backend's, not research()'s"
+            )
+        return await backend.research(
+            topic, corpus=corpus, limits=limits, on_event=on_event, meta=meta
+        )
+    if model is None:
+        raise ConfigurationError("research() in process needs a model")
     orch = research_orchestrator(model, corpus, limits=limits, journal=journal)
     stream = orch.stream_resume(resume) if resume else orch.stream(topic, meta=meta)
     async with stream as events:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
-from agents import AgentReport, Evidence, ModelRequest
+from agents import AgentReport, ConfigurationError, Evidence, ModelRequest
 from agents.testing import FunctionModel, Turn, call
 from agents.toolkits import Corpus, Document
 from memory import AssistantMessage, UserMessage
@@ -15,6 +16,7 @@ from orchestrator._research import (
     RESEARCH_AGENT,
     RESEARCH_PLANNER,
     RESEARCH_SYNTHESIS,
+    ResearchReport,
     clean_citations,
     render_report,
     research,
@@ -282,3 +284,30 @@ def test_notes_carry_no_bracketed_text_that_is_not_a_citation() -> None:
     report = render_report("Topic", result, corpus)
     assert "[A-Za-z" not in report
     assert "> Note: planning failed: id must match" in report
+
+
+@pytest.mark.parametrize("given", [{}, {"model": "backend"}])
+async def test_research_arguments_that_do_not_fit_the_backend_are_refused(
+    given: dict[str, str],
+) -> None:
+    """In process `research()` needs a model; with a backend (whose workers hold the model) a
+    model is refused: either way, before anything runs."""
+    backend = _Refusing()
+    kwargs: dict[str, Any] = {"backend": backend} if given else {}
+    if given:
+        kwargs["model"] = FunctionModel(team)
+    with pytest.raises(ConfigurationError):
+        await research("How do generators work?", corpus=CORPUS, **kwargs)
+    assert backend.asked == 0
+
+
+class _Refusing:
+    """A backend that counts what it is asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def research(self, topic: str, **kwargs: Any) -> ResearchReport:
+        """Count the call; never reached in these tests."""
+        self.asked += 1
+        raise AssertionError("not reached")

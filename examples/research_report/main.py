@@ -28,8 +28,7 @@ from agents import (
     open_model,
 )
 from agents.toolkits import Corpus
-from orchestrator import Limits
-from orchestrator._research import ResearchReport, research
+from orchestrator import Limits, ResearchReport, research
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "docs"

@@ -18,6 +18,7 @@ async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0
 """
 
 from orchestrator.temporal._activities import Registry
+from orchestrator.temporal._backend import TemporalBackend
 from orchestrator.temporal._batch import BatchInput, BatchWorkflow, batch_on_temporal
 from orchestrator.temporal._client import WorkflowRun, connect, list_runs, run_on_temporal, start
 from orchestrator.temporal._codec import (
@@ -59,6 +60,7 @@ __all__ = [
     "RemoteRun",
     "RunInput",
     "RunWorkflow",
+    "TemporalBackend",
     "TemporalEffects",
     "WorkflowRun",
     "batch_on_temporal",
