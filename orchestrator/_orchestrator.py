@@ -13,7 +13,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from functools import partial
-from types import TracebackType
 from typing import Any, Literal
 
 import anyio
@@ -43,10 +42,10 @@ from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
 from orchestrator._run import RunLoop
 from orchestrator._state import RunResult, RunState
+from orchestrator._stream import EventStream
 
 __all__ = ["Orchestrator", "RunStream"]
 
-_EVENT_BUFFER = 256
 _FACTS_CHARS = 1500
 
 
@@ -261,7 +260,7 @@ class Orchestrator:
         return render_facts(await self.facts.query(self.scope), _FACTS_CHARS)
 
 
-class RunStream:
+class RunStream(EventStream):
     """A running run: iterate it for events; `result` once it ends; `cancel_subtask` meanwhile."""
 
     def __init__(
@@ -273,60 +272,14 @@ class RunStream:
         mode: JournalMode = "record",
         meta: dict[str, Any] | None = None,
     ) -> None:
+        super().__init__()
         self.run_id = run_id
         self.mode: JournalMode = mode
         self.meta = meta
         self._orchestrator = orchestrator
         self._goal = goal
         self._effects: JournaledEffects | None = None
-        self._send, self._receive = anyio.create_memory_object_stream[Event](_EVENT_BUFFER)
-        self._task_group = anyio.create_task_group()
         self._state: RunState | None = None
-        self._result: RunResult | None = None
-
-    async def __aenter__(self) -> RunStream:
-        await self._task_group.__aenter__()
-        self._task_group.start_soon(self._produce)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        if self._result is None:
-            # The consumer left before the end (break, error): the run has no one to report to.
-            self._task_group.cancel_scope.cancel()
-        try:
-            return await self._task_group.__aexit__(exc_type, exc, tb)
-        except BaseExceptionGroup as group:
-            sole = _sole(group)
-            if sole is None:
-                raise
-            raise sole from sole.__cause__  # hide the groups, keep the exception's own cause
-        finally:
-            self._receive.close()
-
-    def __aiter__(self) -> RunStream:
-        return self
-
-    async def __anext__(self) -> Event:
-        try:
-            return await self._receive.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    @property
-    def result(self) -> RunResult:
-        """The run's result (after the stream ended).
-
-        Raises:
-            RuntimeError: The run has not finished.
-        """
-        if self._result is None:
-            raise RuntimeError("the run has not finished")
-        return self._result
 
     @property
     def drift(self) -> list[Drift]:
@@ -354,13 +307,3 @@ async def _drain(stream: RunStream) -> RunResult:
         async for _event in events:
             pass
     return stream.result
-
-
-def _sole(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    """The one exception inside nested single-exception groups (the run's and the stream's)."""
-    found: BaseException = group
-    while isinstance(found, BaseExceptionGroup):
-        if len(found.exceptions) != 1:
-            return None
-        found = found.exceptions[0]
-    return found

@@ -9,6 +9,7 @@ and children completed, so the pick comes out the same on every replay. Nothing 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -190,13 +191,11 @@ async def _cancellable(handle: workflow.ActivityHandle[_T]) -> _T:
     cancelled activity only in its next activation. Waiting on an event lets the scope exit at once;
     the activity is cancelled once, explicitly.
     """
-    done = anyio.Event()
-    handle.add_done_callback(lambda _: done.set())
+    done = _done_event(handle)
     try:
         await done.wait()
     except BaseException:
-        if not handle.done():
-            handle.cancel()
+        _cancel(handle)
         raise
     return handle.result()
 
@@ -209,8 +208,7 @@ async def _until_reported(
     As with activities, the handle is never awaited under a cancel scope: a cancellation of the
     caller cancels the child once, explicitly.
     """
-    done = anyio.Event()
-    handle.add_done_callback(lambda _: done.set())
+    done = _done_event(handle)
     try:
         async with anyio.create_task_group() as tg:
             if isinstance(stop, Stop):
@@ -225,10 +223,22 @@ async def _until_reported(
             await handle.signal("stop")
             await done.wait()
     except BaseException:
-        if not handle.done():
-            handle.cancel()
+        _cancel(handle)
         raise
     return handle.result()
+
+
+def _done_event(handle: asyncio.Future[Any]) -> anyio.Event:
+    """An event set when the activity or child workflow behind `handle` is done."""
+    done = anyio.Event()
+    handle.add_done_callback(lambda _: done.set())
+    return done
+
+
+def _cancel(handle: asyncio.Future[Any]) -> None:
+    """Cancel the activity or child workflow behind `handle`, once, unless it is done."""
+    if not handle.done():
+        handle.cancel()
 
 
 async def _cancel_when_set(stop: anyio.Event, scope: anyio.CancelScope) -> None:

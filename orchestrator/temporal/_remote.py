@@ -14,8 +14,6 @@ only the result. A run that failed raises the paor error it failed with, in one 
 
 from __future__ import annotations
 
-from types import TracebackType
-
 import anyio
 import anyio.lowlevel
 from temporalio.client import (
@@ -29,17 +27,15 @@ from temporalio.exceptions import ApplicationError, CancelledError, TerminatedEr
 from temporalio.service import RPCError
 
 from agents import PlanError, RunError
-from orchestrator._events import Event
 from orchestrator._state import RunResult
+from orchestrator._stream import EventStream
 from orchestrator.temporal._eventlog import EventPage
 from orchestrator.temporal._workflows import RunWorkflow
 
 __all__ = ["RemoteRun", "run_result"]
 
-_BUFFER = 256
 
-
-class RemoteRun:
+class RemoteRun(EventStream):
     """A run on Temporal: iterate it for its events; `result` once it has ended.
 
     Args:
@@ -48,9 +44,8 @@ class RemoteRun:
     """
 
     def __init__(self, handle: WorkflowHandle[RunWorkflow, RunResult]) -> None:
+        super().__init__()
         self.handle = handle
-        self._task_group = anyio.create_task_group()
-        self._result: RunResult | None = None
 
     @classmethod
     def of(cls, client: Client, run_id: str) -> RemoteRun:
@@ -61,50 +56,6 @@ class RemoteRun:
     def run_id(self) -> str:
         """The run's id (its workflow's)."""
         return self.handle.id
-
-    @property
-    def result(self) -> RunResult:
-        """The run's result, without its events (after the iteration ended).
-
-        Raises:
-            RuntimeError: The run has not ended.
-        """
-        if self._result is None:
-            raise RuntimeError("the run has not ended")
-        return self._result
-
-    async def __aenter__(self) -> RemoteRun:
-        self._send, self._receive = anyio.create_memory_object_stream[Event](_BUFFER)
-        await self._task_group.__aenter__()
-        self._task_group.start_soon(self._produce)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        if self._result is None:
-            self._task_group.cancel_scope.cancel()  # the caller left: stop reading (the run goes on)
-        try:
-            return await self._task_group.__aexit__(exc_type, exc, tb)
-        except BaseExceptionGroup as group:
-            if len(group.exceptions) != 1:
-                raise
-            sole = group.exceptions[0]
-            raise sole from sole.__cause__
-        finally:
-            self._receive.close()
-
-    def __aiter__(self) -> RemoteRun:
-        return self
-
-    async def __anext__(self) -> Event:
-        try:
-            return await self._receive.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
 
     async def _produce(self) -> None:
         async with self._send:  # closed once the result is in: the iteration ends with the run
