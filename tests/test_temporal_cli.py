@@ -83,8 +83,9 @@ async def test_resume_restarts_a_terminated_run_without_repeating_finished_work(
     calls: Path,  # noqa: F811
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A run terminated while its second sub-agent works: `paor resume --temporal` restarts it
-    from its last completed step, it completes, and the first sub-agent's tool never runs again."""
+    """A run terminated while its second sub-agent works: `show` says so, `paor resume --temporal`
+    restarts it from its last completed step, it completes, and the first sub-agent's tool never
+    runs again."""
     client = await connect(server)
     given = RunInput(goal="g", run_id="t1", model="chain", tools=("search", "slow"))
     async with build_worker(client, registry(), task_queue="restart", sticky_timeout=1.0):
@@ -93,6 +94,10 @@ async def test_resume_restarts_a_terminated_run_without_repeating_finished_work(
                 if event.type == "subtask_started" and event.subtask_id == "b":
                     await run.handle.terminate("the machine died")
                     break
+        assert await anyio.to_thread.run_sync(main, ["show", "t1", "--temporal", server]) == 0
+        shown = capsys.readouterr().out
+        assert f"run t1: terminated on {server}" in shown
+        assert "ended: run t1 was terminated; `paor resume t1 --temporal ...` continues it" in shown
         argv = ["resume", "t1", "--temporal", server]
         assert await anyio.to_thread.run_sync(main, argv) == 0
         result = await run_result(client.get_workflow_handle_for(RunWorkflow.run, "t1"))

@@ -26,7 +26,7 @@ from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExec
 from temporalio.client import WorkflowHandle as Handle
 from temporalio.service import RPCError, RPCStatusCode
 
-from agents import ChatModel, ConfigurationError
+from agents import ChatModel, ConfigurationError, RunError
 from agents import Limits as AgentLimits
 from agents.toolkits import Corpus, research_tools
 from orchestrator._batch import BatchSummary, BatchTask
@@ -112,6 +112,11 @@ async def show(args: argparse.Namespace) -> int:
     elif description.status == WorkflowExecutionStatus.RUNNING:
         page = await handle.query(RunWorkflow.progress)
         print(_replay_progress(page.events), end="")
+    else:
+        try:
+            await run_result(handle)
+        except RunError as exc:
+            print(f"ended: {exc}")
     return 0
 
 
@@ -131,9 +136,10 @@ async def resume(args: argparse.Namespace, write: Callable[[Path, ResearchReport
         handle = client.get_workflow_handle_for(RunWorkflow.run, handle.id)  # the new execution
     run = RemoteRun(handle)
     if given.meta.get("command") != "research":
+        show_event = _progress()
         async with run:
             async for event in run:
-                _progress()(event)
+                show_event(event)
         print("\n".join(render_result(run.result)))
         return 0
     docs = args.docs or (Path(given.meta["docs"]) if given.meta.get("docs") else None)
