@@ -117,16 +117,6 @@ class Budget:
         deadlines = [b.deadline for b in self._chain() if b.deadline is not None]
         return min(deadlines) if deadlines else None
 
-    def detached(self) -> Budget:
-        """A fresh ledger capped at what this chain has left now, for an agent that cannot charge
-        it live (one running elsewhere); charge this one with what it spent when it is done."""
-        return Budget(
-            max_tokens=self.tokens_left(),
-            max_requests=self.requests_left(),
-            max_tool_calls=self.tool_calls_left(),
-            deadline=self.nearest_deadline(),
-        )
-
     def tokens_left(self) -> int | None:
         """Tokens still allowed by the tightest cap in the chain, or None."""
         caps = [

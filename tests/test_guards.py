@@ -98,6 +98,17 @@ def test_tool_calls_left_takes_the_tightest_cap() -> None:
     assert Budget().tool_calls_left() is None
 
 
+def test_requests_left_and_nearest_deadline_read_the_whole_chain() -> None:
+    """requests_left is the smallest remainder of any request cap (never negative), and
+    nearest_deadline the earliest deadline in the chain: what a child running elsewhere gets."""
+    parent = Budget(max_requests=3, deadline=50.0)
+    child = Budget(max_requests=10, deadline=80.0, parent=parent)
+    assert (child.requests_left(), child.nearest_deadline()) == (3, 50.0)
+    child.charge(Usage(requests=5))
+    assert child.requests_left() == 0
+    assert (Budget().requests_left(), Budget().nearest_deadline()) == (None, None)
+
+
 def _turn(name: str, **arguments: object) -> list[tuple[str, str]]:
     return [(name, json.dumps(arguments))]
 

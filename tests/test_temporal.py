@@ -107,7 +107,7 @@ async def test_parallel_plan_on_two_worker_processes_matches_in_process(
         assert (described.workflow_type, described.parent_id) == ("paor.Agent", "p1")
     keys = sorted(k for k in (line.split()[1] for line in _lines(calls)) if "/" in k)  # remote
     assert [k.split("/")[0] for k in keys] == ["p1.a", "p1.b", "p1.c"]
-    assert all(k.split("/")[1].startswith(f"tool:{k[3]}#") for k in keys)
+    assert all(k.startswith(f"p1.{a}/tool:{a}#") for k, a in zip(keys, "abc", strict=True))
     replayer = build_replayer(registry(), passthrough=["tests"])
     for workflow_id in ("p1", "p1.a", "p1.b", "p1.c"):
         history = await client.get_workflow_handle(workflow_id).fetch_history()

@@ -24,7 +24,6 @@ from orchestrator.temporal._workflows import RunWorkflow
 __all__ = [
     "WorkflowRun",
     "connect",
-    "execute",
     "list_runs",
     "new_run_id",
     "run_on_temporal",
@@ -114,6 +113,10 @@ async def run_on_temporal(
         task_queue: The workers' queue.
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
         execution_timeout: Seconds the whole workflow may take (no limit if None).
+
+    Raises:
+        PlanError: The run found no valid plan.
+        RunError: The run's workflow failed, was cancelled or terminated, or timed out.
     """
     given = RunInput(
         goal=goal,
@@ -123,24 +126,7 @@ async def run_on_temporal(
         limits=limits or Limits(),
         heartbeat_timeout=heartbeat_timeout,
     )
-    return await execute(client, given, task_queue=task_queue, execution_timeout=execution_timeout)
-
-
-async def execute(
-    client: Client,
-    given: RunInput,
-    *,
-    task_queue: str = DEFAULT_TASK_QUEUE,
-    execution_timeout: float | None = None,
-) -> RunResult:
-    """Run the workflow of `given` (its id is the run's) on `task_queue` and wait for its result.
-
-    Raises:
-        PlanError: The run found no valid plan.
-        RunError: The run's workflow failed, was cancelled or terminated, or timed out.
-    """
-    handle = await _start(client, given, task_queue, execution_timeout)
-    return await run_result(handle)
+    return await run_result(await _start(client, given, task_queue, execution_timeout))
 
 
 async def start(

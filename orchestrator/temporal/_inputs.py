@@ -93,12 +93,11 @@ class Allowance(BaseModel):
         """What `budget`'s chain has left now (no caps without a budget)."""
         if budget is None:
             return cls()
-        left = budget.detached()
         return cls(
-            max_tokens=left.max_tokens,
-            max_requests=left.max_requests,
-            max_tool_calls=left.max_tool_calls,
-            deadline=left.deadline,
+            max_tokens=budget.tokens_left(),
+            max_requests=budget.requests_left(),
+            max_tool_calls=budget.tool_calls_left(),
+            deadline=budget.nearest_deadline(),
         )
 
     def budget(self) -> Budget:
