@@ -11,8 +11,11 @@ request it
 - counts tokens exactly with its own tokenizer (`tokens`: runs of word characters or of punctuation),
   and finds the longest prefix the prompt shares with any earlier request of the run, as a prompt
   cache would see it (`PrefixIndex`); that prefix is reported as `cached_tokens`;
-- waits the latency the seeded `LatencyModel` gives the request's key (time to first token plus
-  decode time per completion token), so a run's latencies do not depend on arrival order;
+- answers when the latency the seeded `LatencyModel` gives the request's key (time to first token
+  plus decode time per completion token) has passed since the request arrived, so a run's latencies
+  do not depend on arrival order, and its own work, done inside that time after letting other
+  callers in, is not charged to the framework; the wait is kept by `benchmarks._clock`, on time to
+  about 0.1 ms where the event loop's timers round up to the next millisecond;
 - may inject a fault (`Faults`): an HTTP status, a hang, or a malformed body.
 
 Every exchange is logged with its timestamps, so the figures are computed from one log whatever the
@@ -21,6 +24,7 @@ framework under test.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -31,6 +35,7 @@ from types import TracebackType
 from typing import Any, Literal, Protocol, Self
 
 import anyio
+import anyio.lowlevel
 
 from agents import (
     MalformedResponse,
@@ -50,6 +55,7 @@ from agents.testing import (
     malformed_body,
     status,
 )
+from benchmarks._clock import sleep_until
 from memory import AssistantMessage, ToolCall
 
 __all__ = [
@@ -116,7 +122,14 @@ class LatencyModel:
         return 0.0 if self.tool_s == 0 else slow * self.tool_s * self._jitter(f"tool:{key}")
 
     def _jitter(self, key: str) -> float:
-        return random.Random(f"{self.seed}:{key}").lognormvariate(0.0, self.jitter)
+        return _lognormal(f"{self.seed}:{key}", self.jitter)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _lognormal(seed: str, sigma: float) -> float:
+    # Seeding a generator from a string costs tens of microseconds on the shared event loop; every
+    # framework asks for the same keys, so each draw is made once.
+    return random.Random(seed).lognormvariate(0.0, sigma)
 
 
 ZERO_LATENCY = LatencyModel(ttft_s=0.0, per_token_s=0.0, tool_s=0.0)
@@ -371,9 +384,20 @@ class Simulator:
         self._counts: dict[str, int] = {}
         self._token_cache: dict[str, tuple[str, ...]] = {}
 
-    async def complete(self, request: SimRequest) -> tuple[Reply, Exchange] | Fault:
-        """Answer one request after its simulated latency, or return the fault injected into it."""
-        received = time.perf_counter()
+    async def complete(
+        self, request: SimRequest, received: float | None = None
+    ) -> tuple[Reply, Exchange] | Fault:
+        """Answer one request `latency` seconds after it was received, or return its fault.
+
+        The simulator's own work (classifying, tokenizing, prefix matching) happens inside that
+        latency, after a yield, as a server's does inside its time to first token, so it is not
+        counted against the framework under test. `received` is the `time.perf_counter()` of the
+        request's arrival, when the caller took it earlier (default: now).
+        """
+        received = time.perf_counter() if received is None else received
+        # A server takes a request the moment it is sent and works on it while other callers
+        # send theirs: yield first, so a burst of callers is not queued behind this bookkeeping.
+        await anyio.lowlevel.checkpoint()
         who = self._number(classify(request))
         exchange = Exchange(who=who, received=received)
         self.log.append(exchange)
@@ -387,8 +411,7 @@ class Simulator:
         exchange.latency = self.latency.model_call(
             who.key, exchange.completion_tokens, self.script.slow(who)
         )
-        if exchange.latency > 0:
-            await anyio.sleep(exchange.latency)
+        await sleep_until(received + exchange.latency)
         exchange.answered = time.perf_counter()
         return reply, exchange
 
@@ -406,15 +429,15 @@ class Simulator:
         return found
 
     async def tool(self, key: str, slow: float = 1.0) -> str:
-        """Run the simulated tool call `key`: wait its latency, log it, return its result text."""
+        """Run the simulated tool call `key`: its result text, `latency` seconds after the call."""
         started = time.perf_counter()
         latency = self.latency.tool_call(key, slow)
-        if latency > 0:
-            await anyio.sleep(latency)
+        text = tool_text(key, self.tool_tokens)
+        await sleep_until(started + latency)
         self.tools.append(
             ToolExchange(key=key, started=started, finished=time.perf_counter(), latency=latency)
         )
-        return tool_text(key, self.tool_tokens)
+        return text
 
     def _number(self, who: Who) -> Who:
         """Planner and synthesis requests are numbered in arrival order (plan:0, replan:1, ...)."""
@@ -425,8 +448,9 @@ class Simulator:
         return Who(who.kind, who.name, n)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def tool_text(key: str, size: int) -> str:
-    """The deterministic result of tool call `key`: `size` tokens."""
+    """The deterministic result of tool call `key`: `size` tokens (made once per key and size)."""
     rng = random.Random(key)
     words = [f"w{rng.randrange(10_000)}" for _ in range(max(0, size - 2))]
     return f"{key}: {' '.join(words)}"
@@ -497,7 +521,8 @@ class SimChatModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer through the simulator; faults become the errors paor's OpenAI adapter raises."""
-        outcome = await self.sim.complete(SimRequest.from_model_request(request))
+        received = time.perf_counter()  # before the wire conversion: that is the simulator's work
+        outcome = await self.sim.complete(SimRequest.from_model_request(request), received)
         if isinstance(outcome, Fault):
             raise _model_fault(outcome)
         reply, exchange = outcome

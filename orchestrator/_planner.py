@@ -8,6 +8,7 @@ Every model call goes through the effect boundary under the agent id "planner".
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -215,7 +216,7 @@ class Planner:
     def _schema(self, schema: type[BaseModel], removable: Sequence[str] = ()) -> dict[str, Any]:
         """The JSON schema with this run's limits in it: the plan size, tool names and the ids a
         replan may remove as enums, so a grammar-constrained model cannot break them."""
-        json_schema = schema.model_json_schema()
+        json_schema: dict[str, Any] = json.loads(_base_schema(schema))  # a fresh copy to edit
         if schema is PlanDraft:
             json_schema["properties"]["subtasks"].update(minItems=1, maxItems=self.max_subtasks)
         if schema is ReplanDraft:
@@ -265,6 +266,13 @@ class Planner:
         ]
         lines += [f"- {name}: UNAVAILABLE ({why})" for name, why in unavailable.items()]
         return "Tools the agents can use:\n" + ("\n".join(lines) or "(none)")
+
+
+@functools.cache
+def _base_schema(schema: type[BaseModel]) -> str:
+    """The model's JSON schema, made once: pydantic takes about a millisecond to generate it, on
+    the critical path of every plan and replan."""
+    return json.dumps(schema.model_json_schema())
 
 
 def _parse(text: str, model: type[M]) -> M | list[str]:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import random
+import time
 
+import anyio
 import pytest
 
 from agents import Executor, MalformedResponse, ModelRequest, OpenAIChatModel
+from benchmarks._clock import sleep_until
 from benchmarks._figures import dispatch_gaps, prefix_share, prompt_tokens
 from benchmarks._paor import lookup_tool, run_orchestrator
 from benchmarks._scenarios import Scenario, Sub, s0
@@ -25,6 +28,7 @@ from benchmarks._sim import (
     classify,
     count_tokens,
     tokens,
+    tool_text,
 )
 from memory import UserMessage
 
@@ -217,3 +221,71 @@ def test_s0_scripts_model_tool_model() -> None:
     assert [name for name, _ in first.tool_calls] == ["lookup"]
     assert second.content
     assert not second.tool_calls
+
+
+async def test_sleep_until_wakes_each_sleeper_at_its_deadline_never_before() -> None:
+    """Sleepers wake in deadline order, none before its deadline, whatever order they slept in."""
+    base = time.perf_counter() + 0.02
+    offsets = [0.012, 0.0, 0.018, 0.003, 0.009, 0.006, 0.015]
+    woke: list[tuple[float, float]] = []
+
+    async def sleeper(deadline: float) -> None:
+        await sleep_until(deadline)
+        woke.append((deadline, time.perf_counter()))
+
+    async with anyio.create_task_group() as tg:
+        for offset in offsets:
+            tg.start_soon(sleeper, base + offset)
+    assert [d for d, _ in woke] == sorted(base + o for o in offsets)
+    assert all(at >= deadline for deadline, at in woke)
+
+
+async def test_sleep_until_a_past_deadline_does_not_yield() -> None:
+    """A deadline already past returns at once, without letting another task run first."""
+    ran = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: _set(ran))
+        await sleep_until(time.perf_counter() - 1.0)
+        assert not ran.is_set()
+    assert ran.is_set()
+
+
+async def _set(event: anyio.Event) -> None:
+    event.set()
+
+
+async def test_a_cancelled_sleep_leaves_later_alarms_working() -> None:
+    """A sleep cut short by its scope ends cleanly; its alarm firing later harms no other sleeper."""
+    with anyio.move_on_after(0.005) as scope:
+        await sleep_until(time.perf_counter() + 0.03)
+    assert scope.cancelled_caught
+    deadline = time.perf_counter() + 0.05  # outlives the cancelled alarm
+    await sleep_until(deadline)
+    assert time.perf_counter() >= deadline
+
+
+async def test_latency_counts_from_receipt_and_a_burst_is_received_before_bookkeeping() -> None:
+    """Every caller of a burst is received before the simulator does any request's bookkeeping,
+    and each answer comes its latency after its own receipt."""
+    accounted: list[float] = []
+
+    class Watched(Simulator):
+        def account(self, request: SimRequest) -> tuple[int, int]:
+            accounted.append(time.perf_counter())
+            return super().account(request)
+
+    latency = LatencyModel(seed=1, ttft_s=0.01, per_token_s=0.0, tool_s=0.01, jitter=0.1)
+    sim = Watched(Echo(), latency)
+    model = SimChatModel(sim)
+    async with anyio.create_task_group() as tg:
+        for i in range(4):
+            request = ModelRequest(messages=(UserMessage(content=f"Task: [goal:g{i}] q"),))
+            tg.start_soon(model.complete, request)
+    assert max(e.received for e in sim.log) < min(accounted)
+    for exchange in sim.log:
+        assert exchange.latency > 0
+        assert exchange.answered >= exchange.received + exchange.latency
+    text = await sim.tool("k.0")
+    (call,) = sim.tools
+    assert text == tool_text("k.0", sim.tool_tokens)
+    assert call.finished >= call.started + call.latency > call.started

@@ -294,6 +294,61 @@ async def test_usage_reports_prompt_completion_and_cached_tokens() -> None:
     assert response.model == "fake-model"
 
 
+@pytest.mark.parametrize(
+    ("message", "where"),
+    [
+        (
+            {"content": None, "tool_calls": [{"id": "c1", "function": {}}]},
+            "message.tool_calls.0.function.name",
+        ),
+        ({"content": ["not", "text"]}, "message.content"),
+    ],
+)
+async def test_a_completion_of_the_wrong_shape_raises_malformed_response(
+    message: dict[str, Any], where: str
+) -> None:
+    """A 200 chat completion whose fields have the wrong shape raises MalformedResponse saying
+    where, with the body quoted, and is not retried."""
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", **message}}]}
+    async with FakeOpenAIServer([status(200, body)]) as server, chat_model(server) as model:
+        with pytest.raises(MalformedResponse, match=f"malformed at choices.0.{where}") as caught:
+            await model.complete(ASK)
+    assert json.loads(caught.value.raw) == body
+    assert len(server.requests) == 1
+
+
+async def test_the_request_body_is_the_built_one_and_unknown_reply_fields_are_ignored() -> None:
+    """The body on the wire is exactly model, messages and tools; a reply with fields paor does not
+    read (logprobs, refusal, a system fingerprint) still parses."""
+    reply = {
+        "id": "x",
+        "object": "chat.completion",
+        "model": "m-2",
+        "system_fingerprint": "fp",
+        "choices": [
+            {
+                "index": 0,
+                "logprobs": None,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "sunny", "refusal": None},
+            }
+        ],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
+    }
+    async with FakeOpenAIServer([status(200, reply)]) as server, chat_model(server) as model:
+        response = await model.complete(ASK)
+    assert (response.message, response.model) == (AssistantMessage(content="sunny"), "m-2")
+    assert response.usage == Usage(requests=1, prompt_tokens=7, completion_tokens=1)
+    assert server.requests[0] == {
+        "model": "fake-model",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather in Paris?"},
+        ],
+        "tools": [{"type": "function", "function": LOOKUP.model_dump()}],
+    }
+
+
 async def test_request_options_are_sent() -> None:
     """The model name, temperature and max_tokens are on the wire."""
     async with (

@@ -191,6 +191,25 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
     )
 
 
+async def test_each_run_edits_its_own_copy_of_the_plan_schema() -> None:
+    """The plan schema is generated once, but each run's limits go into a copy of its own: a later
+    run with other tools and another size limit leaves an earlier request's schema as it was."""
+    first, second = Team([GOOD], {"a": script("A")}), Team([GOOD], {"a": script("A")})
+    with anyio.fail_after(GUARD_S):
+        await Orchestrator(first.model, [lookup], limits=Limits(max_subtasks=5)).run("g")
+        await Orchestrator(second.model, [], limits=Limits(max_subtasks=3)).run("g")
+
+    def limits(team: Team) -> tuple[object, object, object]:
+        (request,) = team.of(PLANNER)
+        assert request.output is not None
+        schema = request.output.schema_
+        tools = schema["$defs"]["SubtaskDraft"]["properties"]["tools"]
+        return schema["properties"]["subtasks"]["maxItems"], tools["items"], tools["maxItems"]
+
+    assert limits(first) == (5, {"enum": ["lookup"]}, 1)
+    assert limits(second) == (3, {"type": "string"}, 0)
+
+
 # Replans
 
 
