@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import heapq
 import itertools
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +28,10 @@ class _Alarms:
     """Due instants in a heap, served by one daemon thread started on first use."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every alarm and the thread (a forked child has no thread to serve them)."""
         self._due: list[tuple[float, int, Callable[[], None]]] = []
         self._order = itertools.count()  # ties keep arrival order; callables never compare
         self._changed = threading.Condition()
@@ -55,12 +60,14 @@ class _Alarms:
 
 
 _alarms = _Alarms()
+os.register_at_fork(after_in_child=_alarms.reset)  # nobody in the child waits on the parent's
 
 
 async def sleep_until(deadline: float) -> None:
     """Sleep until the `time.perf_counter()` instant `deadline`; a past deadline never yields.
 
     Cancellation works as for any wait: the alarm then fires into an event nobody waits on.
+    The asyncio backend only (the suite's).
     """
     if deadline <= time.perf_counter():
         return
