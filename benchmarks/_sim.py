@@ -15,7 +15,7 @@ request it
   plus decode time per completion token) has passed since the request arrived, so a run's latencies
   do not depend on arrival order, and its own work, done inside that time after letting other
   callers in, is not charged to the framework; the wait is kept by `benchmarks._clock`, on time to
-  about 0.1 ms where the event loop's timers round up to the next millisecond;
+  a few tenths of a millisecond where the event loop's timers round up to the next millisecond;
 - may inject a fault (`Faults`): an HTTP status, a hang, or a malformed body.
 
 Every exchange is logged with its timestamps, so the figures are computed from one log whatever the

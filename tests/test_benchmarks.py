@@ -6,6 +6,7 @@ import random
 import time
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from agents import Executor, MalformedResponse, ModelRequest, OpenAIChatModel
@@ -237,6 +238,30 @@ async def test_sleep_until_wakes_each_sleeper_at_its_deadline_never_before() -> 
         for offset in offsets:
             tg.start_soon(sleeper, base + offset)
     assert [d for d, _ in woke] == sorted(base + o for o in offsets)
+    assert all(at >= deadline for deadline, at in woke)
+
+
+async def test_sleep_until_wakes_every_sleeper_of_a_crowd_some_cancelled() -> None:
+    """Two hundred sleepers with random deadlines, every fourth cut short: the rest all wake, none
+    early (the timer is re-armed as earlier deadlines arrive and as due ones leave)."""
+    rng = random.Random(5)
+    woke: list[tuple[float, float]] = []
+    cut: list[int] = []
+
+    async def sleeper(i: int, deadline: float) -> None:
+        with anyio.move_on_after(0.01 if i % 4 == 0 else 1) as scope:
+            await sleep_until(deadline)
+            woke.append((deadline, time.perf_counter()))
+        if scope.cancelled_caught:
+            cut.append(i)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(200):
+            tg.start_soon(sleeper, i, time.perf_counter() + rng.uniform(0.02, 0.08))
+            if i % 10 == 0:
+                await anyio.lowlevel.checkpoint()
+    assert sorted(cut) == list(range(0, 200, 4))
+    assert len(woke) == 150
     assert all(at >= deadline for deadline, at in woke)
 
 
