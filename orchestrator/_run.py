@@ -348,7 +348,10 @@ class RunLoop:
 
 
 async def _receive(s: RunState) -> None:
-    completion = await s.done_receive.receive()
+    try:
+        completion = s.done_receive.receive_nowait()  # one already sent: no turn of the loop
+    except anyio.WouldBlock:
+        completion = await s.done_receive.receive()
     s.arrived[completion.subtask_id] = completion
 
 

@@ -77,6 +77,15 @@ class EventStream:
 
     async def __anext__(self) -> Event:
         try:
+            # What is buffered is taken without a yield: `receive()` checkpoints first, so a
+            # consumer would take one turn of the event loop per event, and every sub-agent's step
+            # would wait behind it (measured: a quarter of a millisecond on a dispatch's p99).
+            return self._receive.receive_nowait()
+        except anyio.WouldBlock:
+            pass
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+        try:
             return await self._receive.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None

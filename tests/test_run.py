@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from agents import (
@@ -36,6 +37,7 @@ from orchestrator import (
     SubtaskInvalidated,
     SubtaskStarted,
 )
+from orchestrator._stream import EventStream
 from tests._team import PLANNER, WRITER, Behaviour, Team, goal, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
@@ -779,3 +781,38 @@ async def test_tool_findings_are_stored_as_facts_with_their_provenance() -> None
     assert [(f.key, f.value) for f in result.reports[0].findings] == [("flight_price", "420 EUR")]
     (fact,) = await store.query("s-1")
     assert (fact.key, fact.value, fact.source) == ("flight_price", "420 EUR", "tool:flights")
+
+
+async def test_a_stream_consumer_takes_buffered_events_without_a_turn_each() -> None:
+    """Iterating a run's stream takes what is already buffered without yielding per event, so a
+    consumer does not put itself into every turn of the event loop while the run emits."""
+    release = anyio.Event()
+
+    class Burst(EventStream):
+        async def _produce(self) -> None:
+            with self._send:
+                for i in range(100):
+                    self._send.send_nowait(BudgetExhausted(run_id="r", step=i, reason="x"))
+                await release.wait()
+
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.lowlevel.checkpoint()
+
+    seen: list[int] = []
+    ticks_during = -1
+    async with anyio.create_task_group() as tg, Burst() as events:
+        await anyio.wait_all_tasks_blocked()  # the burst is buffered
+        tg.start_soon(ticker)
+        async for event in events:
+            seen.append(event.step)
+            if len(seen) == 100:
+                ticks_during = ticks
+                release.set()
+        tg.cancel_scope.cancel()
+    assert seen == list(range(100))
+    assert ticks_during <= 1
