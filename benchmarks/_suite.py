@@ -81,11 +81,7 @@ class Suite:
         }
         await self._peers()
         await self._warm_up()
-        # Every framework's imports and warm-up objects live to the end: freeze them out of the
-        # collector, so a full collection in a timed run scans what the runs made (it took up to
-        # 90 ms with the peers' modules in the heap), not tens of MB of modules.
-        gc.collect()
-        gc.freeze()
+        _freeze_the_heap()
         results["scenarios"], results["dispatch_gap_ms"] = await self._scenarios()
         results["s0"] = await self._s0()
         results["s8"] = await self._s8()
@@ -149,7 +145,7 @@ class Suite:
         found: dict[str, Any] = {}
         # The least of several samples, taken one per round of the scenarios and one now: the
         # machine is shared, noise only ever adds time, and its slow spells last seconds.
-        gc.collect()
+        _freeze_the_heap()
         samples = [*self.s0_samples, await s0_cpu(scenario, runs // 5)]
         found["paor"] = _cpu(min(samples, key=lambda s: s[0] / max(s[1], 1)))
         found["react"] = _cpu(await s0_cpu_react(scenario, runs))
@@ -180,10 +176,12 @@ class Suite:
         # Rounds over every scenario rather than repeats of one: a slow spell of this shared
         # machine (seconds to a minute) then falls on one run of several scenarios, and the
         # median of each scenario's runs leaves it out.
-        for first in [True] + [False] * (rounds - 1):
+        for n, first in enumerate([True] + [False] * (rounds - 1)):
+            _freeze_the_heap()
             self.s0_samples.append(await s0_cpu(s0(), self._s0_runs // 5))
             for name in names:
                 await self._round(SCENARIOS[name], records[name], first=first)
+            self.progress(f"round {n + 1} of {rounds} done")
         gaps: dict[str, list[float]] = {
             "paor (HTTP)": [],
             "paor (in-process)": [],
@@ -320,6 +318,14 @@ async def _child(name: str, n: int) -> dict[str, Any]:
         raise RuntimeError(done.stderr.decode(errors="replace").strip().splitlines()[-1:])
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def _freeze_the_heap() -> None:
+    """Move every live object out of the collector's way, so that a full collection during a
+    measurement scans what the measured code made: not the frameworks' modules (one full
+    collection took 90 ms with the peers loaded) nor the suite's own records of earlier runs."""
+    gc.collect()
+    gc.freeze()
 
 
 def _cpu(sample: tuple[float, int]) -> dict[str, Any]:
