@@ -21,11 +21,16 @@ PEERS = ("paor", "react", "langgraph-react", "langgraph-plan", "openai-agents")
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
+def _steal(results: dict[str, Any]) -> str:
+    share = results["machine"].get("steal_share")
+    return "" if share is None else f"; CPU time taken by the host's other guests: {share:.1%}"
+
+
 def render(results: dict[str, Any]) -> str:
     """Every table, in Markdown."""
     parts = [
         f"Command: `{results['command']}` ({results.get('runtime_s', '?')} s on {results['machine']['cpus']} CPUs, "
-        f"Python {results['machine']['python']}, {results['started']})",
+        f"Python {results['machine']['python']}, {results['started']}){_steal(results)}",
         "",
         *(f"- {name}: {why}" for name, why in results["unavailable"].items()),
         "",

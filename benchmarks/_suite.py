@@ -79,6 +79,7 @@ class Suite:
             "memory": {},
             "s8": {},
         }
+        ticks = _cpu_ticks()
         await self._peers()
         await self._warm_up()
         _freeze_the_heap()
@@ -88,6 +89,7 @@ class Suite:
         results["memory"] = await self._s7()
         results["temporal"] = await self._temporal()
         results["targets"] = [t.as_dict() for t in targets(results)]
+        results["machine"]["steal_share"] = _steal_share(ticks, _cpu_ticks())
         return results
 
     async def _peers(self) -> None:
@@ -318,6 +320,23 @@ async def _child(name: str, n: int) -> dict[str, Any]:
         raise RuntimeError(done.stderr.decode(errors="replace").strip().splitlines()[-1:])
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def _cpu_ticks() -> tuple[int, int] | None:
+    """(stolen, all) CPU ticks of the machine so far, from /proc/stat; None off Linux."""
+    try:
+        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    ticks = [int(t) for t in first[1:9]]  # user nice system idle iowait irq softirq steal
+    return (ticks[7] if len(ticks) == 8 else 0), sum(ticks)
+
+
+def _steal_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of CPU time the host gave to others while the suite ran (a noisy neighbour)."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return round((after[0] - before[0]) / (after[1] - before[1]), 4)
 
 
 def _freeze_the_heap() -> None:

@@ -314,3 +314,13 @@ async def test_latency_counts_from_receipt_and_a_burst_is_received_before_bookke
     (call,) = sim.tools
     assert text == tool_text("k.0", sim.tool_tokens)
     assert call.finished >= call.started + call.latency > call.started
+
+
+def test_the_steal_share_is_stolen_ticks_over_all_ticks_of_the_run() -> None:
+    """The host's share is the stolen ticks over all ticks between the two readings; unknown off
+    Linux or with no time between them."""
+    from benchmarks._suite import _steal_share
+
+    assert _steal_share((10, 1000), (60, 2000)) == 0.05
+    assert _steal_share(None, (60, 2000)) is None
+    assert _steal_share((10, 1000), (10, 1000)) is None
