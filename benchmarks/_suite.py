@@ -82,7 +82,6 @@ class Suite:
         ticks = _cpu_ticks()
         await self._peers()
         await self._warm_up()
-        _freeze_the_heap()
         results["scenarios"], results["dispatch_gap_ms"] = await self._scenarios()
         results["s0"] = await self._s0()
         results["s8"] = await self._s8()

@@ -106,7 +106,6 @@ def _parser() -> argparse.ArgumentParser:
         help="run on the `paor worker`s of this Temporal server (they hold the model and corpus: "
         "pass the same --docs)",
     )
-    rs.add_argument("--task-queue", default="paor", help="the workers' queue (default: paor)")
     rs.set_defaults(handler=_research)
 
     bt = commands.add_parser("batch", help="run many independent goals concurrently")
@@ -120,13 +119,13 @@ def _parser() -> argparse.ArgumentParser:
         help="run on the `paor worker`s of this Temporal server, in workflows of up to 100 goals "
         "(--concurrency is then per workflow; the workers hold the model and corpus)",
     )
-    bt.add_argument("--task-queue", default="paor", help="the workers' queue (default: paor)")
     bt.set_defaults(handler=_batch)
 
     _journal_commands(commands)
     _worker_command(commands)
 
     for sub in (rs, bt):
+        sub.add_argument("--task-queue", default="paor", help="the workers' queue (default: paor)")
         _blobs_option(sub)
         sub.add_argument(
             "--journal",
