@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents._model import Usage
+from agents._model import Usage, WireProtocol
 
 __all__ = [
     "AgentEvent",
@@ -37,6 +37,7 @@ class ModelCalled(_AgentEventBase):
     usage: Usage
     duration_ms: float
     tool_calls: int
+    protocol: WireProtocol | None = None
 
 
 class ToolCalled(_AgentEventBase):

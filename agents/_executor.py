@@ -29,6 +29,7 @@ import anyio.abc
 import anyio.lowlevel
 import structlog
 
+from agents._answers import Parrot, unusable_answer
 from agents._effects import Effects, EffectSite, LiveEffects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents._events import EventSink
@@ -141,6 +142,9 @@ class Executor:
         self.control = Toolbox([_report_issue] if signals else [])
         self.effects: Effects = effects or LiveEffects()
         self.compactor = compactor
+        # What the model is told, so that an answer copying it is refused (see `_answers`).
+        self._parrot = Parrot(_told(instructions, self.toolbox, self.control))
+        self._names = frozenset((*self.toolbox.names, *self.control.names))
 
     def with_effects(self, effects: Effects) -> Executor:
         """A copy of this executor that reaches the world through `effects` (same toolbox)."""
@@ -393,12 +397,16 @@ class Executor:
 
     def _check(self, s: RunState, answer: str) -> _Step:
         s.malformed = 0
-        problem = self.acceptance(answer, s.evidence) if self.acceptance else None
+        problem = unusable_answer(answer, parrot=self._parrot, tools=self._names)
+        if problem is None and self.acceptance is not None:
+            problem = self.acceptance(answer, s.evidence)
         if problem is None:
             return _Finish(s.report(status="done", answer=answer))
         s.rejections += 1
         s.notes.append(f"answer not accepted: {problem}")
         if s.rejections > self.max_rejections:
+            if unusable_answer(answer, parrot=self._parrot, tools=self._names):
+                answer = _digest(s, "acceptance", problem)  # never keep a junk answer
             return _Finish(s.report(status="partial", answer=answer, stop_reason="acceptance"))
         s.transcript.append(
             UserMessage(content=f"Your answer was not accepted: {problem}. Fix it.")
@@ -416,7 +424,11 @@ class Executor:
         fallback = answer is None
         status: ReportStatus = "partial" if (s.evidence or not fallback) else "failed"
         return _Finish(
-            s.report(status=status, answer=answer or self._digest(s, step), stop_reason=step.reason)
+            s.report(
+                status=status,
+                answer=answer or _digest(s, step.reason, step.detail),
+                stop_reason=step.reason,
+            )
         )
 
     async def _last_word(
@@ -446,7 +458,12 @@ class Executor:
             except ReplayedCancellation:
                 return None  # the deadline cut this call when it was recorded
             s.transcript.append(response.message)
-            return (response.message.content or "").strip() or None
+            answer = (response.message.content or "").strip()
+            problem = unusable_answer(answer, parrot=self._parrot, tools=self._names)
+            if problem:
+                s.notes.append(f"last answer unusable: {problem}")
+                return None
+            return answer
         return None
 
     async def _stopped(self, s: RunState, stop: anyio.Event | Stop | None) -> bool:
@@ -458,22 +475,37 @@ class Executor:
         choice = await self.effects.choice(s.site(), pick, options=("stopped", "going on"))
         return choice == "stopped"
 
-    def _digest(self, s: RunState, step: _WrapUp) -> str:
-        lines = [
-            f"Incomplete: stopped early ({step.reason}{': ' + step.detail if step.detail else ''})."
-        ]
-        if s.evidence:
-            lines.append("What was gathered:")
-            lines += [f"- [{e.source}] {e.excerpt[:_FALLBACK_EXCERPT]}" for e in s.evidence]
-        else:
-            lines.append("Nothing usable was gathered.")
-        return "\n".join(lines)
-
     def _opening(self, task: str, context: str) -> list[SystemMessage | UserMessage]:
         body = f"Task: {task}"
         if context:
             body = f"{body}\n\nWhat is already known:\n{context}"
         return [SystemMessage(content=self.instructions), UserMessage(content=body)]
+
+
+def _digest(s: RunState, reason: str, detail: str) -> str:
+    """The answer built from what was gathered, when the model gave none worth keeping: each
+    source once, with its first excerpt."""
+    lines = [f"Incomplete: stopped early ({reason}{': ' + detail if detail else ''})."]
+    excerpts: dict[str, str] = {}
+    for e in s.evidence:
+        excerpts.setdefault(e.source, e.excerpt)
+    if excerpts:
+        lines.append("What was gathered:")
+        lines += [f"- [{src}] {text[:_FALLBACK_EXCERPT]}" for src, text in excerpts.items()]
+    else:
+        lines.append("Nothing usable was gathered.")
+    return "\n".join(lines)
+
+
+def _told(instructions: str, *boxes: Toolbox) -> list[str]:
+    """The instructions and every tool and argument description: what an answer must not copy."""
+    told = [instructions]
+    for box in boxes:
+        for spec in box.menu(0.0):
+            told.append(spec.description)
+            properties = spec.parameters.get("properties", {})
+            told += [str(p.get("description", "")) for p in properties.values()]
+    return told
 
 
 def _narrow(own: frozenset[str] | None, extra: Collection[str] | None) -> frozenset[str] | None:

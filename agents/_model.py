@@ -7,13 +7,25 @@ never see a wire format.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from memory import AssistantMessage, Message
 
-__all__ = ["ChatModel", "ModelRequest", "ModelResponse", "OutputSchema", "ToolSpec", "Usage"]
+__all__ = [
+    "ChatModel",
+    "ModelRequest",
+    "ModelResponse",
+    "OutputSchema",
+    "ToolSpec",
+    "Usage",
+    "WireProtocol",
+]
+
+WireProtocol = Literal["tools", "text", "json"]
+"""How a reply's decision came back: native tool calls, calls recovered from the message text, or
+a schema-constrained JSON decision."""
 
 
 class _Frozen(BaseModel):
@@ -101,11 +113,13 @@ class ModelResponse(_Frozen):
         message: The reply, with tool calls in the native form whatever the protocol.
         usage: Tokens spent on this request.
         model: The model name the server reported.
+        protocol: How the decision came back, if the adapter knows (see `WireProtocol`).
     """
 
     message: AssistantMessage
     usage: Usage = Usage(requests=1)
     model: str = ""
+    protocol: WireProtocol | None = None
 
 
 @runtime_checkable

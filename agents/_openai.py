@@ -2,7 +2,10 @@
 
 Two decision protocols: native tool calls (`tools`), and schema-constrained JSON decisions (`json`,
 see `_decisions`) for servers that cannot call tools. `auto` starts native and switches to JSON for
-good when the server rejects a request with tools.
+good when the server rejects a request with tools. Under native calls, a call the model wrote as
+text (fenced JSON, `<tool_call>` tags: see `_textcalls`) is recovered into a real tool call. How an
+endpoint's calls arrive (`tools`, `text` or `json`) is found out at the first call, logged once as
+`model_protocol`, kept in `calls_arrive`, and stamped on every `ModelResponse`.
 
 Retries live here and nowhere else: the `openai` client's own retries are off. Rate limits (429,
 honouring Retry-After), 408/409, 5xx, timeouts and dropped connections are retried with bounded,
@@ -33,7 +36,8 @@ from agents._errors import (
     ModelRequestError,
     ModelRetryableError,
 )
-from agents._model import ModelRequest, ModelResponse, Usage
+from agents._model import ModelRequest, ModelResponse, Usage, WireProtocol
+from agents._textcalls import recover_calls
 from agents._tracing import logger, redact_text
 from memory import AssistantMessage, Message, ToolCall, ToolMessage
 
@@ -107,6 +111,7 @@ class OpenAIChatModel:
             timeout=timeout + 5.0,
         )
         self.protocol: DecisionProtocol = protocol
+        self.calls_arrive: WireProtocol | None = None
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -246,6 +251,7 @@ class OpenAIChatModel:
     ) -> ModelResponse:
         wire = completion.choices[0].message
         text = wire.content or ""
+        how: WireProtocol = "json" if protocol == "json" else "tools"
         if protocol == "json" and request.output is None:
             message = parse_decision(text)
         else:
@@ -256,9 +262,26 @@ class OpenAIChatModel:
                 for c in (wire.tool_calls or ())
             )
             message = AssistantMessage(content=wire.content, tool_calls=calls)
+            if not calls and request.tools and request.output is None and text.strip():
+                recovered = recover_calls(text, {t.name for t in request.tools})
+                if recovered is not None and recovered.tool_calls:
+                    message, how = recovered, "text"
+                elif recovered is not None:
+                    message = recovered
+        if request.tools and (message.tool_calls or how == "json"):
+            self._observe(how)
         return ModelResponse(
-            message=message, usage=_usage(completion.usage), model=completion.model or ""
+            message=message,
+            usage=_usage(completion.usage),
+            model=completion.model or "",
+            protocol=how,
         )
+
+    def _observe(self, how: WireProtocol) -> None:
+        """Note, once per endpoint, how its tool calls come back (logged for the trace)."""
+        if self.calls_arrive is None:
+            self.calls_arrive = how
+            _log.info("model_protocol", protocol=how, model=self.model)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

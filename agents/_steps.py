@@ -109,6 +109,7 @@ class RunState:
             prompt_tokens=response.usage.prompt_tokens,
             completion_tokens=response.usage.completion_tokens,
             tool_calls=calls,
+            protocol=response.protocol,
         )
         await self._emit(
             ModelCalled(
@@ -118,6 +119,7 @@ class RunState:
                 usage=response.usage,
                 duration_ms=ms,
                 tool_calls=calls,
+                protocol=response.protocol,
             )
         )
 

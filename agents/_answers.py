@@ -1,0 +1,100 @@
+"""Final answers a model cannot pass off: empty ones, placeholders, parroted prompts, raw calls.
+
+Small models copy what they are shown. An answer that is a placeholder (`<your answer>`), a
+sentence lifted from the instructions or a tool's description, a tool call written as JSON, or no
+words at all, is not an answer, whatever an acceptance check would say about its citations. The
+executor sends such an answer back like a failed acceptance check (bounded by the same count), and
+the wrap-up and the planner's synthesis fall back to what was gathered instead of keeping it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from agents._errors import MalformedResponse
+from agents._textcalls import looks_like_call, recover_calls
+
+__all__ = ["Parrot", "unusable_answer"]
+
+SHINGLE_WORDS = 8
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+_PLACEHOLDER = re.compile(
+    r"<\s*(?:your|the|final|an?)?\s*(?:answer|text|response|reply|name|tool|summary|id)\s*>"
+    r"|\b(?:your answer here|insert (?:answer|text) here|lorem ipsum)\b",
+    re.I,
+)
+
+
+class Parrot:
+    """What a model was told, kept as word shingles, to spot an answer that copies it.
+
+    Args:
+        sources: The texts an answer must not copy (instructions, tool descriptions, examples).
+        words: How many consecutive words make a copy (8: a phrase, not a shared term).
+    """
+
+    def __init__(self, sources: Iterable[str], *, words: int = SHINGLE_WORDS) -> None:
+        self.words = words
+        self._shingles: set[tuple[str, ...]] = set()
+        for text in sources:
+            self._shingles.update(_shingles(_words(text), words))
+
+    def copied(self, answer: str) -> str | None:
+        """The first copied phrase in `answer`, if any."""
+        tokens = _words(answer)
+        for start, shingle in enumerate(_shingles(tokens, self.words)):
+            if shingle in self._shingles:
+                return " ".join(tokens[start : start + self.words])
+        return None
+
+
+def unusable_answer(
+    answer: str, *, parrot: Parrot | None = None, tools: Iterable[str] = ()
+) -> str | None:
+    """Why `answer` is not a usable final answer, or None if it is one.
+
+    Args:
+        answer: The model's final answer.
+        parrot: What the model was told, if copies of it should be refused.
+        tools: The tool names the model knew (a call to one, written as text, is refused).
+
+    Returns:
+        The problem, phrased for the model to fix; None when the answer is usable.
+    """
+    names = set(tools)
+    if _is_call(answer, names):
+        return (
+            "your answer is a tool call written as text; to use a tool, call it; to finish, "
+            "answer in plain sentences"
+        )
+    placeholder = _PLACEHOLDER.search(answer)
+    if placeholder:
+        return f"your answer holds the placeholder {placeholder.group(0)!r}; write the real answer"
+    if not _words(answer):
+        return "your answer has no content; answer the task in words"
+    copied = parrot.copied(answer) if parrot else None
+    if copied:
+        return (
+            f'your answer copies the instructions ("{copied}"); answer the task itself, in your '
+            "own words, from what you found"
+        )
+    return None
+
+
+def _is_call(answer: str, tools: set[str]) -> bool:
+    try:
+        recovered = recover_calls(answer, tools)
+    except MalformedResponse:
+        return True
+    if recovered is not None and recovered.tool_calls:
+        return True
+    return bool(tools) and looks_like_call(answer, tools)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _shingles(tokens: list[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]

@@ -1,0 +1,165 @@
+"""Tool calls written as text: recovered from a reply's content when the server returned none.
+
+Open models behind llama.cpp, vLLM or Ollama often write a tool call in their message text instead
+of the chat template's tags, so the server parses nothing and returns no `tool_calls`. A framework
+that serves open models must read those calls itself. Recognised forms:
+
+    ```json {"name": "search", "arguments": {"query": "x"}} ```     fenced or bare JSON
+    <tool_call>{"name": "search", "arguments": {...}}</tool_call>   Hermes / Qwen tags
+    [{"name": "search", ...}, {"name": "read", ...}]                a list of calls
+    {"function": {"name": "search", "arguments": "{...}"}}          OpenAI's wire shape
+    {"tool": "search", "arguments": {...}}                          paor's JSON decisions
+
+A recovered call becomes a proper `ToolCall`, so the transcript (and the next request) holds a
+well-formed assistant tool call for any server. Text that looks like a call but cannot be read (a
+broken tag, truncated JSON naming a tool) raises `MalformedResponse`: it is fed back to the model
+and never taken as a final answer. Everything is bounded: the text scanned, the JSON candidates
+tried, and the nesting depth of what is parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from agents._errors import MalformedResponse
+from memory import AssistantMessage, ToolCall
+
+__all__ = ["looks_like_call", "recover_calls"]
+
+MAX_SCAN_CHARS = 50_000
+_MAX_CANDIDATES = 20
+_MAX_DEPTH = 64
+_MAX_CALLS = 16
+_NAME = re.compile(r"[\w.\-]{1,64}")
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_FENCED = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
+_MARKERS = ("<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<function=")
+_NAME_KEYS = ("name", "tool", "function", "tool_name")
+_ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
+_FORMAT = (
+    'write a call as {"name": "<tool>", "arguments": {...}} with one of the tools on the menu, '
+    "or answer in plain text"
+)
+
+
+def recover_calls(text: str, tools: Collection[str]) -> AssistantMessage | None:
+    """The tool calls written in `text`, as an assistant message; None if it holds none.
+
+    A reply that is only a JSON final answer (`{"answer": "..."}`, as the JSON decision protocol
+    writes one) comes back as that answer's text.
+
+    Args:
+        text: The reply's content.
+        tools: The names on the menu. A call to another name is still returned when its shape is
+            unmistakable (name and arguments): the toolbox answers it with the menu.
+
+    Raises:
+        MalformedResponse: The text looks like a tool call but cannot be read as one.
+    """
+    scanned = text[:MAX_SCAN_CHARS]
+    for value, (start, end) in _candidates(scanned):
+        calls = _calls_in(value, tools)
+        if calls:
+            prose = _unmarked(scanned[:start] + scanned[end:])
+            return AssistantMessage(content=prose or None, tool_calls=calls)
+        answer = _final_answer(value)
+        if answer is not None and not _unmarked(scanned[:start] + scanned[end:]):
+            return AssistantMessage(content=answer)
+    if looks_like_call(scanned, tools):
+        raise MalformedResponse(
+            f"the reply looks like a tool call but cannot be read; {_FORMAT}", raw=text
+        )
+    return None
+
+
+def looks_like_call(text: str, tools: Collection[str]) -> bool:
+    """Whether `text` seems meant as a tool call: a call tag, or JSON naming a tool on the menu."""
+    if any(marker in text for marker in _MARKERS):
+        return True
+    keys = "|".join(_NAME_KEYS)
+    return any(
+        re.search(rf'"(?:{keys})"\s*:\s*{re.escape(json.dumps(name))}', text) for name in tools
+    )
+
+
+def _candidates(text: str) -> Iterator[tuple[Any, tuple[int, int]]]:
+    """JSON values in `text` that may hold calls, each with the span it takes; tags first."""
+    wrapped = [*_TAGGED.finditer(text), *_FENCED.finditer(text)]
+    for match in wrapped[:_MAX_CANDIDATES]:
+        value = _parse(match.group(1))
+        if value is not None:
+            yield value, match.span()
+    decoder = json.JSONDecoder()
+    starts = [m.start() for m in re.finditer(r"[\[{]", text)]
+    for start in starts[: max(0, _MAX_CANDIDATES - len(wrapped))]:
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if _depth_ok(value):
+            yield value, (start, end)
+
+
+def _parse(text: str) -> Any:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if _depth_ok(value) else None
+
+
+def _depth_ok(value: Any, depth: int = 0) -> bool:
+    """Whether `value` nests at most _MAX_DEPTH deep (json parses deeper; the loops need not)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(value, dict):
+        return all(_depth_ok(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return all(_depth_ok(v, depth + 1) for v in value)
+    return True
+
+
+def _calls_in(value: Any, tools: Collection[str]) -> tuple[ToolCall, ...]:
+    """The calls a parsed JSON value holds, in any of the recognised shapes (else none)."""
+    nested = value.get("tool_calls", value.get("calls")) if isinstance(value, dict) else None
+    items = nested if isinstance(nested, list) else value if isinstance(value, list) else [value]
+    calls = [_call(item, tools) for item in items[:_MAX_CALLS]]
+    if not calls or None in calls:
+        return ()
+    return tuple(c for c in calls if c is not None)
+
+
+def _call(item: Any, tools: Collection[str]) -> ToolCall | None:
+    if not isinstance(item, dict):
+        return None
+    if isinstance(item.get("function"), dict):
+        item = {**item, **item["function"]}
+    name = next((item[k] for k in _NAME_KEYS if isinstance(item.get(k), str)), None)
+    has_arguments = any(k in item for k in _ARG_KEYS)
+    if not name or not _NAME.fullmatch(name) or not (has_arguments or name in tools):
+        return None
+    arguments: Any = next((item[k] for k in _ARG_KEYS if k in item), {})
+    if isinstance(arguments, str):
+        arguments = _parse(arguments) if arguments.strip() else {}
+    if not isinstance(arguments, dict):
+        return None
+    return ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=name, arguments=json.dumps(arguments))
+
+
+def _final_answer(value: Any) -> str | None:
+    if not isinstance(value, dict) or not isinstance(value.get("answer"), str):
+        return None
+    if set(value) - {"kind", "answer"} or value.get("kind", "final") != "final":
+        return None
+    return str(value["answer"])
+
+
+def _unmarked(prose: str) -> str:
+    """What the model wrote around its call, minus stray call markers."""
+    for marker in _MARKERS:
+        prose = prose.replace(marker, "")
+    return prose.strip()
