@@ -34,11 +34,15 @@ class Parrot:
         words: How many consecutive words make a copy (8: a phrase, not a shared term).
     """
 
-    def __init__(self, sources: Iterable[str], *, words: int = SHINGLE_WORDS) -> None:
+    def __init__(self, sources: Iterable[str] = (), *, words: int = SHINGLE_WORDS) -> None:
         self.words = words
         self._shingles: set[tuple[str, ...]] = set()
         for text in sources:
-            self._shingles.update(_shingles(_words(text), words))
+            self.add(text)
+
+    def add(self, text: str) -> None:
+        """Remember one more text an answer must not copy."""
+        self._shingles.update(_shingles(_words(text), self.words))
 
     def copied(self, answer: str) -> str | None:
         """The first copied phrase in `answer`, if any."""

@@ -83,8 +83,8 @@ def parse_decision(text: str) -> AssistantMessage:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise MalformedResponse(
-            f"the reply is not valid JSON ({exc.msg}); answer with one JSON object such as "
-            '{"kind": "final", "answer": "..."}',
+            f"the reply is not valid JSON ({exc.msg}); answer with one JSON object, a tool call "
+            'or {"kind": "final", "answer": ...}',
             raw=text,
         ) from exc
     try:
@@ -153,12 +153,14 @@ def _render(message: Message, *, structured: bool) -> list[dict[str, Any]]:
 
 
 def _guide(tools: tuple[ToolSpec, ...]) -> str:
+    # No example value a copy could pass off as an answer: the shapes are described, not filled in.
+    finish = 'To finish: {"kind": "final", "answer": ...} with your answer as the string.'
     if not tools:
-        return 'Reply with one JSON object: {"kind": "final", "answer": "<your answer>"}.'
+        return f"Reply with one JSON object. {finish}"
     lines = [
         "Reply with one JSON object. To use tools: "
-        '{"kind": "tool_calls", "calls": [{"tool": "<name>", "arguments": {...}}]}. '
-        'To finish: {"kind": "final", "answer": "<your answer>"}. Tools:'
+        '{"kind": "tool_calls", "calls": [{"tool": ..., "arguments": {...}}]} naming a tool below. '
+        f"{finish} Tools:"
     ]
     for t in tools:
         params = json.dumps(t.parameters.get("properties", {}), separators=(",", ":"))

@@ -358,9 +358,7 @@ class Executor:
         # The unusable reply is quoted, not replayed as an assistant turn: in the JSON protocol a
         # replayed turn would read as a valid answer, and it would break turn alternation.
         quoted = f' It began: "{raw[:200]}"' if raw.strip() else ""
-        s.transcript.append(
-            UserMessage(content=f"Your last reply could not be used: {problem}.{quoted} Try again.")
-        )
+        _tell(s, f"Your last reply could not be used: {problem}.{quoted} Try again.")
         return _Decide()
 
     async def _act(self, s: RunState, calls: tuple[ToolCall, ...]) -> _Step:
@@ -380,7 +378,7 @@ class Executor:
         await settle_turn(s, self.toolbox, self.control, cancelled=False)
         if s.blocked is not None:
             return _Finish(s.report(status="blocked", answer=s.blocked))
-        stuck = s.detector.observe(s.turn_keys, s.turn_digests)
+        stuck = s.detector.observe(s.turn_keys, s.turn_digests, s.turn_failed)
         if stuck is None:
             return _Decide()
         if s.warned:
@@ -388,11 +386,7 @@ class Executor:
             return _WrapUp("stuck", stuck)
         s.warned = True
         await s.loop_warning(stuck)
-        s.transcript.append(
-            UserMessage(
-                content=f"Loop warning: {stuck}. Change approach, or give your final answer now."
-            )
-        )
+        _tell(s, f"Loop warning: {stuck}. Change approach, or give your final answer now.")
         return _Decide()
 
     def _check(self, s: RunState, answer: str) -> _Step:
@@ -408,9 +402,7 @@ class Executor:
             if unusable_answer(answer, parrot=self._parrot, tools=self._names):
                 answer = _digest(s, "acceptance", problem)  # never keep a junk answer
             return _Finish(s.report(status="partial", answer=answer, stop_reason="acceptance"))
-        s.transcript.append(
-            UserMessage(content=f"Your answer was not accepted: {problem}. Fix it.")
-        )
+        _tell(s, f"Your answer was not accepted: {problem}. Fix it.")
         return _Decide()
 
     async def _wrap_up(
@@ -435,11 +427,10 @@ class Executor:
         self, s: RunState, step: _WrapUp, stop: anyio.Event | Stop | None
     ) -> str | None:
         why = step.detail or f"the {step.reason.replace('_', ' ')} limit was reached"
-        s.transcript.append(
-            UserMessage(
-                content=f"Stop now: {why}. Using only what you gathered above, give your best final "
-                "answer and say plainly what is missing."
-            )
+        _tell(
+            s,
+            f"Stop now: {why}. Using only what you gathered above, give your best final answer "
+            "and say plainly what is missing.",
         )
         s.now = await self.effects.now(s.site())
         stopped = await self._stopped(s, stop)
@@ -480,6 +471,12 @@ class Executor:
         if context:
             body = f"{body}\n\nWhat is already known:\n{context}"
         return [SystemMessage(content=self.instructions), UserMessage(content=body)]
+
+
+def _tell(s: RunState, text: str) -> None:
+    """Say something to the model as paor (remembered: it is never a valid tool argument)."""
+    s.transcript.append(UserMessage(content=text))
+    s.said.add(text)
 
 
 def _digest(s: RunState, reason: str, detail: str) -> str:

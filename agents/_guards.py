@@ -8,6 +8,7 @@ budget however many agents spend it, and a child is never allowed more than its 
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -148,45 +149,81 @@ class Budget:
 class LoopDetector:
     """Notices an agent going round in circles.
 
-    Three patterns: the same tool with the same normalised arguments again within `window` calls;
-    A-B-A-B ping-pong between two turns; and `stale_turns` turns in a row whose observations were
-    all seen before (nothing new learned).
+    Four patterns: the same tool with the same normalised arguments again within `window` calls
+    (after a failed call, `retries` repeats are a retry, not a loop); A-B-A-B ping-pong between two
+    turns; the same tool on the same target failing `counter_failures` times with only a number
+    changed (chunk 0, 1, 2... of a document that does not exist); and `stale_turns` turns in a row
+    whose observations were all seen before (nothing new learned).
 
     Attributes:
         window: How many recent calls a repeat is looked for in.
         stale_turns: Turns in a row with nothing new that count as stuck.
+        retries: Repeats of a call that just failed that count as retries.
+        counter_failures: Failures on one target, numbers aside, that count as stuck.
     """
 
     window: int = 6
     stale_turns: int = 2
+    retries: int = 1
+    counter_failures: int = 3
     _calls: deque[str] = field(default_factory=lambda: deque(maxlen=64))
     _turns: list[str] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set)
     _stale: int = 0
+    _failures: dict[str, int] = field(default_factory=dict)
+    _target_failures: dict[str, int] = field(default_factory=dict)
 
-    def observe(self, calls: Sequence[tuple[str, str]], observations: Sequence[str]) -> str | None:
-        """Record one turn (its (tool, arguments) pairs and observation digests).
+    def observe(
+        self,
+        calls: Sequence[tuple[str, str]],
+        observations: Sequence[str],
+        failed: Sequence[bool] = (),
+    ) -> str | None:
+        """Record one turn: its (tool, arguments) pairs, observation digests and failures.
 
         Returns:
             A plain description of the loop, if the turn completes one.
         """
         keys = [f"{name}:{_normalise(arguments)}" for name, arguments in calls]
         recent = set(list(self._calls)[-self.window :])
-        repeated = [k for k in keys if k in recent]
+        repeated = [k for k in keys if k in recent and not self._retrying(k)]
         self._calls.extend(keys)
         self._turns.append("|".join(sorted(keys)))
         fresh = [o for o in observations if o not in self._seen]
         self._seen.update(observations)
         self._stale = 0 if fresh or not observations else self._stale + 1
+        flailing = self._count_failures(keys, list(failed) or [False] * len(keys))
         t = self._turns
         if len(t) >= 4 and t[-1] == t[-3] and t[-2] == t[-4] and t[-1] != t[-2]:
             return "you are alternating between the same two actions (A-B-A-B)"
         if repeated:
             name = repeated[0].split(":", 1)[0]
             return f"you already called {name} with these same arguments"
+        if flailing:
+            return (
+                f"{flailing} failed {self.counter_failures} times on the same target with only a "
+                "number changed"
+            )
         if self._stale >= self.stale_turns:
             return f"your last {self._stale} turns returned nothing you had not already seen"
         return None
+
+    def _retrying(self, key: str) -> bool:
+        return 0 < self._failures.get(key, 0) <= self.retries
+
+    def _count_failures(self, keys: list[str], failed: list[bool]) -> str | None:
+        """Update the failure counts; the tool now flailing on one target, if any."""
+        flailing = None
+        for key, bad in zip(keys, failed, strict=False):
+            target = _NUMBER.sub("#", key)
+            self._failures[key] = self._failures.get(key, 0) + 1 if bad else 0
+            self._target_failures[target] = self._target_failures.get(target, 0) + 1 if bad else 0
+            if self._target_failures[target] >= self.counter_failures:
+                flailing = key.split(":", 1)[0]
+        return flailing
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
 
 def _normalise(arguments: str) -> str:

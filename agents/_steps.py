@@ -15,6 +15,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents._answers import Parrot
 from agents._effects import Effects, EffectSite
 from agents._errors import ReplayedCancellation
 from agents._events import BreakerOpened, EventSink, LoopWarning, ModelCalled, ToolCalled
@@ -29,6 +30,7 @@ from memory import AssistantMessage, ToolCall, Transcript
 __all__ = ["RunState", "settle_turn", "start_turn"]
 
 _log = logger("paor.agent")
+_ECHO_WORDS = 5
 
 
 @dataclass(kw_only=True, slots=True)
@@ -62,7 +64,10 @@ class RunState:
     outcomes: dict[str, ToolOutcome] = field(default_factory=dict)
     turn_keys: list[tuple[str, str]] = field(default_factory=list)
     turn_digests: list[str] = field(default_factory=list)
+    turn_failed: list[bool] = field(default_factory=list)
     cut: bool = False
+    # paor's own words to the model (guard messages, tool errors): never valid tool arguments.
+    said: Parrot = field(default_factory=lambda: Parrot(words=_ECHO_WORDS))
 
     def site(self) -> EffectSite:
         """The address of the next effect."""
@@ -177,6 +182,15 @@ def start_turn(
                 "Skipped: the tool-call budget is spent. Answer with what you have.",
             )
             continue
+        echoed = _echo(s, call)
+        if echoed:
+            s.results[call.id] = ToolResult.failure(
+                call,
+                "bad_call",
+                f'Error: the arguments repeat a message you were sent ("{echoed}"). Call '
+                f"{call.name} with arguments of your own about the task.",
+            )
+            continue
         box = control if is_control else toolbox
         prepared = box.prepare(call, s.now, None if is_control else allowed)
         if isinstance(prepared, ToolResult):
@@ -206,15 +220,28 @@ async def settle_turn(s: RunState, toolbox: Toolbox, control: Toolbox, *, cancel
     # sink applies back-pressure must neither lose a result nor settle the turn a second time.
     for call, result in zip(turn, results, strict=True):
         s.transcript.append(result.to_message())
+        if not result.ok:
+            s.said.add(result.content)
         s.evidence.extend(e for e in result.evidence if e.tool != "report_issue")
         s.findings.extend(result.findings)
         if result.ok and call.name in control.names and call.id in args:
             _apply_signal(s, args[call.id])
     s.turn_keys = [(call.name, call.arguments) for call in turn]
     s.turn_digests = [digest(r.content) for r in results]
+    s.turn_failed = [not r.ok for r in results]
     s.turn, s.in_flight = (), []
     for call, result in zip(turn, results, strict=True):
         await _trace_result(s, call, result, args.get(call.id), toolbox)
+
+
+def _echo(s: RunState, call: ToolCall) -> str | None:
+    """A phrase of paor's own messages that a call's string arguments repeat, if any."""
+    try:
+        args = json.loads(call.arguments)
+    except (ValueError, RecursionError):
+        return None  # the toolbox answers malformed arguments
+    values = args.values() if isinstance(args, dict) else ()
+    return next((c for v in values if isinstance(v, str) and (c := s.said.copied(v))), None)
 
 
 def _apply_signal(s: RunState, args: dict[str, Any]) -> None:

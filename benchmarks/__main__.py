@@ -1,6 +1,8 @@
-"""Run the benchmark suite: `python -m benchmarks [--quick] [--out PATH]`.
+"""Run the benchmark suite: `python -m benchmarks [--quick] [--out PATH] [--no-research]`.
 
-Prints the tables and writes `benchmarks/results.json`. See `benchmarks/README.md`.
+Prints the tables and writes `benchmarks/results.json`; then runs the research evaluation over the
+embedded model (`benchmarks.research_eval`; three questions with `--quick`) and writes
+`benchmarks/research_results.json`. See `benchmarks/README.md`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import structlog
 
 from benchmarks._report import render, update_readme, write_json
 from benchmarks._suite import Suite
+from benchmarks.research_eval import run_for_suite
 
 HERE = Path(__file__).resolve().parent
 
@@ -28,6 +31,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--readme", action="store_true", help="put the tables in benchmarks/README.md"
+    )
+    parser.add_argument(
+        "--no-research",
+        action="store_true",
+        help="skip the research evaluation (the embedded model: minutes per question)",
     )
     args = parser.parse_args()
     structlog.configure(  # noqa: TID251 - the benchmark is an application: it configures logging
@@ -43,6 +51,8 @@ def main() -> None:
     if args.readme:
         update_readme(results, HERE / "README.md")
     print(f"results: {args.out}  ({results['runtime_s']:.0f} s)")
+    if not args.no_research:
+        print(run_for_suite(quick=args.quick, out=HERE / "research_results.json"), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ the planner model, which gets a bounded number of chances to repair them.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -16,6 +17,7 @@ __all__ = ["Plan", "PlanDiff", "PlanDraft", "Subtask", "SubtaskDraft"]
 
 
 _ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
+MAX_PROBLEMS = 10
 
 
 class _Frozen(BaseModel):
@@ -136,22 +138,68 @@ def build_plan(draft: PlanDraft, *, version: int, keep: Iterable[Subtask] = ()) 
 def problems(
     plan: Plan, *, max_subtasks: int, tools: Collection[str], reserved: Collection[str] = ()
 ) -> list[str]:
-    """Everything wrong with a plan, phrased for the planner model (empty when it is valid)."""
-    found: list[str] = []
+    """Everything wrong with a plan, phrased for the planner model (empty when it is valid).
+
+    Linear in the plan's size; an oversize plan is refused before anything else is checked, and
+    at most `MAX_PROBLEMS` problems are listed (a model cannot act on thousands).
+    """
     if not plan.subtasks:
         return ["the plan has no subtasks"]
     if len(plan.subtasks) > max_subtasks:
-        found.append(f"the plan has {len(plan.subtasks)} subtasks; at most {max_subtasks} allowed")
-    ids = [s.id for s in plan.subtasks]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1} | (set(ids) & set(reserved)))
+        return [f"the plan has {len(plan.subtasks)} subtasks; at most {max_subtasks} allowed"]
+    found: list[str] = []
+    counts = Counter(s.id for s in plan.subtasks)
+    duplicates = sorted({i for i, n in counts.items() if n > 1} | (counts.keys() & set(reserved)))
     if duplicates:
         found.append(f"subtask ids must be unique and new: {', '.join(duplicates)}")
+    ids = set(counts)
     for sub in plan.subtasks:
-        found += _subtask_problems(sub, set(ids), tools)
+        found += _subtask_problems(sub, ids, tools)
     cycle = _find_cycle(plan.subtasks)
     if cycle:
         found.append(f"dependencies form a cycle: {' -> '.join(cycle)}")
-    return found
+    return found[:MAX_PROBLEMS]
+
+
+def salvage(draft: PlanDraft, *, taken: Collection[str], room: int) -> tuple[PlanDraft, list[str]]:
+    """A replan's additions repaired where the intent is plain, with what was changed.
+
+    Ids already taken are renamed (`id-2`), a subtask asking the same question as another is left
+    out, dependencies on unknown ids are dropped, and what does not fit in `room` is cut. What
+    is left is validated as usual.
+    """
+    notes: list[str] = []
+    used, goals, kept = set(taken), set(), []
+    for sub in draft.subtasks:
+        goal = " ".join(sub.goal.lower().split())
+        if goal in goals:
+            notes.append(f"left out {sub.id}: it repeats another subtask's goal")
+            continue
+        new_id = _fresh(sub.id.strip(), used)
+        if new_id != sub.id.strip():
+            notes.append(f"renamed {sub.id} to {new_id}: the id was taken")
+        used.add(new_id)
+        goals.add(goal)
+        kept.append(sub.model_copy(update={"id": new_id}))
+    if len(kept) > room:
+        notes.append(
+            f"kept the first {room} of {len(kept)} new subtasks: the plan has room for no more"
+        )
+        kept = kept[: max(room, 0)]
+    known = set(taken) | {k.id for k in kept}
+    for index, sub in enumerate(kept):
+        deps = [d for d in sub.depends_on if d.strip() in known]
+        if len(deps) != len(sub.depends_on):
+            notes.append(f"dropped unknown dependencies of {sub.id}")
+            kept[index] = sub.model_copy(update={"depends_on": deps})
+    return PlanDraft(subtasks=kept, rationale=draft.rationale), notes
+
+
+def _fresh(subtask_id: str, used: set[str]) -> str:
+    if subtask_id not in used:
+        return subtask_id
+    stem = subtask_id[:36]
+    return next(f"{stem}-{n}" for n in range(2, len(used) + 3) if f"{stem}-{n}" not in used)
 
 
 def _subtask_problems(sub: Subtask, ids: set[str], tools: Collection[str]) -> list[str]:

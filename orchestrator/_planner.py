@@ -32,8 +32,9 @@ from agents import (
     ReplayedCancellation,
     Usage,
 )
+from agents._tracing import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
-from orchestrator._plan import Plan, PlanDraft, SubtaskDraft, build_plan, problems
+from orchestrator._plan import Plan, PlanDraft, SubtaskDraft, build_plan, problems, salvage
 
 __all__ = ["PLANNER_INSTRUCTIONS", "SYNTHESIS_INSTRUCTIONS", "Planner", "ReplanDraft"]
 
@@ -52,6 +53,8 @@ SYNTHESIS_INSTRUCTIONS = (
     "results; keep their citations in [brackets]; say plainly what is missing or uncertain."
 )
 _RESULT_CHARS = 1500
+_log = logger("paor.planner")
+_LIVE = ("pending", "running")
 _PROBLEM_CHARS = 300
 
 
@@ -140,21 +143,40 @@ class Planner:
                 'Reply with JSON: {"remove": [ids], "add": [subtasks], "rationale": "..."}',
             ]
         )
-        removable = {s for s, st in status.items() if st in ("pending", "running")}
+        surprise = reports.get(trigger)
+        removable = _removable(
+            plan, status, trigger, invalidated=bool(surprise and surprise.invalidates)
+        )
+        remaining = {i for i, st in status.items() if st in _LIVE}
+        taken = set(reserved) | set(plan.ids)
 
         def build(text: str) -> tuple[Plan, set[str]] | list[str]:
             draft = _parse(text, ReplanDraft)
             if isinstance(draft, list):
                 return draft
-            bad = [r for r in draft.remove if r not in removable]
+            # Repaired, not refused: a running agent that does not depend on the trigger keeps
+            # its work whatever the model asks, and additions are salvaged where the intent is plain.
+            bad = [r for r in draft.remove if r not in status or status[r] not in _LIVE]
             if bad:
                 return [f"only pending or running subtasks can be removed, not: {', '.join(bad)}"]
-            keep = [s for s in plan.subtasks if s.id not in draft.remove]
-            add = PlanDraft(subtasks=draft.add, rationale=draft.rationale)
+            remove = {r for r in draft.remove if r in removable}
+            keep = [s for s in plan.subtasks if s.id not in remove]
+            add, notes = salvage(
+                PlanDraft(subtasks=draft.add, rationale=draft.rationale),
+                taken=taken,
+                room=self.max_subtasks - len(keep),
+            )
+            if not add.subtasks and remaining and remaining <= remove:
+                return [
+                    "this replan removes all remaining work and adds nothing; add subtasks that "
+                    "route around the problem, or remove less"
+                ]
+            if notes:
+                _log.info("replan_repaired", notes=notes)
             checked = self._checked(
                 lambda: build_plan(add, version=plan.version + 1, keep=keep), reserved=reserved
             )
-            return checked if isinstance(checked, list) else (checked, set(draft.remove))
+            return checked if isinstance(checked, list) else (checked, remove)
 
         return await self._structured(
             prompt, "replan", ReplanDraft, build, removable=sorted(removable)
@@ -299,6 +321,18 @@ def _validation_problems(exc: ValidationError) -> list[str]:
         else:
             found.append(f"{field}: {error['msg']}")
     return found
+
+
+def _removable(plan: Plan, status: dict[str, str], trigger: str, *, invalidated: bool) -> set[str]:
+    """What a replan may remove: pending subtasks; running ones only when the trigger's finding
+    invalidates the plan's assumptions, or when they depend on the trigger. A subtask that merely
+    failed says nothing about the running agents on other questions: they keep their work."""
+    downstream = plan.dependents(trigger)
+    return {
+        i
+        for i, st in status.items()
+        if st == "pending" or (st == "running" and (invalidated or i in downstream))
+    }
 
 
 def _plan_status(plan: Plan, status: dict[str, str], reports: dict[str, AgentReport]) -> str:

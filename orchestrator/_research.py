@@ -31,8 +31,9 @@ RESEARCH_PLANNER = (
 )
 RESEARCH_AGENT = (
     "You research one question in a document collection. Use search_docs to find passages and "
-    "read_doc to read more. Then answer in one short paragraph, citing the document ids you used "
-    "in square brackets, like [python/assignment]. Do not invent document ids."
+    "read_doc to read more. Then answer in one short paragraph of your own words, and cite each "
+    "document you used by writing its doc id, exactly as search_docs showed it, inside square "
+    "brackets. Cite only documents you read or found."
 )
 RESEARCH_SYNTHESIS = (
     "You write the summary of a research report from the findings below. Two short paragraphs at "

@@ -514,7 +514,8 @@ async def test_allowed_tools_restrict_the_menu() -> None:
 
 
 async def test_events_arrive_in_order_and_the_breaker_takes_a_tool_off_the_menu() -> None:
-    """The sink sees model, tool, breaker and loop events in order; the model hears of the breaker."""
+    """The sink sees model, tool, breaker and loop events in order; the model hears of the breaker
+    (one retry after a failure is not a loop; the second repeat is)."""
 
     @tool
     async def flaky(city: str) -> str:
@@ -522,7 +523,12 @@ async def test_events_arrive_in_order_and_the_breaker_takes_a_tool_off_the_menu(
         raise ToolFailure("503 from upstream")
 
     model = ScriptedModel(
-        [call("flaky", city="Oslo"), call("flaky", city="Oslo"), reply("gave up")]
+        [
+            call("flaky", city="Oslo"),
+            call("flaky", city="Oslo"),
+            call("flaky", city="Oslo"),
+            reply("gave up"),
+        ]
     )
     sink = _Sink()
     toolbox = Toolbox([flaky, search], breaker_threshold=1)
@@ -533,11 +539,13 @@ async def test_events_arrive_in_order_and_the_breaker_takes_a_tool_off_the_menu(
         "breaker_opened",
         "model_called",
         "tool_called",
+        "model_called",
+        "tool_called",
         "loop_warning",
         "model_called",
     ]
     assert all((e.run_id, e.agent_id) == ("r1", "a1") for e in sink.events)
-    assert [e.step for e in sink.events] == [1, 1, 1, 2, 2, 2, 3]
+    assert [e.step for e in sink.events] == [1, 1, 1, 2, 2, 3, 3, 3, 4]
     assert _tool_names(model.requests[1]) == ["search", "report_issue"]
     [opened] = _results(model.requests[1]).values()
     assert "Tool 'flaky' is disabled for 30s after 1 consecutive failures" in opened.content

@@ -22,7 +22,9 @@ from orchestrator import (
     Replanned,
     RunFinished,
     Subtask,
+    SubtaskDraft,
 )
+from orchestrator._plan import salvage
 from tests._team import PLANNER, PlannerTurn, Team, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
@@ -214,7 +216,8 @@ async def test_each_run_edits_its_own_copy_of_the_plan_schema() -> None:
 
 
 async def test_invalid_replan_is_sent_back_for_repair() -> None:
-    """A replan that removes finished work or reuses a dead id is sent back; the fix is adopted."""
+    """A replan that removes finished work is sent back; a fix with a dependency on an unknown
+    id is salvaged (the dependency dropped) and adopted."""
     team = Team(
         [plan(sub("a"), sub("b", "a"))],  # a is done by the time b fails
         {
@@ -224,9 +227,7 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
         },
         replans=[
             {"remove": ["a"], "add": []},
-            {"remove": [], "add": [sub("b")]},
             {"remove": [], "add": [sub("b2", "a", "ghost")]},
-            {"remove": [], "add": [sub("b2", "a")]},
         ],
     )
     orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=3))
@@ -241,17 +242,35 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
     assert (first.output.name, first.output.schema_) == ("replan", replan_schema)
     problems = [feedback(r) for r in repairs]
     assert "only pending or running subtasks can be removed, not: a" in problems[0]
-    assert "subtask ids must be unique and new: b" in problems[1]
-    assert "subtask b2 depends on unknown ids: ghost" in problems[2]
     (diff,) = result.diffs
     assert (diff.trigger, diff.added, diff.kept) == ("b", ("b2",), ("a",))
     assert result.plans[-1].ids == ("a", "b2")
+    assert result.plans[-1].get("b2").depends_on == ("a",)
     assert {r.agent_id: r.status for r in result.reports} == {
         "a": "done",
         "b": "failed",
         "b2": "done",
     }
     team.assert_clean()
+
+
+def test_salvage_renames_taken_ids_drops_repeats_and_unknown_dependencies_and_cuts_to_room() -> (
+    None
+):
+    """A replan's additions are repaired where the intent is plain, and each repair is noted."""
+    draft = PlanDraft(
+        subtasks=[
+            SubtaskDraft(id="b", goal="Find B again.", depends_on=["a", "ghost"]),
+            SubtaskDraft(id="c", goal="find  b AGAIN."),
+            SubtaskDraft(id="d", goal="Find D."),
+            SubtaskDraft(id="e", goal="Find E."),
+        ]
+    )
+    fixed, notes = salvage(draft, taken={"a", "b"}, room=2)
+    assert [(s.id, s.depends_on) for s in fixed.subtasks] == [("b-2", ["a"]), ("d", [])]
+    assert len(notes) == 4
+    assert any("renamed b to b-2" in n for n in notes)
+    assert any("repeats another subtask's goal" in n for n in notes)
 
 
 async def test_replan_that_cannot_be_repaired_lets_the_run_go_on() -> None:

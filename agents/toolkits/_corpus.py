@@ -165,7 +165,8 @@ class Corpus:
         return self._chunks.get(doc_id, ())
 
     def resolve(self, name: str) -> Document | None:
-        """A document by id, forgiving case, stray slashes, an extension or a missing folder.
+        """A document by id, forgiving brackets or quotes around it, case, stray slashes, an
+        extension or a missing folder.
 
         Only an unambiguous match is returned: "Assignment.md" finds "python/assignment" when no
         other document has that last path part.
@@ -222,7 +223,8 @@ def count_words(text: str) -> int:
 
 
 def _normal(name: str) -> str:
-    path = name.strip().replace("\\", "/").strip("/").lower()
+    # Ids are taught in [brackets] and quoted in prose: a model passes them on with either.
+    path = name.strip().strip("[]()<>'\"`").strip().replace("\\", "/").strip("/").lower()
     path = path.removeprefix("./")
     stem, dot, ext = path.rpartition(".")
     return stem if dot and ext in _EXTENSIONS else path

@@ -65,7 +65,7 @@ def _read_tool(corpus: Corpus) -> Tool:
         """Read a document by its id, whole (cut after about 3000 characters) or one chunk of it.
 
         Args:
-            doc: The doc id, as search_docs shows it (e.g. "guide/intro").
+            doc: The doc id, exactly as search_docs shows it.
             chunk: A chunk number from search_docs, to read just that passage.
         """
         found = _find(corpus, doc)
