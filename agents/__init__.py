@@ -35,7 +35,7 @@ from agents._events import (
     ModelCalled,
     ToolCalled,
 )
-from agents._executor import DEFAULT_INSTRUCTIONS, Executor
+from agents._executor import DEFAULT_INSTRUCTIONS, Executor, FirstLook
 from agents._guards import Budget, Limits, LoopDetector, StopReason
 from agents._journaled import Drift, JournaledEffects, JournalMode, RecordSink
 from agents._local import LocalModel, local_model_available, open_model
@@ -68,6 +68,7 @@ __all__ = [
     "Evidence",
     "Executor",
     "Finding",
+    "FirstLook",
     "JournalError",
     "JournalMode",
     "JournaledEffects",

@@ -18,6 +18,7 @@ cancellation of its own scope at that point.
 from __future__ import annotations
 
 import copy
+import json
 import uuid
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import structlog
+from pydantic import BaseModel, ConfigDict
 
 from agents._answers import Parrot, unusable_answer
 from agents._effects import Effects, EffectSite, LiveEffects
@@ -40,9 +42,17 @@ from agents._steps import RunState, settle_turn, start_turn
 from agents._stop import Stop
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
-from memory import Compactor, Message, SystemMessage, ToolCall, Transcript, UserMessage
+from memory import (
+    AssistantMessage,
+    Compactor,
+    Message,
+    SystemMessage,
+    ToolCall,
+    Transcript,
+    UserMessage,
+)
 
-__all__ = ["DEFAULT_INSTRUCTIONS", "Executor"]
+__all__ = ["DEFAULT_INSTRUCTIONS", "Executor", "FirstLook"]
 
 DEFAULT_INSTRUCTIONS = (
     "You are a focused research and action agent. Work on the task step by step: call tools to "
@@ -51,6 +61,7 @@ DEFAULT_INSTRUCTIONS = (
     "you found contradicts the task's assumptions, call report_issue."
 )
 _FALLBACK_EXCERPT = 300
+_FIRST_LOOK_CHARS = 300
 _CUT_REASONS = ("cancelled", "deadline")
 
 
@@ -98,6 +109,30 @@ _Step = _Decide | _Act | _Check | _WrapUp | _Finish
 _OnArm = Callable[[anyio.CancelScope], None]
 
 
+class FirstLook(BaseModel):
+    """A tool call made for the model before its first decision, with the task as its argument.
+
+    Small models decide better from evidence than from a blank page: a research agent that starts
+    with the search results for its question cites them instead of guessing. The call is a real
+    turn (it goes through the effect boundary, is journaled and replayed, and its results are
+    evidence), written into the history as the agent's own first call.
+
+    Attributes:
+        tool: The tool to call.
+        argument: The argument that gets the task's first line.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    argument: str
+
+    def call(self, task: str) -> ToolCall:
+        """The call for `task`."""
+        question = (task.strip().splitlines() or [""])[0][:_FIRST_LOOK_CHARS]
+        return ToolCall(id="", name=self.tool, arguments=json.dumps({self.argument: question}))
+
+
 class Executor:
     """Runs one ReAct sub-agent and returns a structured `AgentReport`.
 
@@ -114,6 +149,7 @@ class Executor:
         effects: The effect boundary (live by default).
         compactor: Keeps the transcript under a token budget before each model call (its
             summary calls go through the effect boundary and are charged to the budget).
+        first_look: A tool call made for the model before its first decision (see `FirstLook`).
     """
 
     def __init__(
@@ -130,6 +166,7 @@ class Executor:
         signals: bool = True,
         effects: Effects | None = None,
         compactor: Compactor | None = None,
+        first_look: FirstLook | None = None,
     ) -> None:
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -142,6 +179,7 @@ class Executor:
         self.control = Toolbox([_report_issue] if signals else [])
         self.effects: Effects = effects or LiveEffects()
         self.compactor = compactor
+        self.first_look = first_look
         # What the model is told, so that an answer copying it is refused (see `_answers`).
         self._parrot = Parrot(_told(instructions, self.toolbox, self.control))
         self._names = frozenset((*self.toolbox.names, *self.control.names))
@@ -237,7 +275,7 @@ class Executor:
         on_arm: _OnArm | None,
         stop: anyio.Event | Stop | None,
     ) -> _Step:
-        step: _Step = _Decide()
+        step = self._first_step(s)
         armed = False
         while not isinstance(step, _WrapUp | _Finish):
             if not armed and not self.effects.replaying(s.agent_id):
@@ -255,6 +293,17 @@ class Executor:
             await anyio.lowlevel.checkpoint_if_cancelled()
             step = await self._advance(s, step)
         return step
+
+    def _first_step(self, s: RunState) -> _Step:
+        """Decide, or first the `first_look` call, written in as the agent's own first turn."""
+        look = self.first_look
+        if look is None or self.toolbox.get(look.tool) is None:
+            return _Decide()
+        if s.allowed is not None and look.tool not in s.allowed:
+            return _Decide()
+        message = s.unique_ids(AssistantMessage(tool_calls=(look.call(s.task),)))
+        s.transcript.append(message)
+        return _Act(message.tool_calls)
 
     def _arm(self, s: RunState, scope: anyio.CancelScope, on_arm: _OnArm | None) -> None:
         if on_arm is not None:

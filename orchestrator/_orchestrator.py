@@ -28,6 +28,7 @@ from agents import (
     Effects,
     EffectSite,
     Executor,
+    FirstLook,
     JournaledEffects,
     JournalMode,
     LiveEffects,
@@ -72,6 +73,8 @@ class Orchestrator:
         scope: The user or session whose facts apply.
         journal: Record every run here (an open `Journal`), which makes `resume` and `replay`
             possible.
+        first_look: A tool call every sub-agent makes before its first decision, with its
+            subtask's goal (`FirstLook("search_docs", "query")`).
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class Orchestrator:
         facts: FactStore | None = None,
         scope: str = "default",
         journal: Journal | None = None,
+        first_look: FirstLook | None = None,
     ) -> None:
         self.model = model
         self.planner_model = planner_model or model
@@ -113,6 +117,7 @@ class Orchestrator:
             acceptance=acceptance,
             effects=self.effects,
             compactor=compactor,
+            first_look=first_look,
         )
 
     def stream(

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agents import AgentReport, ChatModel, ConfigurationError, cites_evidence
+from agents import AgentReport, ChatModel, ConfigurationError, FirstLook, cites_evidence
 from agents.toolkits import Corpus, research_tools
 from memory import Journal
 from orchestrator._events import Event
@@ -42,6 +42,8 @@ RESEARCH_SYNTHESIS = (
 # The spaces before a citation are part of the match, so that removing one leaves no gap.
 _CITATION = re.compile(r"([ \t]*)\[([^\[\]\n]{1,120})\](?!\()")
 _EXCERPT = 280
+RESEARCH_FIRST_LOOK = FirstLook(tool="search_docs", argument="query")
+"""Every research agent starts from the search results for its question."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +146,7 @@ def research_orchestrator(
         synthesis_instructions=RESEARCH_SYNTHESIS,
         on_plan_failure="single",
         journal=journal,
+        first_look=RESEARCH_FIRST_LOOK,
     )
 
 

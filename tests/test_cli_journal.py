@@ -62,7 +62,7 @@ async def test_a_journaled_research_run_is_listed_shown_and_replayed_offline(
     assert shown.startswith(f"run {run_id}: complete\ngoal: {TOPIC}\n")
     assert "plan v1: gen, stop\n" in shown
     assert "command: paor research\n" in shown
-    assert 'calls search_docs({"query": "generator yield"})' in shown
+    assert 'starts search_docs({"query": "How does a generator pause?", "top_k": 5})' in shown
     assert "starts search_docs(" in shown
     assert "search_docs: " in shown
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agents import AgentReport, ConfigurationError, Evidence, ModelRequest
-from agents.testing import FunctionModel, Turn, call
+from agents.testing import FunctionModel, Turn
 from agents.toolkits import Corpus, Document
 from memory import AssistantMessage, UserMessage
 from orchestrator import Event, Limits, PlanCreated, RunFinished, RunResult
@@ -219,15 +219,14 @@ def team(request: ModelRequest) -> Turn:
         )
     if request.messages[0].content == RESEARCH_SYNTHESIS:
         return "Generators pause [py/generators]; StopIteration ends loops [py/iterators] [py/x]."
-    turns: dict[str, list[Turn]] = {
-        GEN_GOAL: [call("search_docs", query="generator yield"), "It pauses [py/generators]."],
+    turns: dict[str, list[Turn]] = {  # each agent's first turn is its first look (a search)
+        GEN_GOAL: ["It pauses [py/generators]."],
         STOP_GOAL: [
-            call("search_docs", query="StopIteration"),
             "It ends with StopIteration [py/generators].",
             "It ends with StopIteration [py/iterators].",
         ],
     }
-    return turns[task_of(request)][steps_taken(request)]
+    return turns[task_of(request)][steps_taken(request) - 1]
 
 
 async def test_research_plans_researches_and_writes_a_cited_report() -> None:
@@ -261,8 +260,13 @@ async def test_research_plans_researches_and_writes_a_cited_report() -> None:
     agents = [r for r in model.requests if r.messages[0].content == RESEARCH_AGENT]
     assert {tool.name for tool in agents[0].tools} >= {"search_docs", "read_doc"}
     stop = [r for r in agents if task_of(r) == STOP_GOAL]
-    assert len(stop) == 3
-    rejection = stop[2].messages[-1]
+    assert len(stop) == 2
+    first_look = stop[0].messages[2]
+    assert isinstance(first_look, AssistantMessage)
+    assert [(c.name, json.loads(c.arguments)) for c in first_look.tool_calls] == [
+        ("search_docs", {"query": STOP_GOAL})
+    ]
+    rejection = stop[1].messages[-1]
     assert isinstance(rejection, UserMessage)
     assert "these citations match no gathered source: py/generators" in rejection.content
     (writer,) = [r for r in model.requests if r.messages[0].content == RESEARCH_SYNTHESIS]

@@ -11,7 +11,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents import DEFAULT_INSTRUCTIONS, AcceptanceCheck, AgentCall, Budget, Stop, cites_evidence
+from agents import (
+    DEFAULT_INSTRUCTIONS,
+    AcceptanceCheck,
+    AgentCall,
+    Budget,
+    FirstLook,
+    Stop,
+    cites_evidence,
+)
 from memory import EffectRecord
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
@@ -46,6 +54,7 @@ class RunInput(BaseModel):
             (None: the client has one, and so must every worker). Set by `start` from the client.
         agent_history_limit: Events in a sub-agent's history before it continues as new (None:
             when Temporal suggests it).
+        first_look: The tool call every sub-agent makes before its first decision.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -64,6 +73,7 @@ class RunInput(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     payload_limit: int | None = None
     agent_history_limit: int | None = Field(default=None, ge=10)
+    first_look: FirstLook | None = None
 
 
 class Allowance(BaseModel):

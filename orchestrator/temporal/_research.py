@@ -19,6 +19,7 @@ from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._research import (
     RESEARCH_AGENT,
+    RESEARCH_FIRST_LOOK,
     RESEARCH_PLANNER,
     RESEARCH_SYNTHESIS,
     ResearchReport,
@@ -51,6 +52,7 @@ def research_input(
         synthesis_instructions=RESEARCH_SYNTHESIS,
         acceptance="cites_evidence",
         on_plan_failure="single",
+        first_look=RESEARCH_FIRST_LOOK,
     )
 
 

@@ -47,6 +47,7 @@ def orchestrator_for(given: RunInput, effects: Effects) -> Orchestrator:
         acceptance=ACCEPTANCE_CHECKS[given.acceptance],
         on_plan_failure=given.on_plan_failure,
         effects=effects,
+        first_look=given.first_look,
         keep_events=False,  # the result goes into the history: its events stay out
     )
 
