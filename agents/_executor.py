@@ -449,7 +449,8 @@ class Executor:
         s.notes.append(f"answer not accepted: {problem}")
         if s.rejections > self.max_rejections:
             if unusable_answer(answer, parrot=self._parrot, tools=self._names):
-                answer = _digest(s, "acceptance", problem)  # never keep a junk answer
+                # Never keep a junk answer, nor quote it (the problem may quote the copy).
+                answer = _digest(s, "acceptance", "no usable answer")
             return _Finish(s.report(status="partial", answer=answer, stop_reason="acceptance"))
         _tell(s, f"Your answer was not accepted: {problem}. Fix it.")
         return _Decide()

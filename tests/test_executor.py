@@ -635,3 +635,53 @@ async def test_a_stop_set_before_the_run_stops_it_at_the_first_step() -> None:
     report = await Executor(model).run("t", stop=stop)
     assert (report.status, report.stop_reason) == ("failed", "cancelled")
     assert model.requests == []
+
+
+async def test_a_placeholder_answer_is_sent_back_and_the_model_asked_again() -> None:
+    """A final answer that is a placeholder is refused like a failed acceptance check."""
+    model = ScriptedModel([reply("<your answer>"), reply("Forty-two.")])
+    report = await Executor(model, tools=[search]).run("What is the answer?")
+    model.assert_complete()
+    assert (report.status, report.answer) == ("done", "Forty-two.")
+    feedback = model.requests[1].messages[-1]
+    assert isinstance(feedback, UserMessage)
+    assert "placeholder '<your answer>'" in feedback.content
+
+
+async def test_an_answer_copying_the_instructions_never_survives_the_rejections() -> None:
+    """A model that keeps parroting its prompt ends partial with a digest of what it gathered."""
+    parrot = reply(DEFAULT_INSTRUCTIONS.split(". ")[0] + ".")
+    model = ScriptedModel([call("search", query="x"), parrot, parrot, parrot])
+    report = await Executor(model, tools=[search], max_rejections=2).run("Find x.")
+    model.assert_complete()
+    assert (report.status, report.stop_reason) == ("partial", "acceptance")
+    assert report.answer.startswith("Incomplete: stopped early (acceptance")
+    assert '[search({"query": "x"})] result for x' in report.answer
+    assert DEFAULT_INSTRUCTIONS[:40].lower() not in report.answer.lower()
+
+
+async def test_paors_own_message_is_refused_as_a_tool_argument() -> None:
+    """A loop warning pasted back as a search query is answered as a bad call, not run."""
+    ran: list[str] = []
+
+    @tool
+    async def find(query: str) -> str:
+        """Find something.
+
+        Args:
+            query: Words to look for.
+        """
+        ran.append(query)
+        return "same thing"
+
+    def decide(request: ModelRequest) -> Turn:
+        last = request.messages[-1]
+        if isinstance(last, UserMessage) and last.content.startswith("Loop warning"):
+            return call("find", query=last.content)
+        if isinstance(last, ToolMessage) and "repeat a message you were sent" in last.content:
+            return reply("Gave up.")
+        return call("find", query="cats")
+
+    report = await Executor(FunctionModel(decide), tools=[find]).run("Find cats.")
+    assert ran == ["cats", "cats"]
+    assert report.answer == "Gave up."

@@ -187,3 +187,26 @@ def test_a_fresh_observation_resets_staleness() -> None:
     detector.observe(_turn("search", q="b"), ["x"])
     assert detector.observe(_turn("search", q="c"), ["x", "new"]) is None
     assert detector.observe(_turn("search", q="d"), ["x"]) is None
+
+
+def test_one_retry_after_a_failure_is_not_a_loop_but_a_second_is() -> None:
+    """A call that just failed may be repeated once (a transient failure); then it is a loop."""
+    detector = LoopDetector()
+    assert detector.observe(_turn("fetch", url="u"), ["e1"], [True]) is None
+    assert detector.observe(_turn("fetch", url="u"), ["e2"], [True]) is None
+    found = detector.observe(_turn("fetch", url="u"), ["e3"], [True])
+    assert found == "you already called fetch with these same arguments"
+
+
+def test_failing_on_one_target_with_only_a_number_changed_is_a_loop() -> None:
+    """read_doc on the same missing doc with chunk 0, 1, 2 is stuck; success resets the count."""
+    detector = LoopDetector()
+    assert detector.observe(_turn("read_doc", doc="x", chunk=0), ["e0"], [True]) is None
+    assert detector.observe(_turn("read_doc", doc="x", chunk=1), ["e1"], [True]) is None
+    found = detector.observe(_turn("read_doc", doc="x", chunk=2), ["e2"], [True])
+    assert found == "read_doc failed 3 times on the same target with only a number changed"
+    paging = LoopDetector()
+    for chunk in range(5):
+        assert (
+            paging.observe(_turn("read_doc", doc="y", chunk=chunk), [f"p{chunk}"], [False]) is None
+        )

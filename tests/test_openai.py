@@ -449,3 +449,50 @@ async def test_assistant_tool_calls_are_sent_in_wire_shape() -> None:
         "content": None,
         "tool_calls": [{"id": "c1", "type": "function", "function": function}],
     }
+
+
+async def test_a_tool_call_written_as_fenced_json_runs_as_a_native_call() -> None:
+    """A call the model wrote as fenced JSON in its text runs as that tool call; the next request
+    holds it as a proper assistant tool call with its result; replies say calls came as text."""
+    fenced = '```json\n{"name": "weather", "arguments": {"city": "Paris"}}\n```'
+    script = [text(fenced), text("Paris is sunny, 21C.")]
+    events: list[Any] = []
+
+    async def sink(event: Any) -> None:
+        events.append(event)
+
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        report = await Executor(model, tools=[weather]).run("Weather in Paris?", events=sink)
+        assert model.calls_arrive == "text"
+    server.assert_complete()
+    assert report.status == "done"
+    assert report.answer == "Paris is sunny, 21C."
+    assert [e.tool for e in report.evidence] == ["weather"]
+    sent = server.requests[1]["messages"]
+    (turn,) = [m for m in sent if m["role"] == "assistant"]
+    assert turn["content"] is None
+    [wire_call] = turn["tool_calls"]
+    assert wire_call["function"] == {"name": "weather", "arguments": '{"city": "Paris"}'}
+    (result,) = [m for m in sent if m["role"] == "tool"]
+    assert (result["tool_call_id"], result["content"]) == (wire_call["id"], "sunny, 21C")
+    protocols = [e.protocol for e in events if e.type == "model_called"]
+    assert protocols == ["text", "tools"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '<tool_call>{"name": "weather", "arguments": {"city": ',
+        '{"name": "weather", "arguments": {"city": "Paris"',
+    ],
+)
+async def test_a_tool_call_text_that_cannot_be_read_is_fed_back_not_answered(content: str) -> None:
+    """Text that looks like a call but is broken is answered as malformed, never as the answer."""
+    script = [text(content), tool_calls([("weather", {"city": "Paris"})]), text("Sunny [weather].")]
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        report = await Executor(model, tools=[weather]).run("Weather in Paris?")
+    server.assert_complete()
+    assert report.answer == "Sunny [weather]."
+    feedback = server.requests[1]["messages"][-1]
+    assert feedback["role"] == "user"
+    assert "looks like a tool call but cannot be read" in feedback["content"]
