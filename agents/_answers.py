@@ -13,9 +13,10 @@ import re
 from collections.abc import Iterable
 
 from agents._errors import MalformedResponse
+from agents._model import ToolSpec
 from agents._textcalls import looks_like_call, recover_calls
 
-__all__ = ["Parrot", "unusable_answer"]
+__all__ = ["Parrot", "described", "unusable_answer"]
 
 SHINGLE_WORDS = 8
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
@@ -84,6 +85,16 @@ def unusable_answer(
             "own words, from what you found"
         )
     return None
+
+
+def described(specs: Iterable[ToolSpec]) -> list[str]:
+    """Every description the model reads about these tools, their arguments' included."""
+    texts = []
+    for spec in specs:
+        texts.append(spec.description)
+        properties = spec.parameters.get("properties", {})
+        texts += [str(p.get("description", "")) for p in properties.values()]
+    return texts
 
 
 def _is_call(answer: str, tools: set[str]) -> bool:

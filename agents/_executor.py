@@ -31,7 +31,7 @@ import anyio.lowlevel
 import structlog
 from pydantic import BaseModel, ConfigDict
 
-from agents._answers import Parrot, unusable_answer
+from agents._answers import Parrot, described, unusable_answer
 from agents._effects import Effects, EffectSite, LiveEffects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents._events import EventSink
@@ -181,7 +181,8 @@ class Executor:
         self.compactor = compactor
         self.first_look = first_look
         # What the model is told, so that an answer copying it is refused (see `_answers`).
-        self._parrot = Parrot(_told(instructions, self.toolbox, self.control))
+        specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))
+        self._parrot = Parrot([instructions, *described(specs)])
         self._names = frozenset((*self.toolbox.names, *self.control.names))
 
     def with_effects(self, effects: Effects) -> Executor:
@@ -542,17 +543,6 @@ def _digest(s: RunState, reason: str, detail: str) -> str:
     else:
         lines.append("Nothing usable was gathered.")
     return "\n".join(lines)
-
-
-def _told(instructions: str, *boxes: Toolbox) -> list[str]:
-    """The instructions and every tool and argument description: what an answer must not copy."""
-    told = [instructions]
-    for box in boxes:
-        for spec in box.menu(0.0):
-            told.append(spec.description)
-            properties = spec.parameters.get("properties", {})
-            told += [str(p.get("description", "")) for p in properties.values()]
-    return told
 
 
 def _narrow(own: frozenset[str] | None, extra: Collection[str] | None) -> frozenset[str] | None:

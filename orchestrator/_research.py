@@ -9,20 +9,28 @@ Citations that match no corpus document are removed, so every citation left poin
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agents import AgentReport, ChatModel, ConfigurationError, FirstLook, cites_evidence
+from agents import ChatModel, ConfigurationError, FirstLook, cites_evidence
+from agents._answers import described
 from agents.toolkits import Corpus, research_tools
 from memory import Journal
 from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._orchestrator import Orchestrator
+from orchestrator._report import clean_citations, write_report
 from orchestrator._state import RunResult
 
-__all__ = ["Backend", "ResearchReport", "research", "research_orchestrator"]
+__all__ = [
+    "Backend",
+    "ResearchReport",
+    "clean_citations",
+    "render_report",
+    "research",
+    "research_orchestrator",
+]
 
 RESEARCH_PLANNER = (
     "You plan research in a document collection. Split the topic into at most {max_subtasks} "
@@ -39,9 +47,6 @@ RESEARCH_SYNTHESIS = (
     "You write the summary of a research report from the findings below. Two short paragraphs at "
     "most; keep the citations in [brackets] exactly as given; say what remains unclear."
 )
-# The spaces before a citation are part of the match, so that removing one leaves no gap.
-_CITATION = re.compile(r"([ \t]*)\[([^\[\]\n]{1,120})\](?!\()")
-_EXCERPT = 280
 RESEARCH_FIRST_LOOK = FirstLook(tool="search_docs", argument="query")
 """Every research agent starts from the search results for its question."""
 
@@ -151,75 +156,8 @@ def research_orchestrator(
 
 
 def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:
-    """The Markdown report for a finished research run."""
-    lines = [f"# {topic.strip()}", ""]
-    if not result.complete:
-        lines += [
-            f"> **Incomplete.** {clean_citations(result.reason or result.status, corpus)}",
-            "",
-        ]
-    lines += [f"> Note: {clean_citations(note, corpus)}" for note in result.notes]
-    if result.notes:
-        lines.append("")
-    lines += ["## Summary", "", clean_citations(result.answer, corpus), ""]
-    sections = [r for r in result.reports if r.status in ("done", "partial")]
-    for report in sections:
-        lines += _section(report, corpus)
-    failed = [r for r in result.reports if r not in sections]
-    if failed:
-        lines += ["## Not answered", ""]
-        lines += [f"- {_question(r, corpus)} ({r.status})" for r in failed] + [""]
-    lines += _sources(result, corpus)
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def clean_citations(text: str, corpus: Corpus) -> str:
-    """Keep only citations of documents that exist in the corpus."""
-
-    def keep(match: re.Match[str]) -> str:
-        ids = [part.strip() for part in re.split(r"[,;]", match.group(2))]
-        real = [i for i in ids if corpus.get(i) is not None]
-        return f"{match.group(1)}[{', '.join(real)}]" if real else ""
-
-    return _CITATION.sub(keep, text).strip()
-
-
-def _section(report: AgentReport, corpus: Corpus) -> list[str]:
-    question = _question(report, corpus)
-    body = clean_citations(report.answer, corpus) or "(no answer)"
-    lines = [f"## {question}", "", body, ""]
-    if report.status != "done":
-        lines += [
-            f"*Status: {report.status}"
-            + (f" ({report.stop_reason})*" if report.stop_reason else "*"),
-            "",
-        ]
-    gathered = list(dict.fromkeys(e.source for e in report.evidence if corpus.get(e.source)))
-    if not _CITATION.search(body):
-        cited = ", ".join(f"[{g}]" for g in gathered[:6])
-        lines += [f"Evidence: {cited}" if cited else "Evidence: none found.", ""]
-    return lines
-
-
-def _question(report: AgentReport, corpus: Corpus) -> str:
-    """The sub-question a report answers (model-written, so its citations are checked too)."""
-    return clean_citations(report.task.splitlines()[0], corpus) or report.agent_id
-
-
-def _sources(result: RunResult, corpus: Corpus) -> list[str]:
-    excerpts: dict[str, str] = {}
-    for report in result.reports:
-        for e in report.evidence:
-            if corpus.get(e.source) is not None:
-                excerpts.setdefault(e.source, e.excerpt)
-    if not excerpts:
-        return ["## Sources", "", "No documents were gathered.", ""]
-    lines = ["## Sources", ""]
-    for number, doc_id in enumerate(excerpts, 1):
-        doc = corpus.get(doc_id)
-        lines.append(f"{number}. [{doc_id}] {doc.title if doc else doc_id}")
-    lines += ["", "## Evidence", ""]
-    for doc_id, excerpt in excerpts.items():
-        text = " ".join(excerpt.split())[:_EXCERPT]
-        lines.append(f"- [{doc_id}] “{text}”")
-    return [*lines, ""]
+    """The Markdown report for a finished research run (see `orchestrator._report`): answers that
+    copy the research prompts or the tools' descriptions are not used."""
+    tools = described(t.spec() for t in research_tools(corpus))
+    told = [RESEARCH_PLANNER, RESEARCH_AGENT, RESEARCH_SYNTHESIS, *tools]
+    return write_report(topic, result, corpus, told=told)

@@ -187,7 +187,8 @@ async def test_research_says_incomplete_when_the_budget_runs_out(
     reason = "the tokens budget ran out; dropped: stop"
     assert capsys.readouterr().out == f"wrote {out}: incomplete ({reason})\n"
     markdown = out.read_text(encoding="utf-8")
-    assert markdown.startswith(f"# {TOPIC}\n\n> **Incomplete.** {reason}\n\n## Summary\n")
+    banner = f"the tokens budget ran out; not started: “{STOP}”"  # questions, not subtask ids
+    assert markdown.startswith(f"# {TOPIC}\n\n> **Incomplete.** {banner}\n\n## Summary\n")
     assert f"## {GEN}\n" in markdown
     assert f"## {STOP}" not in markdown
     assert [role_of(body) for body in server.requests] == ["plan", GEN, "writer"]
