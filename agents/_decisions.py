@@ -81,9 +81,10 @@ def parse_decision(text: str) -> AssistantMessage:
     """Turn a decision's JSON text into an assistant message; raise `MalformedResponse` if unusable."""
     try:
         raw = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
         raise MalformedResponse(
-            f"the reply is not valid JSON ({exc.msg}); answer with one JSON object, a tool call "
+            f"the reply is not valid JSON ({why}); answer with one JSON object, a tool call "
             'or {"kind": "final", "answer": ...}',
             raw=text,
         ) from exc
@@ -182,7 +183,7 @@ def _merge_adjacent(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _loads(arguments: str) -> Any:
     try:
         return json.loads(arguments)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return arguments
 
 

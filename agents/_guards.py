@@ -230,7 +230,7 @@ def _normalise(arguments: str) -> str:
     """Arguments as a canonical string: sorted keys, case and whitespace folded."""
     try:
         value: Any = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return " ".join(arguments.lower().split())
     return json.dumps(_fold(value), sort_keys=True, separators=(",", ":"))
 

@@ -218,6 +218,8 @@ class OpenAIChatModel:
         except json.JSONDecodeError as exc:
             # A truncated or garbled body is a transport fault, not something the model said.
             raise ModelRetryableError(f"unreadable response body: {exc.msg}") from exc
+        except RecursionError:
+            raise MalformedResponse("the response body nests too deep to read", raw="") from None
         if self.protocol == "auto" and request.tools:
             self.protocol = "tools" if protocol == "tools" else "json"
         return self._response(_completion(data), request, protocol)

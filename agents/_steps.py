@@ -289,6 +289,6 @@ def _raw(call: ToolCall, sensitive: Collection[str]) -> str:
     """Unparsed arguments, cut short: they failed validation, so no field is known to be safe."""
     try:
         return json.dumps(redact(json.loads(call.arguments), sensitive))[:200]
-    except (json.JSONDecodeError, TypeError, AttributeError):
+    except (json.JSONDecodeError, RecursionError, TypeError, AttributeError):
         # Unparseable text of a tool with sensitive arguments may hold them anywhere.
         return REDACTED if sensitive else redact_text(call.arguments[:80])

@@ -154,10 +154,14 @@ class Tool:
             raw = json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
             raise ValueError(f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from exc
+        except RecursionError:
+            raise ValueError("arguments are not valid JSON (nested too deep)") from None
         if not isinstance(raw, dict):
             raise ValueError("arguments must be a JSON object")
         try:
             return self.args_model.model_validate(raw).model_dump()
+        except RecursionError:
+            raise ValueError("invalid arguments: nested too deep") from None
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()

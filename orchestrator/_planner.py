@@ -302,6 +302,8 @@ def _parse(text: str, model: type[M]) -> M | list[str]:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         return [f"the reply is not valid JSON ({exc.msg} at char {exc.pos})"]
+    except RecursionError:
+        return ["the reply is not valid JSON (nested too deep)"]
     try:
         return model.model_validate(raw)
     except ValidationError as exc:

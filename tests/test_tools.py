@@ -281,3 +281,19 @@ async def test_unserialisable_value_falls_back_to_repr() -> None:
     assert outcome.ok
     assert isinstance(outcome.value, str)
     assert "_Opaque object" in outcome.value
+
+
+def test_deeply_nested_arguments_are_a_readable_error_not_a_crash() -> None:
+    """Tool arguments nested 100,000 deep are refused with a message, as malformed JSON is."""
+
+    @tool
+    async def search_docs(query: str) -> str:
+        """Search.
+
+        Args:
+            query: Words.
+        """
+        return query
+
+    with pytest.raises(ValueError, match="nested too deep"):
+        search_docs.parse('{"query": ' + "[" * 100_000 + "]" * 100_000 + "}")
