@@ -39,6 +39,13 @@ class _ToolCalls(BaseModel):
 class _Final(BaseModel):
     kind: Literal["final"]
     answer: str
+    cites: list[str] = []
+
+    def text(self) -> str:
+        """The answer with the sources it names cited in [brackets] (those it already cites
+        stay where the model put them)."""
+        missing = [c for c in dict.fromkeys(self.cites) if f"[{c}]" not in self.answer]
+        return f"{self.answer.rstrip()} [{', '.join(missing)}]" if missing else self.answer
 
 
 _DECISION: TypeAdapter[_ToolCalls | _Final] = TypeAdapter(
@@ -46,14 +53,26 @@ _DECISION: TypeAdapter[_ToolCalls | _Final] = TypeAdapter(
 )
 
 
-def decision_schema(tools: tuple[ToolSpec, ...]) -> dict[str, Any]:
-    """The JSON schema of one decision given the tools on the menu."""
-    final = {
+def decision_schema(tools: tuple[ToolSpec, ...], citable: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON schema of one decision given the tools on the menu.
+
+    With `citable` sources, a final answer must name one to three of them (an enum: a
+    grammar-constrained model can cite only what it gathered).
+    """
+    final: dict[str, Any] = {
         "type": "object",
         "properties": {"kind": {"const": "final"}, "answer": {"type": "string"}},
         "required": ["kind", "answer"],
         "additionalProperties": False,
     }
+    if citable:
+        final["properties"]["cites"] = {
+            "type": "array",
+            "items": {"enum": list(citable)},
+            "minItems": 1,
+            "maxItems": min(3, len(citable)),
+        }
+        final["required"] = ["kind", "answer", "cites"]
     if not tools:
         return final
     branches = [
@@ -98,7 +117,7 @@ def parse_decision(text: str) -> AssistantMessage:
             f"the reply does not match the decision format ({problems})", raw=text
         ) from exc
     if isinstance(decision, _Final):
-        return AssistantMessage(content=decision.answer)
+        return AssistantMessage(content=decision.text())
     return AssistantMessage(
         tool_calls=tuple(
             ToolCall(
@@ -127,7 +146,7 @@ def render_messages(request: ModelRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in request.messages:
         out.extend(_render(message, structured=request.output is not None))
-    guide = _guide(request.tools) if request.output is None else ""
+    guide = _guide(request.tools, request.citable) if request.output is None else ""
     if guide:
         if out and out[0]["role"] == "system":
             out[0] = {"role": "system", "content": f"{out[0]['content']}\n\n{guide}"}
@@ -153,9 +172,15 @@ def _render(message: Message, *, structured: bool) -> list[dict[str, Any]]:
     return [{"role": "user", "content": message.content}]
 
 
-def _guide(tools: tuple[ToolSpec, ...]) -> str:
+def _guide(tools: tuple[ToolSpec, ...], citable: tuple[str, ...] = ()) -> str:
     # No example value a copy could pass off as an answer: the shapes are described, not filled in.
     finish = 'To finish: {"kind": "final", "answer": ...} with your answer as the string.'
+    if citable:
+        finish = (
+            'To finish: {"kind": "final", "answer": ..., "cites": [...]} with your answer as the '
+            "string and, in cites, the ids of the sources it rests on, from: "
+            f"{', '.join(citable)}."
+        )
     if not tools:
         return f"Reply with one JSON object. {finish}"
     lines = [

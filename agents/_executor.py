@@ -62,6 +62,7 @@ DEFAULT_INSTRUCTIONS = (
 )
 _FALLBACK_EXCERPT = 300
 _FIRST_LOOK_CHARS = 300
+_MAX_CITABLE = 16
 _CUT_REASONS = ("cancelled", "deadline")
 
 
@@ -150,6 +151,9 @@ class Executor:
         compactor: Keeps the transcript under a token budget before each model call (its
             summary calls go through the effect boundary and are charged to the budget).
         first_look: A tool call made for the model before its first decision (see `FirstLook`).
+        cite: Ask for citations: each request names the sources gathered so far
+            (`ModelRequest.citable`), so a protocol that constrains replies makes the final
+            answer cite one of them.
     """
 
     def __init__(
@@ -167,6 +171,7 @@ class Executor:
         effects: Effects | None = None,
         compactor: Compactor | None = None,
         first_look: FirstLook | None = None,
+        cite: bool = False,
     ) -> None:
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -180,6 +185,7 @@ class Executor:
         self.effects: Effects = effects or LiveEffects()
         self.compactor = compactor
         self.first_look = first_look
+        self.cite = cite
         # What the model is told, so that an answer copying it is refused (see `_answers`).
         specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))
         self._parrot = Parrot([instructions, *described(specs)])
@@ -349,7 +355,10 @@ class Executor:
         s.transcript.check()
         menu = self.toolbox.menu(s.now, s.allowed) + self.control.menu(s.now)
         try:
-            response = await self._ask(s, ModelRequest(messages=s.transcript.messages, tools=menu))
+            request = ModelRequest(
+                messages=s.transcript.messages, tools=menu, citable=self._citable(s)
+            )
+            response = await self._ask(s, request)
         except MalformedResponse as exc:
             return self._malformed(s, exc.raw, str(exc))
         except ModelError as exc:
@@ -399,6 +408,12 @@ class Executor:
             s.notes.append(f"summary call failed: {exc}")
             return None
         return response.message.content
+
+    def _citable(self, s: RunState) -> tuple[str, ...]:
+        if not self.cite:
+            return ()
+        sources = dict.fromkeys(e.source for e in s.evidence if e.tool != "report_issue")
+        return tuple(sources)[:_MAX_CITABLE]
 
     def _malformed(self, s: RunState, raw: str, problem: str) -> _Step:
         s.malformed += 1
@@ -493,7 +508,8 @@ class Executor:
                 scope.cancel()
             try:
                 await self._compact(s)
-                response = await self._ask(s, ModelRequest(messages=s.transcript.messages))
+                request = ModelRequest(messages=s.transcript.messages, citable=self._citable(s))
+                response = await self._ask(s, request)
             except ModelError as exc:
                 s.notes.append(f"final answer call failed: {exc}")
                 return None

@@ -98,12 +98,15 @@ class ModelRequest(_Frozen):
         tools: The tools the model may call now (empty: it must answer).
         output: If set, the answer must be a JSON object matching this schema.
         max_output_tokens: A cap on the completion length.
+        citable: Sources a final answer must cite one of (gathered so far). Where the protocol
+            constrains the reply (JSON decisions), the answer names them from this list.
     """
 
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     output: OutputSchema | None = None
     max_output_tokens: int | None = None
+    citable: tuple[str, ...] = ()
 
 
 class ModelResponse(_Frozen):

@@ -240,7 +240,7 @@ class OpenAIChatModel:
         if request.output is not None:
             name, schema = request.output.name, request.output.schema_
         else:
-            name, schema = "decision", decision_schema(request.tools)
+            name, schema = "decision", decision_schema(request.tools, request.citable)
         if self.max_string_chars is not None:
             schema = cap_strings(schema, self.max_string_chars)
         return {

@@ -75,6 +75,7 @@ class Orchestrator:
             possible.
         first_look: A tool call every sub-agent makes before its first decision, with its
             subtask's goal (`FirstLook("search_docs", "query")`).
+        cite: Sub-agents' answers cite the sources they gathered (see `Executor`).
     """
 
     def __init__(
@@ -96,6 +97,7 @@ class Orchestrator:
         scope: str = "default",
         journal: Journal | None = None,
         first_look: FirstLook | None = None,
+        cite: bool = False,
     ) -> None:
         self.model = model
         self.planner_model = planner_model or model
@@ -118,6 +120,7 @@ class Orchestrator:
             effects=self.effects,
             compactor=compactor,
             first_look=first_look,
+            cite=cite,
         )
 
     def stream(

@@ -152,6 +152,7 @@ def research_orchestrator(
         on_plan_failure="single",
         journal=journal,
         first_look=RESEARCH_FIRST_LOOK,
+        cite=True,
     )
 
 

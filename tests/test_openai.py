@@ -25,11 +25,14 @@ from agents import (
 )
 from agents.testing import (
     FakeOpenAIServer,
+    ScriptedModel,
     TokenUsage,
     block_model_requests,
+    call,
     hang,
     json_content,
     malformed_body,
+    reply,
     status,
     text,
     tool_calls,
@@ -496,3 +499,29 @@ async def test_a_tool_call_text_that_cannot_be_read_is_fed_back_not_answered(con
     feedback = server.requests[1]["messages"][-1]
     assert feedback["role"] == "user"
     assert "looks like a tool call but cannot be read" in feedback["content"]
+
+
+async def test_json_decisions_make_the_final_answer_cite_a_gathered_source() -> None:
+    """With citable sources, the final branch requires `cites` from exactly those ids, and the
+    sources named are cited in the answer text."""
+    request = ASK.model_copy(update={"citable": ("python/yield", "python/types")})
+    final = {"kind": "final", "answer": "It pauses.", "cites": ["python/yield"]}
+    async with (
+        FakeOpenAIServer([json_content(final)]) as server,
+        chat_model(server, protocol="json") as model,
+    ):
+        response = await model.complete(request)
+    schema = server.requests[0]["response_format"]["json_schema"]["schema"]
+    final_branch = schema["anyOf"][1]
+    assert final_branch["required"] == ["kind", "answer", "cites"]
+    assert final_branch["properties"]["cites"]["items"] == {
+        "enum": ["python/yield", "python/types"]
+    }
+    assert response.message.content == "It pauses. [python/yield]"
+
+
+async def test_a_citing_executor_names_what_it_gathered_in_each_request() -> None:
+    """Executor(cite=True) sends the sources gathered so far; none before the first result."""
+    model = ScriptedModel([call("weather", city="Paris"), reply("Sunny [weather].")])
+    await Executor(model, tools=[weather], cite=True).run("Weather in Paris?")
+    assert [r.citable for r in model.requests] == [(), ('weather({"city": "Paris"})',)]

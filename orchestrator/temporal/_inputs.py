@@ -55,6 +55,7 @@ class RunInput(BaseModel):
         agent_history_limit: Events in a sub-agent's history before it continues as new (None:
             when Temporal suggests it).
         first_look: The tool call every sub-agent makes before its first decision.
+        cite: Sub-agents' answers cite the sources they gathered.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -74,6 +75,7 @@ class RunInput(BaseModel):
     payload_limit: int | None = None
     agent_history_limit: int | None = Field(default=None, ge=10)
     first_look: FirstLook | None = None
+    cite: bool = False
 
 
 class Allowance(BaseModel):

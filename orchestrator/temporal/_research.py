@@ -53,6 +53,7 @@ def research_input(
         acceptance="cites_evidence",
         on_plan_failure="single",
         first_look=RESEARCH_FIRST_LOOK,
+        cite=True,
     )
 
 

@@ -48,6 +48,7 @@ def orchestrator_for(given: RunInput, effects: Effects) -> Orchestrator:
         on_plan_failure=given.on_plan_failure,
         effects=effects,
         first_look=given.first_look,
+        cite=given.cite,
         keep_events=False,  # the result goes into the history: its events stay out
     )
 
