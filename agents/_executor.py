@@ -1,7 +1,7 @@
 """The executor: one ReAct sub-agent with its own history, as a small state machine.
 
-    Decide ──tool calls──▶ Act ──▶ Decide
-      │                     └─stuck twice / limit─▶ WrapUp
+    (Look ──▶) Decide ──tool calls──▶ Act ──▶ Decide
+      │                            └─stuck twice / limit─▶ WrapUp
       ├──answer──▶ Check ──accepted──▶ Finish
       │              └──rejected──▶ Decide (a bounded number of times)
       └──limit, error, deadline, stop──▶ WrapUp ──▶ Finish (partial, never empty-handed)
@@ -63,6 +63,7 @@ DEFAULT_INSTRUCTIONS = (
 _FALLBACK_EXCERPT = 300
 _FIRST_LOOK_CHARS = 300
 _MAX_CITABLE = 16
+_LOOK_INTRO = "What a first search for the task found:"
 _CUT_REASONS = ("cancelled", "deadline")
 
 
@@ -91,6 +92,11 @@ class _Act:
 
 
 @dataclass(frozen=True, slots=True)
+class _Look:
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
 class _Check:
     answer: str
 
@@ -106,7 +112,7 @@ class _Finish:
     report: AgentReport
 
 
-_Step = _Decide | _Act | _Check | _WrapUp | _Finish
+_Step = _Decide | _Look | _Act | _Check | _WrapUp | _Finish
 _OnArm = Callable[[anyio.CancelScope], None]
 
 
@@ -116,7 +122,7 @@ class FirstLook(BaseModel):
     Small models decide better from evidence than from a blank page: a research agent that starts
     with the search results for its question cites them instead of guessing. The call is a real
     turn (it goes through the effect boundary, is journaled and replayed, and its results are
-    evidence), written into the history as the agent's own first call.
+    evidence); its result reaches the model with the task, as what is known so far.
 
     Attributes:
         tool: The tool to call.
@@ -302,15 +308,13 @@ class Executor:
         return step
 
     def _first_step(self, s: RunState) -> _Step:
-        """Decide, or first the `first_look` call, written in as the agent's own first turn."""
+        """Decide, or first take the `first_look` (when its tool is on this agent's menu)."""
         look = self.first_look
         if look is None or self.toolbox.get(look.tool) is None:
             return _Decide()
         if s.allowed is not None and look.tool not in s.allowed:
             return _Decide()
-        message = s.unique_ids(AssistantMessage(tool_calls=(look.call(s.task),)))
-        s.transcript.append(message)
-        return _Act(message.tool_calls)
+        return _Look(look.call(s.task))
 
     def _arm(self, s: RunState, scope: anyio.CancelScope, on_arm: _OnArm | None) -> None:
         if on_arm is not None:
@@ -339,6 +343,8 @@ class Executor:
                 return await self._decide(s)
             case _Act(calls):
                 return await self._act(s, calls)
+            case _Look(call):
+                return await self._look(s, call)
             case _Check(answer):
                 return self._check(s, answer)
             case _:
@@ -427,6 +433,22 @@ class Executor:
         return _Decide()
 
     async def _act(self, s: RunState, calls: tuple[ToolCall, ...]) -> _Step:
+        await self._run_turn(s, calls)
+        if s.blocked is not None:
+            return _Finish(s.report(status="blocked", answer=s.blocked))
+        stuck = s.detector.observe(s.turn_keys, s.turn_digests, s.turn_failed)
+        if stuck is None:
+            return _Decide()
+        if s.warned:
+            s.notes.append(f"stopped in a loop: {stuck}")
+            return _WrapUp("stuck", stuck)
+        s.warned = True
+        await s.loop_warning(stuck)
+        _tell(s, f"Loop warning: {stuck}. Change approach, or give your final answer now.")
+        return _Decide()
+
+    async def _run_turn(self, s: RunState, calls: tuple[ToolCall, ...]) -> None:
+        """Run a turn's calls, concurrently, and give each its result in the transcript."""
         s.now = await self.effects.now(s.site())
         start_turn(s, calls, self.toolbox, self.control, s.allowed)
         if len(s.in_flight) == 1:
@@ -441,17 +463,16 @@ class Executor:
             raise ReplayedCancellation("a tool call of this turn was cut short")
         s.now = await self.effects.now(s.site())
         await settle_turn(s, self.toolbox, self.control, cancelled=False)
-        if s.blocked is not None:
-            return _Finish(s.report(status="blocked", answer=s.blocked))
-        stuck = s.detector.observe(s.turn_keys, s.turn_digests, s.turn_failed)
-        if stuck is None:
-            return _Decide()
-        if s.warned:
-            s.notes.append(f"stopped in a loop: {stuck}")
-            return _WrapUp("stuck", stuck)
-        s.warned = True
-        await s.loop_warning(stuck)
-        _tell(s, f"Loop warning: {stuck}. Change approach, or give your final answer now.")
+
+    async def _look(self, s: RunState, call: ToolCall) -> _Step:
+        """The first look: run it as a turn (journaled, its results evidence), then hand its
+        result to the model as part of the task. Shown as a call of its own, a small model
+        repeats it; shown as what is known, it answers from it."""
+        before = s.transcript.messages
+        s.transcript.append(s.unique_ids(AssistantMessage(tool_calls=(call,))))
+        await self._run_turn(s, (call,))
+        found = s.transcript.messages[-1].content
+        s.transcript = Transcript([*before, UserMessage(content=f"{_LOOK_INTRO}\n{found}")])
         return _Decide()
 
     def _check(self, s: RunState, answer: str) -> _Step:

@@ -130,7 +130,7 @@ def _extract(report: AgentReport, corpus: Corpus) -> str:
     if not quotes:
         excerpts = {e.source: e.excerpt for e in report.evidence if e.source in gathered}
         quotes = [f"> “{_flat(text)}” [{doc}]" for doc, text in list(excerpts.items())[:_QUOTED]]
-    return "\n>\n".join(["*Extracted: the passages that best match the question.*\n", *quotes])
+    return "*Extracted: the passages that best match the question.*\n\n" + "\n>\n".join(quotes)
 
 
 def _summary(

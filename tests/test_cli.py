@@ -96,7 +96,7 @@ def researcher(goal: str, step: int) -> ServerAction:
         GEN: text("A generator pauses at each yield [generators].", usage=USAGE),
         STOP: text("Raising StopIteration ends the iteration [iterators].", usage=USAGE),
     }
-    assert step == 1, "the first look is each agent's first turn"
+    assert step == 0, "each agent answers from its first look"
     return turns[goal]
 
 

@@ -226,7 +226,7 @@ def team(request: ModelRequest) -> Turn:
             "It ends with StopIteration [py/iterators].",
         ],
     }
-    return turns[task_of(request)][steps_taken(request) - 1]
+    return turns[task_of(request)][steps_taken(request)]
 
 
 async def test_research_plans_researches_and_writes_a_cited_report() -> None:
@@ -262,10 +262,10 @@ async def test_research_plans_researches_and_writes_a_cited_report() -> None:
     stop = [r for r in agents if task_of(r) == STOP_GOAL]
     assert len(stop) == 2
     first_look = stop[0].messages[2]
-    assert isinstance(first_look, AssistantMessage)
-    assert [(c.name, json.loads(c.arguments)) for c in first_look.tool_calls] == [
-        ("search_docs", {"query": STOP_GOAL})
-    ]
+    assert isinstance(first_look, UserMessage)
+    assert first_look.content.startswith("What a first search for the task found:\n")
+    assert '"doc": "py/iterators"' in first_look.content
+    assert [m.role for m in stop[0].messages] == ["system", "user", "user"]
     rejection = stop[1].messages[-1]
     assert isinstance(rejection, UserMessage)
     assert "these citations match no gathered source: py/generators" in rejection.content

@@ -22,12 +22,15 @@ from benchmarks.research_eval import (
     load_questions,
     main,
     own_text,
+    prose,
     render,
     results_json,
     score_report,
     select,
+    written_answers,
 )
-from memory import AssistantMessage
+from memory import ToolMessage
+from orchestrator import RunResult
 from orchestrator._research import RESEARCH_AGENT, RESEARCH_SYNTHESIS
 
 YIELD = Question(
@@ -92,6 +95,76 @@ def test_facts_in_the_title_alone_are_not_recalled() -> None:
     markdown = report("Nothing was found.").replace(YIELD.question, "generator next() suspended")
 
     assert score_report(markdown, YIELD).recall == 0.0
+
+
+def test_facts_in_sub_questions_or_the_not_answered_list_are_not_recalled() -> None:
+    """Headings and the list of unanswered sub-questions restate the question: no recall there."""
+    markdown = report(
+        "Nothing was found.",
+        ("Is a generator suspended by next()?", "It is not known."),
+        ("Not answered", "- What does a generator do when suspended? (failed)"),
+    )
+
+    assert score_report(markdown, YIELD).recall == 0.0
+    assert "It is not known." in prose(markdown)
+
+
+def test_passages_paor_quotes_in_place_of_an_answer_are_not_the_models_text() -> None:
+    """A section paor replaced with cited extracts is counted as replaced; its citation counts
+    only with extracts, and the quoted document text recalls no fact."""
+    extract = (
+        "*Extracted: the passages that best match the question.*\n\n"
+        "> “A generator function is suspended; next() resumes it.” [python/yield]"
+    )
+    markdown = report("Nothing was found.", ("What does yield do?", extract))
+
+    score = score_report(markdown, YIELD)
+
+    assert (score.relevant_citation, score.relevant_with_extracts) == (False, True)
+    assert score.replaced == 1
+    assert score.recall == 0.0
+
+
+def test_a_summary_paor_wrote_is_not_the_models() -> None:
+    """paor's fallback summary (a list of the questions answered) recalls nothing."""
+    fallback = (
+        "*No usable summary was written; the questions answered below:*\n\n"
+        "- Is a generator suspended by next()?"
+    )
+
+    score = score_report(report(fallback), YIELD)
+
+    assert not score.summary_written
+    assert score.recall == 0.0
+    assert score_report(GOOD, YIELD).summary_written
+
+
+def test_written_answers_leave_out_what_paor_writes_in_their_place() -> None:
+    """An agent's digest and paor's joined results are not answers a model wrote."""
+    result = RunResult.model_validate(
+        {
+            "run_id": "r",
+            "goal": "g",
+            "answer": "Results gathered by the agents:\n\n## q (done)",
+            "status": "incomplete",
+            "reports": [
+                {
+                    "agent_id": "a",
+                    "task": "t",
+                    "answer": "It pauses [python/yield].",
+                    "status": "done",
+                },
+                {
+                    "agent_id": "b",
+                    "task": "t",
+                    "answer": "Incomplete: stopped early (steps).",
+                    "status": "partial",
+                },
+            ],
+        }
+    )
+
+    assert written_answers(result) == ["It pauses [python/yield]."]
 
 
 def test_a_citation_inside_a_list_counts() -> None:
@@ -244,8 +317,8 @@ def team(request: ModelRequest) -> Turn:
         return SCRIPT[goal_of(request)][1]
     task = str(request.messages[1].content).removeprefix("Task: ").splitlines()[0]
     doc, answer = SCRIPT[task]
-    steps = sum(isinstance(m, AssistantMessage) for m in request.messages)
-    return call("read_doc", doc=doc) if steps == 0 else answer
+    read = any(isinstance(m, ToolMessage) and m.name == "read_doc" for m in request.messages)
+    return answer if read else call("read_doc", doc=doc)
 
 
 @pytest.mark.anyio
@@ -266,16 +339,18 @@ async def test_an_evaluation_runs_each_question_and_writes_the_results(tmp_path:
     write_json(results, tmp_path / "results.json")
     saved = json.loads(await anyio.Path(tmp_path / "results.json").read_text())
 
-    assert {"model", "base_url", "protocol", "started", "settings", "questions", "totals"} <= set(
+    assert {"model", "base_url", "protocol", "finished", "settings", "questions", "totals"} <= set(
         saved
     )
     assert [q["id"] for q in saved["questions"]] == ["yield", "with"]
     first, second = saved["questions"]
     assert first["status"] == "complete", first["reason"]
-    assert first["requests"] == 4  # plan, two agent turns, synthesis
+    assert first["requests"] + second["requests"] == len(model.requests)
     assert first["score"]["relevant_citation"] is True
     assert first["score"]["leaks"] == []
     assert [leak["source"] for leak in second["score"]["leaks"]] == ["TODO", "TODO"]
+    assert [leak["source"] for leak in second["raw_leaks"]] == ["TODO", "TODO"]
+    assert (second["score"]["replaced"], second["score"]["summary_written"]) == (0, True)
     assert saved["totals"]["relevant_citation_rate"] == 1.0
     assert saved["totals"]["leaks_by_kind"] == {"placeholder": 2}
     assert saved["totals"]["statuses"] == {"complete": 2}
