@@ -18,7 +18,9 @@ from agents._textcalls import looks_like_call, recover_calls
 
 __all__ = ["Parrot", "described", "unusable_answer"]
 
-SHINGLE_WORDS = 8
+SHINGLE_WORDS = 6
+_REPEATS = 3
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _PLACEHOLDER = re.compile(
     r"<\s*(?:your|the|final|an?)?\s*(?:answer|text|response|reply|name|tool|summary|id)\s*>"
@@ -32,7 +34,7 @@ class Parrot:
 
     Args:
         sources: The texts an answer must not copy (instructions, tool descriptions, examples).
-        words: How many consecutive words make a copy (8: a phrase, not a shared term).
+        words: How many consecutive words make a copy (6: a phrase, not a shared term).
     """
 
     def __init__(self, sources: Iterable[str] = (), *, words: int = SHINGLE_WORDS) -> None:
@@ -78,6 +80,9 @@ def unusable_answer(
         return f"your answer holds the placeholder {placeholder.group(0)!r}; write the real answer"
     if not _words(answer):
         return "your answer has no content; answer the task in words"
+    repeated = _repeated(answer)
+    if repeated:
+        return f'your answer repeats "{repeated[:80]}" over and over; write each point once'
     copied = parrot.copied(answer) if parrot else None
     if copied:
         return (
@@ -105,6 +110,18 @@ def _is_call(answer: str, tools: set[str]) -> bool:
     if recovered is not None and recovered.tool_calls:
         return True
     return bool(tools) and looks_like_call(answer, tools)
+
+
+def _repeated(answer: str) -> str | None:
+    """A sentence the answer says `_REPEATS` times or more (a small model stuck in a groove)."""
+    counts: dict[tuple[str, ...], int] = {}
+    for sentence in _SENTENCE.split(answer):
+        words = tuple(_words(sentence))
+        if len(words) >= 3:
+            counts[words] = counts.get(words, 0) + 1
+            if counts[words] >= _REPEATS:
+                return sentence.strip()
+    return None
 
 
 def _words(text: str) -> list[str]:

@@ -24,6 +24,8 @@ __all__ = ["clean_citations", "write_report"]
 # The spaces before a citation are part of the match, so that removing one leaves no gap.
 _CITATION = re.compile(r"([ \t]*)\[([^\[\]\n]{0,120})\](?!\()")
 _DOUBLED = re.compile(r"\[[ \t]*\[([^\[\]\n]{0,120})\][ \t]*\]")
+# A citation the token limit cut off ("... [py/gen" at the very end).
+_UNCLOSED = re.compile(r"[ \t]*\[[^\[\]\n]{0,120}$")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.*?)[ \t#]*$", re.M)
 _DIGEST = "Incomplete: stopped early"
 _FALLBACK = ("Results gathered by the agents:", "Incomplete (")
@@ -81,7 +83,8 @@ def clean_citations(text: str, corpus: Corpus) -> str:
         real = [found.id for i in ids if (found := corpus.get(i)) is not None]
         return f"{match.group(1)}[{', '.join(real)}]" if real else ""
 
-    return _CITATION.sub(keep, _DOUBLED.sub(r"[\1]", text)).strip()
+    cleaned = _CITATION.sub(keep, _DOUBLED.sub(r"[\1]", text))
+    return _UNCLOSED.sub("", cleaned).strip()
 
 
 def _sections(result: RunResult, corpus: Corpus, parrot: Parrot) -> dict[str, list[str]]:

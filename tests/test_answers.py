@@ -25,6 +25,7 @@ PROMPT = (
             "You research one question in a document collection, I think [python/yield].",
             "copies the instructions",
         ),
+        ("The task is still pending. " * 4, "over and over"),
     ],
 )
 def test_unusable_answers_are_named(answer: str, problem: str) -> None:
@@ -48,9 +49,9 @@ def test_real_answers_pass(answer: str) -> None:
 
 
 def test_a_parrot_needs_a_phrase_not_a_shared_word() -> None:
-    """Seven words in a row from the prompt are a shared phrase; eight are a copy."""
+    """Five words in a row from the prompt are a shared phrase; six are a copy."""
     parrot = Parrot([PROMPT])
-    assert parrot.copied("one question in a document collection use") is None
-    assert parrot.copied("so: one question in a document collection use search_docs") == (
-        "one question in a document collection use search"
+    assert parrot.copied("one question in a document") is None
+    assert parrot.copied("so: one question in a document collection, then") == (
+        "one question in a document collection"
     )

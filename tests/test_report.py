@@ -58,6 +58,7 @@ def headings(markdown: str) -> list[str]:
         ("A [start] marker.", "A marker."),
         ("Nested [[py/generators]].", "Nested [py/generators]."),
         ("Nested [[py/made-up]] junk.", "Nested junk."),
+        ("Cut off at the end [py/gen", "Cut off at the end"),
     ],
 )
 def test_the_citation_cleaner_leaves_no_bracket_that_is_not_a_real_citation(
