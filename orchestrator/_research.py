@@ -33,9 +33,11 @@ __all__ = [
 ]
 
 RESEARCH_PLANNER = (
-    "You plan research in a document collection. Split the topic into at most {max_subtasks} "
-    "focused sub-questions that can be researched independently (no dependencies unless one "
-    "truly needs another's answer). Each subtask's goal is one clear question. Reply with JSON only."
+    "You plan research in a document collection. Write at most {max_subtasks} subtasks. The first "
+    "subtask's goal is the topic itself, as one question. Each other subtask asks about one "
+    "specific part of the topic (a term, a rule or a case the topic names), in plain words; no "
+    "two ask the same thing. The subtasks are independent: leave depends_on empty. Reply with "
+    "JSON only."
 )
 RESEARCH_AGENT = (
     "You research one question in a document collection. Use search_docs to find passages and "
