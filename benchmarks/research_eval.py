@@ -13,7 +13,7 @@ everything before its `## Sources` heading (the title, which is the question, an
 - key-fact recall: the share of the question's key facts it states (each fact is a list of
   alternative phrasings, matched case-insensitively with whitespace normalised);
 - leaks: placeholders, text copied from the prompts, tool descriptions or the JSON decision guide
-  (any run of 8 words), and raw tool-call JSON, each with the offending snippet;
+  (any run of 6 words), and raw tool-call JSON, each with the offending snippet;
 - duplicate headings; and the run's status, seconds, model requests and tokens.
 
 The scoring functions (`score_report` and the checks it is made of) are pure.
@@ -59,6 +59,7 @@ from benchmarks._report import _table, write_json
 from orchestrator import Limits, research
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
 from orchestrator._research import research_orchestrator
+from orchestrator._state import RunResult
 
 __all__ = [
     "FactHit",
@@ -77,22 +78,32 @@ __all__ = [
     "load_questions",
     "main",
     "own_text",
+    "prose",
     "render",
     "results_json",
     "run_for_suite",
     "score_report",
     "select",
     "totals",
+    "visible_text",
+    "written_answers",
 ]
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "research_questions.json"
 RESULTS = HERE / "research_results.json"
 QUICK = 3
-PROMPT_RUN = 8  # words: a run this long copied from a prompt is a leak, not a coincidence
+# Words: a run this long copied from a prompt is a leak, not a coincidence. No run of 6 words of
+# the prompts occurs anywhere in the Python reference, and SmolLM2's copies ("The task cannot be
+# done at all", from report_issue's description) are 7 words long: 8 would miss them.
+PROMPT_RUN = 6
 _SNIPPET = 160
 _SOURCES = re.compile(r"^## Sources[ \t]*$", re.M)
 _CITATION = re.compile(r"\[([^\[\]\n]{1,200})\](?!\()")
+_NOT_ANSWERED = re.compile(r"^## Not answered[ \t]*$.*?(?=^#|\Z)", re.M | re.S)
+_FALLBACK_SUMMARY = re.compile(r"^\*No usable summary[^\n]*\n(?:[ \t]*\n|- [^\n]*\n)*", re.M)
+_INSERTED = re.compile(r"^(?:>.*|\*[^*\n].*\*|Evidence: .*|\(no answer: .*\))[ \t]*$", re.M)
+_REPLACED = re.compile(r"^(?:\*Extracted: |\(no answer: )", re.M)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
 _FENCE = re.compile(r"^```[^\n]*\n.*?^```", re.M | re.S)
 _PUNCT = ".,;:!?\"'()[]{}*`“”‘’"
@@ -152,31 +163,37 @@ class FactHit(_Frozen):
 
 
 class Score(_Frozen):
-    """How one report scores.
+    """How one report scores; "written" means by the model, not inserted by paor.
 
     Attributes:
-        cited: Every document its own text cites.
+        cited: Every document the written text cites.
         relevant_citation: Whether one of them answers the question.
+        relevant_with_extracts: The same, counting the passages paor quotes in place of an
+            answer it could not use.
         retrieved: Whether a document that answers it is among the report's sources.
-        facts: Each key fact, found or not.
+        facts: Each key fact, found in the written prose or not.
         recall: The share of key facts found.
-        leaks: Placeholders, prompt text and tool-call JSON in its own text.
+        leaks: Placeholders, prompt text and tool-call JSON in the report before its sources.
         duplicate_headings: Heading texts that appear more than once (normalised).
-        stopped_early: Sections that are an agent's "stopped early" digest, not an answer.
+        replaced: Sections whose answer paor did not use (quoted passages or no answer instead).
+        summary_written: Whether the summary is the model's (not paor's list of questions).
     """
 
     cited: tuple[str, ...]
     relevant_citation: bool
+    relevant_with_extracts: bool
     retrieved: bool
     facts: tuple[FactHit, ...]
     recall: float
     leaks: tuple[Leak, ...]
     duplicate_headings: tuple[str, ...]
-    stopped_early: int
+    replaced: int
+    summary_written: bool
 
 
 class Outcome(_Frozen):
-    """One question's run and its score (no score if the run raised)."""
+    """One question's run and its score (no score if the run raised); `raw_leaks` are those in
+    the final answers the models wrote, before paor chose what to put in the report."""
 
     id: str
     question: str
@@ -189,6 +206,7 @@ class Outcome(_Frozen):
     prompt_tokens: int
     completion_tokens: int
     score: Score | None
+    raw_leaks: tuple[Leak, ...] = ()
     report: str | None = None
 
 
@@ -197,10 +215,14 @@ class Totals(_Frozen):
 
     questions: int
     relevant_citation_rate: float
+    relevant_with_extracts_rate: float
     retrieval_rate: float
     mean_recall: float
     leaks: int
     leaks_by_kind: dict[str, int]
+    raw_leaks: int
+    replaced_sections: int
+    summaries_written: int
     duplicate_heading_reports: int
     statuses: dict[str, int]
     seconds: float
@@ -258,14 +280,24 @@ def select(
 # Scoring: pure functions of a report's Markdown.
 
 
+def visible_text(markdown: str) -> str:
+    """The report before its `## Sources` heading, without the title (which is the question)."""
+    lines = _SOURCES.split(markdown, maxsplit=1)[0].splitlines()
+    return "\n".join(lines[1:] if lines and lines[0].startswith("# ") else lines)
+
+
 def own_text(markdown: str) -> str:
-    """What the report says itself: everything before `## Sources`, without the title line and
-    without the `Evidence:` lines paor adds under a section that cited nothing."""
-    head = _SOURCES.split(markdown, maxsplit=1)[0]
-    lines = head.splitlines()
-    if lines and lines[0].startswith("# "):
-        lines = lines[1:]
-    return "\n".join(line for line in lines if not line.startswith("Evidence: "))
+    """What the model wrote: the visible text without what paor inserts (the Incomplete banner
+    and notes, quoted extracts and other `>` lines, `*Status:*`-style markers, `Evidence:` lines,
+    the fallback summary's list of questions and the list of questions not answered)."""
+    text = _FALLBACK_SUMMARY.sub("", _NOT_ANSWERED.sub("", visible_text(markdown)))
+    return _INSERTED.sub("", text)
+
+
+def prose(markdown: str) -> str:
+    """Where key facts are looked for: the model's text without headings (the sub-questions
+    restate the question)."""
+    return "\n".join(line for line in own_text(markdown).splitlines() if not line.startswith("#"))
 
 
 def citations(text: str) -> list[str]:
@@ -321,26 +353,27 @@ def score_report(
         prompts: Texts whose copying is a leak, by name (default: `library_prompts()`).
         tool_names: The tools a raw call could name (default: the research tools).
     """
-    text = own_text(markdown)
-    cited = citations(text)
-    hits = fact_hits(text, question.facts)
+    cited = citations(own_text(markdown))
+    hits = fact_hits(prose(markdown), question.facts)
     parts = _SOURCES.split(markdown, maxsplit=1)
     sources = citations(parts[1]) if len(parts) == 2 else []
+    visible = visible_text(markdown)
+    leaks = find_leaks(
+        visible,
+        library_prompts() if prompts is None else prompts,
+        _tool_names() if tool_names is None else tool_names,
+    )
     return Score(
         cited=tuple(cited),
         relevant_citation=any(c in question.expected for c in cited),
+        relevant_with_extracts=any(c in question.expected for c in citations(visible)),
         retrieved=any(s in question.expected for s in sources),
         facts=tuple(hits),
         recall=sum(h.found is not None for h in hits) / len(hits),
-        leaks=tuple(
-            find_leaks(
-                text,
-                library_prompts() if prompts is None else prompts,
-                _tool_names() if tool_names is None else tool_names,
-            )
-        ),
+        leaks=tuple(leaks),
         duplicate_headings=tuple(duplicate_headings(markdown)),
-        stopped_early=text.count("Incomplete: stopped early"),
+        replaced=len(_REPLACED.findall(visible)),
+        summary_written=not _FALLBACK_SUMMARY.search(visible),
     )
 
 
@@ -367,6 +400,7 @@ _SCAFFOLDING = {
     "findings Sources: line": re.compile(r"^Sources: \[.*$", re.M),
     "planner Goal: line": re.compile(r"^Goal: .*$", re.M),
 }
+_PAOR_ANSWERS = ("Incomplete: stopped early", "Results gathered by the agents:", "Incomplete (")
 _ELLIPSES = frozenset({"...", "…", '"..."', "'...'", "`...`"})
 
 
@@ -586,8 +620,20 @@ async def _run_one(
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
         score=score_report(report.markdown, question),
+        raw_leaks=tuple(
+            leak
+            for answer in written_answers(report.result)
+            for leak in find_leaks(answer, library_prompts(), _tool_names())
+        ),
     )
     return outcome, report.markdown
+
+
+def written_answers(result: RunResult) -> list[str]:
+    """The final answers the models wrote in a run: each sub-agent's and the summary, leaving out
+    the texts paor writes in their place (an agent's digest, the joined results)."""
+    answers = [r.answer for r in result.reports] + [result.answer]
+    return [a for a in answers if a.strip() and not a.startswith(_PAOR_ANSWERS)]
 
 
 def _failed(base: dict[str, Any], reason: str, start: float) -> Outcome:
@@ -606,10 +652,14 @@ def totals(outcomes: Sequence[Outcome]) -> Totals:
     return Totals(
         questions=len(outcomes),
         relevant_citation_rate=round(sum(s.relevant_citation for s in scores) / count, 3),
+        relevant_with_extracts_rate=round(sum(s.relevant_with_extracts for s in scores) / count, 3),
         retrieval_rate=round(sum(s.retrieved for s in scores) / count, 3),
         mean_recall=round(sum(s.recall for s in scores) / count, 3),
         leaks=len(leaks),
         leaks_by_kind=dict(Counter(leak.kind for leak in leaks)),
+        raw_leaks=sum(len(o.raw_leaks) for o in outcomes),
+        replaced_sections=sum(s.replaced for s in scores),
+        summaries_written=sum(s.summary_written for s in scores),
         duplicate_heading_reports=sum(bool(s.duplicate_headings) for s in scores),
         statuses=dict(Counter(o.status for o in outcomes)),
         seconds=round(sum(o.seconds for o in outcomes), 1),
@@ -626,7 +676,7 @@ def results_json(
     command...), the machine, the settings, each question's outcome, and the totals."""
     return {
         **about,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "settings": settings.model_dump(),
         "questions": [o.model_dump(mode="json") for o in outcomes],
@@ -634,11 +684,15 @@ def results_json(
     }
 
 
+_HEADER = (
+    "question", "status", "cites expected", "recall", "leaks", "raw leaks", "replaced",
+    "dup. headings", "s", "requests", "tokens",
+)  # fmt: skip
+
+
 def render(results: Mapping[str, Any]) -> str:
     """The per-question table and the totals, in Markdown, from `results_json` data."""
-    rows = [_row(o) for o in results["questions"]]
     t = results["totals"]
-    header = ["question", "status", "cites expected", "recall", "leaks", "dup. headings", "s"]
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(t["leaks_by_kind"].items())) or "none"
     statuses = ", ".join(f"{k} {n}" for k, n in sorted(t["statuses"].items()))
     return "\n".join(
@@ -646,12 +700,16 @@ def render(results: Mapping[str, Any]) -> str:
             f"Research evaluation: {t['questions']} questions, model {results['model']} "
             f"({results['base_url'] or 'embedded'}, protocol {results['protocol']})",
             "",
-            _table([*header, "requests", "tokens"], rows),
+            _table(list(_HEADER), [_row(o) for o in results["questions"]]),
             "",
-            f"- relevant citation: {t['relevant_citation_rate']:.0%} "
-            f"(an expected document among the sources: {t['retrieval_rate']:.0%})",
+            f"- relevant citation in the model's text: {t['relevant_citation_rate']:.0%} "
+            f"(counting paor's extracts: {t['relevant_with_extracts_rate']:.0%}; "
+            f"an expected document among the sources: {t['retrieval_rate']:.0%})",
             f"- mean key-fact recall: {t['mean_recall']:.0%}",
-            f"- leaks: {t['leaks']} ({kinds})",
+            f"- leaks in the reports: {t['leaks']} ({kinds}); in the models' raw answers: "
+            f"{t['raw_leaks']}",
+            f"- sections whose answer paor replaced: {t['replaced_sections']}; summaries the "
+            f"model wrote: {t['summaries_written']} of {t['questions']}",
             f"- reports with duplicate headings: {t['duplicate_heading_reports']}",
             f"- statuses: {statuses}",
             f"- {t['seconds']:.0f} s, {t['requests']} model requests, "
@@ -665,7 +723,7 @@ def _row(outcome: Mapping[str, Any]) -> list[str]:
     tokens = f"{outcome['prompt_tokens'] + outcome['completion_tokens']:,}"
     common = [f"{outcome['seconds']:.0f}", str(outcome["requests"]), tokens]
     if score is None:
-        return [outcome["id"], "error", "n/a", "n/a", "n/a", "n/a", *common]
+        return [outcome["id"], "error", *["n/a"] * 6, *common]
     found = sum(f["found"] is not None for f in score["facts"])
     return [
         outcome["id"],
@@ -673,6 +731,8 @@ def _row(outcome: Mapping[str, Any]) -> list[str]:
         "yes" if score["relevant_citation"] else "no",
         f"{found}/{len(score['facts'])}",
         str(len(score["leaks"])),
+        str(len(outcome["raw_leaks"])),
+        str(score["replaced"]),
         str(len(score["duplicate_headings"])),
         *common,
     ]
@@ -685,7 +745,8 @@ def _progress(outcome: Outcome) -> str:
     found = sum(f.found is not None for f in s.facts)
     return (
         f"{outcome.id}: {outcome.status}, {'cites' if s.relevant_citation else 'does not cite'} "
-        f"an expected document, {found}/{len(s.facts)} facts, {len(s.leaks)} leaks, "
+        f"an expected document, {found}/{len(s.facts)} facts, {len(s.leaks)} leaks "
+        f"({len(outcome.raw_leaks)} raw), {s.replaced} sections replaced, "
         f"{outcome.seconds:.0f} s, {outcome.requests} requests"
     )
 

@@ -76,6 +76,9 @@ class Orchestrator:
         first_look: A tool call every sub-agent makes before its first decision, with its
             subtask's goal (`FirstLook("search_docs", "query")`).
         cite: Sub-agents' answers cite the sources they gathered (see `Executor`).
+        ask_goal: Every first plan asks the goal itself: a subtask for it is put first when the
+            planner left it out (the last subtask making room), and subtasks of one or two words
+            are dropped, so a plan that strays still answers the question.
     """
 
     def __init__(
@@ -98,6 +101,7 @@ class Orchestrator:
         journal: Journal | None = None,
         first_look: FirstLook | None = None,
         cite: bool = False,
+        ask_goal: bool = False,
     ) -> None:
         self.model = model
         self.planner_model = planner_model or model
@@ -111,6 +115,7 @@ class Orchestrator:
         self.facts = facts
         self.scope = scope
         self.journal = journal
+        self.ask_goal = ask_goal
         self.executor = Executor(
             model,
             self.toolbox,
@@ -236,6 +241,7 @@ class Orchestrator:
             max_repairs=limits.max_plan_repairs,
             instructions=self.planner_instructions,
             synthesis_instructions=self.synthesis_instructions,
+            ask_goal=self.ask_goal,
         )
         state = RunState(
             run_id=run_id,

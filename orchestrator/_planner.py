@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -55,6 +56,7 @@ SYNTHESIS_INSTRUCTIONS = (
 _RESULT_CHARS = 1500
 _log = logger("paor.planner")
 _LIVE = ("pending", "running")
+_MIN_GOAL_WORDS = 3
 _PROBLEM_CHARS = 300
 
 
@@ -81,6 +83,7 @@ class Planner:
         instructions: The planner's system prompt.
         synthesis_instructions: The joiner's system prompt.
         known: Long-term facts, rendered, shown with the goal in every planner prompt.
+        ask_goal: Every first plan asks the goal itself (see `Orchestrator`).
     """
 
     model: ChatModel
@@ -94,6 +97,7 @@ class Planner:
     synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
     usage: Usage = field(default_factory=Usage)
     known: str = ""
+    ask_goal: bool = False
     _seq: int = 0
 
     async def make_plan(self, goal: str, *, unavailable: dict[str, str]) -> Plan:
@@ -108,6 +112,8 @@ class Planner:
             draft = _parse(text, PlanDraft)
             if isinstance(draft, list):
                 return draft
+            if self.ask_goal:
+                draft = _asking(draft, goal, self.max_subtasks)
             return self._checked(lambda: build_plan(draft, version=1), reserved=())
 
         return await self._structured(prompt, "plan", PlanDraft, build)
@@ -323,6 +329,29 @@ def _validation_problems(exc: ValidationError) -> list[str]:
         else:
             found.append(f"{field}: {error['msg']}")
     return found
+
+
+def _asking(draft: PlanDraft, goal: str, room: int) -> PlanDraft:
+    """The draft with the goal itself as its first subtask (added if the planner left it out,
+    the last subtask making room), and without subtasks that ask nothing (see `_asks`)."""
+    wanted = _words(goal)
+    kept = [d for d in draft.subtasks if _asks(d.goal)]
+    if any(_words(d.goal) == wanted for d in kept):
+        return draft.model_copy(update={"subtasks": kept})
+    ids = {d.id for d in kept}
+    first = SubtaskDraft(
+        id=next(i for i in ("goal", "goal-0", "goal-00") if i not in ids), goal=goal
+    )
+    return draft.model_copy(update={"subtasks": [first, *kept][: max(room, 1)]})
+
+
+def _asks(goal: str) -> bool:
+    """Whether a subtask's goal is words at all (not an id, a number, a date or a URL)."""
+    return "://" not in goal and len(re.findall(r"\b[^\W\d_]{2,}\b", goal)) >= _MIN_GOAL_WORDS
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 def _removable(plan: Plan, status: dict[str, str], trigger: str, *, invalidated: bool) -> set[str]:

@@ -31,6 +31,7 @@ _DIGEST = "Incomplete: stopped early"
 _FALLBACK = ("Results gathered by the agents:", "Incomplete (")
 _EXCERPT = 280
 _QUOTED = 2
+_ANSWER = "Answer"
 _FIXED = frozenset({"summary", "not answered", "sources", "evidence"})
 _STATUS_WORDS = {
     "failed": "failed",
@@ -52,7 +53,7 @@ def write_report(topic: str, result: RunResult, corpus: Corpus, *, told: Sequenc
             not used.
     """
     parrot = Parrot(told)
-    sections = _sections(result, corpus, parrot)
+    sections = _sections(result, corpus, parrot, topic)
     lines = [f"# {_plain(clean_citations(topic, corpus)) or _plain(topic)}", ""]
     if not result.complete:
         lines += [f"> **Incomplete.** {clean_citations(_banner(result), corpus)}", ""]
@@ -63,11 +64,9 @@ def write_report(topic: str, result: RunResult, corpus: Corpus, *, told: Sequenc
     for heading, body in sections.items():
         lines += [f"## {heading}", "", *body]
     failed = [r for r in result.reports if r.status not in ("done", "partial")]
-    answered = {_key(h) for h in sections}
+    answered = {_key(_question(r, corpus)) for r in result.reports if r not in failed}
     asked = dict.fromkeys(_question(r, corpus) for r in failed)
-    unanswered = [
-        q for q in asked if _key(q) not in answered and _key(f"About: {q}") not in answered
-    ]
+    unanswered = [q for q in asked if _key(q) not in answered]
     if unanswered:
         lines += ["## Not answered", ""]
         lines += [f"- {q} ({_status_of(q, failed, corpus)})" for q in unanswered] + [""]
@@ -87,10 +86,13 @@ def clean_citations(text: str, corpus: Corpus) -> str:
     return _UNCLOSED.sub("", cleaned).strip()
 
 
-def _sections(result: RunResult, corpus: Corpus, parrot: Parrot) -> dict[str, list[str]]:
-    """One section per distinct sub-question; a question asked twice gets one section."""
-    sections: dict[str, list[str]] = {}
-    seen: dict[str, str] = {}
+def _sections(
+    result: RunResult, corpus: Corpus, parrot: Parrot, topic: str
+) -> dict[str, list[str]]:
+    """One section per distinct sub-question; a question asked twice gets one section, and the
+    topic's own is "Answer" (first), so no heading repeats the title or another."""
+    sections: dict[str, list[str]] = {_ANSWER: []}
+    seen: dict[str, str] = {_key(topic): _ANSWER, _key(_ANSWER): _ANSWER}
     for report in (r for r in result.reports if r.status in ("done", "partial")):
         question = _question(report, corpus)
         key = _key(question)
@@ -98,7 +100,7 @@ def _sections(result: RunResult, corpus: Corpus, parrot: Parrot) -> dict[str, li
             question, key = f"About: {question}", f"about: {key}"
         heading = seen.setdefault(key, question)
         sections.setdefault(heading, []).extend(_section(report, corpus, parrot))
-    return sections
+    return {heading: body for heading, body in sections.items() if body}
 
 
 def _section(report: AgentReport, corpus: Corpus, parrot: Parrot) -> list[str]:

@@ -155,6 +155,7 @@ def research_orchestrator(
         journal=journal,
         first_look=RESEARCH_FIRST_LOOK,
         cite=True,
+        ask_goal=True,
     )
 
 

@@ -93,6 +93,7 @@ def role_of(body: dict[str, Any]) -> str:
 def researcher(goal: str, step: int) -> ServerAction:
     """Each sub-agent answers from its first look (a search for its question), citing it."""
     turns = {
+        TOPIC: text("Generators pause at yield until next() [generators].", usage=USAGE),
         GEN: text("A generator pauses at each yield [generators].", usage=USAGE),
         STOP: text("Raising StopIteration ends the iteration [iterators].", usage=USAGE),
     }
@@ -125,7 +126,7 @@ def research_args(server: FakeOpenAIServer, docs: Path, out: Path, *extra: str) 
     """`paor research TOPIC` over `docs` against the fake server, with native tool calls."""
     return [
         "research", TOPIC, "--docs", str(docs), "--out", str(out),
-        "--base-url", server.base_url, "--protocol", "tools", "--max-subtasks", "2", *extra,
+        "--base-url", server.base_url, "--protocol", "tools", "--max-subtasks", "3", *extra,
     ]  # fmt: skip
 
 
@@ -150,7 +151,8 @@ async def test_research_writes_a_cited_markdown_report(docs: Path, tmp_path: Pat
     markdown = out.read_text(encoding="utf-8")
     headings = [line for line in markdown.splitlines() if line.startswith("#")]
     assert headings == [
-        f"# {TOPIC}", "## Summary", f"## {GEN}", f"## {STOP}", "## Sources", "## Evidence"
+        f"# {TOPIC}", "## Summary", "## Answer", f"## {GEN}", f"## {STOP}", "## Sources",
+        "## Evidence",
     ]  # fmt: skip
     assert "Generators pause at yield [generators]; StopIteration ends loops [iterators].\n" in (
         markdown
@@ -163,7 +165,8 @@ async def test_research_writes_a_cited_markdown_report(docs: Path, tmp_path: Pat
     roles = [role_of(body) for body in server.requests]
     assert roles[0] == "plan"
     assert roles[-1] == "writer"
-    assert sorted(roles[1:-1]) == [GEN, STOP]  # each searched first (its first look), then answered
+    # The topic itself is asked too; each agent answers from its first look (a search).
+    assert sorted(roles[1:-1]) == sorted([TOPIC, GEN, STOP])
     offered = {t["function"]["name"] for t in server.requests[1]["tools"]}
     assert offered >= {"search_docs", "read_doc"}
 
@@ -179,8 +182,8 @@ async def test_research_says_incomplete_when_the_budget_runs_out(
     out = tmp_path / "report.md"
 
     async with FakeOpenAIServer(chained) as server:
-        # The planner's request and gen's one leave 30 tokens spent, past the cap of 25.
-        status = await paor(*research_args(server, docs, out, "--max-tokens", "25"))
+        # The planner's request, the topic's and gen's leave 45 tokens spent, past the cap of 40.
+        status = await paor(*research_args(server, docs, out, "--max-tokens", "40"))
     server.assert_complete()
 
     assert status == 0
@@ -191,7 +194,8 @@ async def test_research_says_incomplete_when_the_budget_runs_out(
     assert markdown.startswith(f"# {TOPIC}\n\n> **Incomplete.** {banner}\n\n## Summary\n")
     assert f"## {GEN}\n" in markdown
     assert f"## {STOP}" not in markdown
-    assert [role_of(body) for body in server.requests] == ["plan", GEN, "writer"]
+    roles = [role_of(body) for body in server.requests]
+    assert (roles[0], sorted(roles[1:3]), roles[3:]) == ("plan", sorted([TOPIC, GEN]), ["writer"])
 
 
 async def test_log_json_writes_the_trace_as_json_lines(docs: Path, tmp_path: Path) -> None:
@@ -209,6 +213,7 @@ async def test_log_json_writes_the_trace_as_json_lines(docs: Path, tmp_path: Pat
     assert {"plan_created", "model_called", "tool_called", "run_finished"} <= names
     tool_called = [line for line in lines if line["event"] == "tool_called"]
     assert {(line["tool"], line["agent_id"]) for line in tool_called} == {
+        ("search_docs", "goal"),
         ("search_docs", "gen"),
         ("search_docs", "stop"),
     }
@@ -227,11 +232,13 @@ async def test_progress_goes_to_stderr_as_plain_lines(
     lines = captured.err.splitlines()
     assert all(re.match(r"\[ *\d+\.\ds\] ", line) for line in lines), lines
     events = [line.split("] ", 1)[1] for line in lines]
-    assert events[0] == "plan: 2 subtasks: gen; stop"
+    assert events[0] == "plan: 3 subtasks: goal; gen; stop"
     assert events[-1] == "run complete"
     assert sorted(events[1:-1]) == [
         "gen done in 1 steps",
         f"gen started: {GEN}",
+        "goal done in 1 steps",
+        f"goal started: {TOPIC}",
         "stop done in 1 steps",
         f"stop started: {STOP}",
     ]

@@ -60,7 +60,7 @@ async def test_a_journaled_research_run_is_listed_shown_and_replayed_offline(
     assert await paor("show", run_id, "--journal", str(journal)) == 0
     shown = capsys.readouterr().out
     assert shown.startswith(f"run {run_id}: complete\ngoal: {TOPIC}\n")
-    assert "plan v1: gen, stop\n" in shown
+    assert "plan v1: goal, gen, stop\n" in shown
     assert "command: paor research\n" in shown
     assert 'starts search_docs({"query": "How does a generator pause?", "top_k": 5})' in shown
     assert "starts search_docs(" in shown
@@ -86,7 +86,7 @@ async def test_resume_finishes_a_crashed_research_run_asking_only_what_was_left(
 
     meta = {
         "command": "research", "topic": TOPIC, "docs": str(docs), "out": str(out),
-        "max_subtasks": 2, "deadline": None, "max_tokens": None, "max_steps": 6, "model": None,
+        "max_subtasks": 3, "deadline": None, "max_tokens": None, "max_steps": 6, "model": None,
         "base_url": "unused", "protocol": "tools",
     }  # fmt: skip
     async with FakeOpenAIServer(crashing) as first, Journal(journal) as opened:
@@ -121,7 +121,7 @@ async def test_resume_finishes_a_crashed_research_run_asking_only_what_was_left(
 
 async def _research(model: OpenAIChatModel, docs: Path, journal: Journal, meta: Any) -> None:
     """`paor research` as the meta says, through the API (its limits must match for a resume)."""
-    limits = Limits(max_subtasks=2, agent=agents.Limits(max_steps=6))
+    limits = Limits(max_subtasks=3, agent=agents.Limits(max_steps=6))
     corpus = Corpus.from_folder(docs)
     await research(TOPIC, model=model, corpus=corpus, limits=limits, journal=journal, meta=meta)
 

@@ -87,7 +87,8 @@ def research_team(request: ModelRequest) -> Turn:
 
 
 async def test_research_report_writes_sections_with_real_citations(tmp_path: Path) -> None:
-    """The report has a section per sub-question and cites only documents of the corpus."""
+    """The report answers the topic itself first (the plan is made to ask it, the last question
+    making room), then a section per sub-question, and cites only documents of the corpus."""
     out = tmp_path / "report.md"
     model = FunctionModel(research_team)
     report: ResearchReport = await research_report.run(model, out=out)
@@ -95,8 +96,10 @@ async def test_research_report_writes_sections_with_real_citations(tmp_path: Pat
     markdown = out.read_text(encoding="utf-8")
     assert markdown == report.markdown
     assert report.result.status == "complete"
+    asked = (research_report.TOPIC, *QUESTIONS[:2])
+    assert [s.goal for s in report.result.plans[0].subtasks] == list(asked)
     headings = re.findall(r"^## (.+)$", markdown, flags=re.M)
-    assert headings == ["Summary", *QUESTIONS, "Sources", "Evidence"]
+    assert headings == ["Summary", "Answer", *QUESTIONS[:2], "Sources", "Evidence"]
     corpus_ids = {d.id for d in Corpus.from_folder(EXAMPLES / "research_report" / "docs").documents}
     cited = {c for group in re.findall(r"\[([^\]]+)\]", markdown) for c in group.split(", ")}
     assert cited <= corpus_ids
@@ -107,10 +110,11 @@ async def test_research_report_writes_sections_with_real_citations(tmp_path: Pat
         for r in model.requests
         if isinstance(r.messages[-1], ToolMessage)
     }
-    assert sorted(shown) == sorted(QUESTIONS)
+    assert sorted(shown) == sorted(asked)
     for question, first in shown.items():
         # Each section cites the first document its researcher was shown by search_docs.
-        section = markdown.split(f"## {question}\n", 1)[1].split("\n## ", 1)[0]
+        heading = "Answer" if question == research_report.TOPIC else question
+        section = markdown.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
         assert f"[{first}]" in section
 
 
@@ -120,7 +124,7 @@ async def test_research_report_researchers_get_the_corpus_tools(tmp_path: Path) 
     await research_report.run(model, out=tmp_path / "report.md")
 
     researchers = [r for r in model.requests if r.output is None and r.tools]
-    assert {task_of(r) for r in researchers} == set(QUESTIONS)
+    assert {task_of(r) for r in researchers} == {research_report.TOPIC, *QUESTIONS[:2]}
     assert all({"search_docs", "read_doc"} <= tool_names(r) for r in researchers)
     assert all("cit" in (r.messages[0].content or "") for r in researchers)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -17,6 +18,7 @@ from orchestrator import (
     Limits,
     Orchestrator,
     Plan,
+    PlanCreated,
     PlanDraft,
     ReplanDraft,
     Replanned,
@@ -380,3 +382,31 @@ async def test_single_subtask_fallback_when_planning_fails() -> None:
     (note,) = result.notes
     assert note.startswith("planning failed, ran the goal as one subtask: no valid plan")
     assert sum(r.output is not None for r in asked) == 2
+
+
+async def test_a_plan_asking_the_goal_puts_it_first_and_drops_subtasks_that_ask_nothing() -> None:
+    """With ask_goal, a plan that strays gets the goal itself first (the last subtask making room),
+    and subtasks that are ids, numbers, dates or URLs are left out."""
+    junk = [
+        {"id": "a", "goal": "1.1.2.2.1.1"},
+        {"id": "b", "goal": "https://www.example.com/api/v2/api/v2"},
+        {"id": "c", "goal": "import_doc_list_by_id"},
+        {"id": "d", "goal": "What does a relative import resolve against?"},
+        {"id": "e", "goal": "Which names does a star import bring in?"},
+        {"id": "f", "goal": "Why is a module cached in sys.modules?"},
+    ]
+
+    def planner(request: ModelRequest) -> Any:
+        return json.dumps({"subtasks": junk})
+
+    orch = Orchestrator(FunctionModel(planner), limits=Limits(max_subtasks=3), ask_goal=True)
+    async with orch.stream("How does the import statement work?") as events:
+        async for event in events:
+            if isinstance(event, PlanCreated):
+                goals = [s.goal for s in event.plan.subtasks]
+                break
+    assert goals == [
+        "How does the import statement work?",
+        "What does a relative import resolve against?",
+        "Which names does a star import bring in?",
+    ]

@@ -38,6 +38,7 @@ CORPUS = Corpus(
         ),
     ]
 )
+TOPIC = "How do generators work?"
 GEN_GOAL = "How does a generator pause?"
 STOP_GOAL = "What ends an iteration?"
 
@@ -219,7 +220,8 @@ def team(request: ModelRequest) -> Turn:
         )
     if request.messages[0].content == RESEARCH_SYNTHESIS:
         return "Generators pause [py/generators]; StopIteration ends loops [py/iterators] [py/x]."
-    turns: dict[str, list[Turn]] = {  # each agent's first turn is its first look (a search)
+    turns: dict[str, list[Turn]] = {  # each agent answers from its first look (a search)
+        TOPIC: ["They pause at yield [py/generators]."],  # the topic itself is always asked
         GEN_GOAL: ["It pauses [py/generators]."],
         STOP_GOAL: [
             "It ends with StopIteration [py/generators].",
@@ -239,7 +241,7 @@ async def test_research_plans_researches_and_writes_a_cited_report() -> None:
         "How do generators work?",
         model=model,
         corpus=CORPUS,
-        limits=Limits(max_subtasks=2),
+        limits=Limits(max_subtasks=3),
         on_event=events.append,
     )
 
@@ -252,10 +254,11 @@ async def test_research_plans_researches_and_writes_a_cited_report() -> None:
     assert "[py/x]" not in report.markdown
     assert isinstance(events[0], PlanCreated)
     assert isinstance(events[-1], RunFinished)
+    assert [s.goal for s in report.result.plans[0].subtasks] == [TOPIC, GEN_GOAL, STOP_GOAL]
 
     planner = [r for r in model.requests if r.output is not None]
     assert [r.messages[0].content for r in planner] == [
-        RESEARCH_PLANNER.replace("{max_subtasks}", "2")
+        RESEARCH_PLANNER.replace("{max_subtasks}", "3")
     ]
     agents = [r for r in model.requests if r.messages[0].content == RESEARCH_AGENT]
     assert {tool.name for tool in agents[0].tools} >= {"search_docs", "read_doc"}

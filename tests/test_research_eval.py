@@ -18,6 +18,7 @@ from benchmarks.research_eval import (
     citations,
     duplicate_headings,
     evaluate,
+    find_leaks,
     library_prompts,
     load_questions,
     main,
@@ -232,6 +233,22 @@ def test_a_run_of_words_copied_from_a_library_prompt_is_a_leak(name: str) -> Non
     prompt = [leak for leak in leaks if leak.kind == "prompt"]
     assert prompt, leaks
     assert prompt[0].snippet in copied
+
+
+def test_a_short_copied_phrase_is_caught_and_the_reference_itself_is_clean() -> None:
+    """The phrase SmolLM2 copies from report_issue's description is a leak, while no run of the
+    prompts' words occurs in the Python reference (so the check flags copies, not topics)."""
+    copied = "The task cannot be done at all, but you can report it to the planner."
+    reference = "\n\n".join(doc.text for doc in Corpus.python_docs().documents)
+
+    leaks = score_report(report(copied), YIELD).leaks
+
+    assert [(leak.kind, leak.snippet) for leak in leaks] == [
+        ("prompt", "The task cannot be done at all,")
+    ]
+    assert [
+        leak for leak in find_leaks(reference, library_prompts()) if leak.kind == "prompt"
+    ] == []
 
 
 def test_prompts_given_explicitly_replace_the_library_ones() -> None:

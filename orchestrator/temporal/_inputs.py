@@ -56,6 +56,7 @@ class RunInput(BaseModel):
             when Temporal suggests it).
         first_look: The tool call every sub-agent makes before its first decision.
         cite: Sub-agents' answers cite the sources they gathered.
+        ask_goal: Every first plan asks the goal itself.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -76,6 +77,7 @@ class RunInput(BaseModel):
     agent_history_limit: int | None = Field(default=None, ge=10)
     first_look: FirstLook | None = None
     cite: bool = False
+    ask_goal: bool = False
 
 
 class Allowance(BaseModel):

@@ -54,6 +54,7 @@ def research_input(
         on_plan_failure="single",
         first_look=RESEARCH_FIRST_LOOK,
         cite=True,
+        ask_goal=True,
     )
 
 

@@ -49,6 +49,7 @@ def orchestrator_for(given: RunInput, effects: Effects) -> Orchestrator:
         effects=effects,
         first_look=given.first_look,
         cite=given.cite,
+        ask_goal=given.ask_goal,
         keep_events=False,  # the result goes into the history: its events stay out
     )
 
