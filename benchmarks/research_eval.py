@@ -765,8 +765,13 @@ async def _model(args: argparse.Namespace) -> AsyncIterator[tuple[ChatModel, dic
                 {"model": remote.name, "base_url": args.base_url, "protocol": args.protocol},
             )
         return
-    async with LocalModel() as local:  # its protocol is always the JSON one
-        yield local, {"model": local.name, "base_url": None, "protocol": local.protocol}
+    if args.gguf:
+        served = LocalModel(model_path=args.gguf, protocol=args.protocol)
+    else:
+        served = LocalModel()  # SmolLM2: its protocol is always the JSON one
+    async with served as local:
+        about = {"model": local.name, "base_url": None, "protocol": local.protocol}
+        yield local, {**about, "gguf": str(args.gguf) if args.gguf else None}
 
 
 async def _evaluate(
@@ -803,6 +808,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: embedded)")
     parser.add_argument("--model", help="the model name at --base-url")
     parser.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
+    parser.add_argument(
+        "--gguf", type=Path, help="serve this GGUF file with the embedded llama.cpp server"
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--questions", type=int, metavar="N", help="the first N questions")
     which.add_argument("--only", metavar="ID,...", help="these questions, by id")
@@ -819,8 +827,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the evaluation from the command line; print the tables and write the JSON."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if not args.base_url and (args.model or args.protocol != "auto"):
-        parser.error("--model and --protocol need --base-url (the embedded model speaks JSON)")
+    if not args.base_url and not args.gguf and (args.model or args.protocol != "auto"):
+        parser.error("--model and --protocol need --base-url or --gguf (SmolLM2 speaks JSON)")
     try:
         settings = Settings(
             deadline_s=args.deadline,

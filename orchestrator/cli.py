@@ -62,7 +62,7 @@ EXIT_USAGE = 2
 EXIT_DRIFT = 1
 _RESEARCH_ARGS = (
     "topic", "docs", "out", "max_subtasks", "deadline", "max_tokens", "max_steps", "model",
-    "base_url", "protocol",
+    "base_url", "protocol", "gguf",
 )  # fmt: skip
 
 
@@ -138,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
             "--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)"
         )
         sub.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
+        _gguf_option(sub)
         sub.add_argument(
             "--deadline", type=_positive(float), help="wall-clock seconds for the whole command"
         )
@@ -147,6 +148,15 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--max-steps", type=_positive(int), default=6, help="steps per sub-agent")
         sub.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     return parser
+
+
+def _gguf_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--gguf",
+        type=Path,
+        help="serve this GGUF model file with the embedded llama.cpp server instead of SmolLM2 "
+        "(with --protocol; without an endpoint only)",
+    )
 
 
 def _journal_commands(commands: Any) -> None:
@@ -189,6 +199,7 @@ def _worker_command(commands: Any) -> None:
     wk.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
     wk.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     wk.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
+    _gguf_option(wk)
     wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     _blobs_option(wk)
     wk.set_defaults(handler=_worker)
@@ -269,6 +280,7 @@ def _research_meta(args: argparse.Namespace) -> dict[str, Any]:
     meta = {name: getattr(args, name) for name in _RESEARCH_ARGS}
     meta["docs"] = str(args.docs.resolve()) if args.docs else None
     meta["out"] = str(args.out.resolve())
+    meta["gguf"] = str(args.gguf.resolve()) if args.gguf else None
     return {"command": "research", **meta}
 
 
@@ -365,6 +377,7 @@ def _saved_args(info: RunInfo, args: argparse.Namespace) -> argparse.Namespace:
     saved = argparse.Namespace(**{name: info.meta.get(name) for name in _RESEARCH_ARGS})
     saved.docs = Path(saved.docs) if saved.docs else None
     saved.out = getattr(args, "out", None) or Path(saved.out)
+    saved.gguf = Path(saved.gguf) if saved.gguf else None
     for name in ("model", "base_url", "protocol"):
         if getattr(args, name, None):
             setattr(saved, name, getattr(args, name))
@@ -465,7 +478,8 @@ def _require_temporal() -> None:
 
 def _open_model(args: argparse.Namespace) -> AbstractAsyncContextManager[ChatModel]:
     """The configured endpoint (checked to be reachable), or the embedded model."""
-    return open_model(args.model, base_url=args.base_url, protocol=args.protocol)
+    gguf = getattr(args, "gguf", None)
+    return open_model(args.model, base_url=args.base_url, protocol=args.protocol, gguf=gguf)
 
 
 def _check_writable(path: Path) -> None:

@@ -87,7 +87,7 @@ async def test_resume_finishes_a_crashed_research_run_asking_only_what_was_left(
     meta = {
         "command": "research", "topic": TOPIC, "docs": str(docs), "out": str(out),
         "max_subtasks": 3, "deadline": None, "max_tokens": None, "max_steps": 6, "model": None,
-        "base_url": "unused", "protocol": "tools",
+        "base_url": "unused", "protocol": "tools", "gguf": None,
     }  # fmt: skip
     async with FakeOpenAIServer(crashing) as first, Journal(journal) as opened:
         model = OpenAIChatModel(base_url=first.base_url, api_key="sk-test", protocol="tools")
