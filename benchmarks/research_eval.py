@@ -765,10 +765,8 @@ async def _model(args: argparse.Namespace) -> AsyncIterator[tuple[ChatModel, dic
                 {"model": remote.name, "base_url": args.base_url, "protocol": args.protocol},
             )
         return
-    if args.gguf:
-        served = LocalModel(model_path=args.gguf, protocol=args.protocol)
-    else:
-        served = LocalModel()  # SmolLM2: its protocol is always the JSON one
+    # SmolLM2's protocol is always the JSON one; another GGUF file's is --protocol.
+    served = LocalModel(model_path=args.gguf, protocol=args.protocol) if args.gguf else LocalModel()
     async with served as local:
         about = {"model": local.name, "base_url": None, "protocol": local.protocol}
         yield local, {**about, "gguf": str(args.gguf) if args.gguf else None}
