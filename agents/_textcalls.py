@@ -61,14 +61,23 @@ def recover_calls(text: str, tools: Collection[str]) -> AssistantMessage | None:
         MalformedResponse: The text looks like a tool call but cannot be read as one.
     """
     scanned = text[:MAX_SCAN_CHARS]
-    for value, (start, end) in _candidates(scanned):
-        calls = _calls_in(value, tools)
-        if calls:
-            prose = _unmarked(scanned[:start] + scanned[end:])
-            return AssistantMessage(content=prose or None, tool_calls=calls)
-        answer = _final_answer(value)
-        if answer is not None and not _unmarked(scanned[:start] + scanned[end:]):
-            return AssistantMessage(content=answer)
+    calls: list[ToolCall] = []
+    taken: list[tuple[int, int]] = []
+    answer = None
+    for value, span in _candidates(scanned):
+        if any(span[0] < end and start < span[1] for start, end in taken):
+            continue  # inside a call already read (a fence's JSON, a nested object)
+        found = _calls_in(value, tools)
+        if found:
+            calls += found
+            taken.append(span)
+        elif answer is None and _whole(scanned, span):
+            answer = _final_answer(value)
+    if calls:
+        prose = _unmarked(_without(scanned, taken))
+        return AssistantMessage(content=prose or None, tool_calls=tuple(calls[:_MAX_CALLS]))
+    if answer is not None:
+        return AssistantMessage(content=answer)
     if looks_like_call(scanned, tools):
         raise MalformedResponse(
             f"the reply looks like a tool call but cannot be read; {_FORMAT}", raw=text
@@ -102,6 +111,19 @@ def _candidates(text: str) -> Iterator[tuple[Any, tuple[int, int]]]:
             continue
         if _depth_ok(value):
             yield value, (start, end)
+
+
+def _whole(text: str, span: tuple[int, int]) -> bool:
+    """Whether `span` is all of `text` but whitespace and call markers."""
+    return not _unmarked(text[: span[0]] + text[span[1] :])
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    kept, at = [], 0
+    for start, end in sorted(spans):
+        kept.append(text[at:start])
+        at = end
+    return "".join([*kept, text[at:]])
 
 
 def _parse(text: str) -> Any:

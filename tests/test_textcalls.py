@@ -50,6 +50,18 @@ def test_a_list_of_calls_keeps_its_order_and_the_prose_is_kept_as_content() -> N
     assert len({c.id for c in found.tool_calls}) == 2
 
 
+def test_bare_calls_one_after_another_are_all_read() -> None:
+    """Several bare JSON calls on their own lines are several calls, in order."""
+    text = (
+        '{"name": "search_docs", "arguments": {"query": "a"}}\n\n'
+        '{"name": "read_doc", "arguments": {"doc": "python/yield"}}'
+    )
+    assert calls_of(text) == [
+        ("search_docs", {"query": "a"}),
+        ("read_doc", {"doc": "python/yield"}),
+    ]
+
+
 def test_an_unknown_name_in_an_unmistakable_call_shape_is_still_a_call() -> None:
     """A call to a tool not on the menu is returned, for the toolbox to answer with the menu."""
     assert calls_of('{"name": "web_search", "arguments": {"q": "x"}}') == [
