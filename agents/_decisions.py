@@ -14,6 +14,7 @@ transcript is rendered back as plain chat messages that any chat template accept
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Annotated, Any, Literal
 
@@ -24,6 +25,9 @@ from agents._model import ModelRequest, ToolSpec
 from memory import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 
 __all__ = ["cap_strings", "decision_schema", "inline_refs", "parse_decision", "render_messages"]
+
+
+_BRACKETS = re.compile(r"\[([^\[\]]+)\]")
 
 
 class _Call(BaseModel):
@@ -43,9 +47,21 @@ class _Final(BaseModel):
 
     def text(self) -> str:
         """The answer with the sources it names cited in [brackets] (those it already cites
-        stay where the model put them)."""
-        missing = [c for c in dict.fromkeys(self.cites) if f"[{c}]" not in self.answer]
-        return f"{self.answer.rstrip()} [{', '.join(missing)}]" if missing else self.answer
+        stay where the model put them), a sentence cut off by the length bound left out."""
+        answer = _whole_sentences(self.answer)
+        cited = {c.strip() for group in _BRACKETS.findall(answer) for c in re.split(r"[,;]", group)}
+        missing = [c for c in dict.fromkeys(self.cites) if c not in cited]
+        return f"{answer} [{', '.join(missing)}]" if missing else answer
+
+
+def _whole_sentences(text: str) -> str:
+    """`text` without a last sentence that stops mid-way (the schema's length bound cut it),
+    unless that would leave less than half of it (a short answer needs no full stop)."""
+    text = text.rstrip()
+    if not text or text[-1] in ".!?)]\"'`":
+        return text
+    end = max(text.rfind(". "), text.rfind("! "), text.rfind("? "))
+    return text[: end + 1] if end >= len(text) // 2 else text
 
 
 _DECISION: TypeAdapter[_ToolCalls | _Final] = TypeAdapter(
@@ -53,15 +69,23 @@ _DECISION: TypeAdapter[_ToolCalls | _Final] = TypeAdapter(
 )
 
 
-def decision_schema(tools: tuple[ToolSpec, ...], citable: tuple[str, ...] = ()) -> dict[str, Any]:
+def decision_schema(
+    tools: tuple[ToolSpec, ...],
+    citable: tuple[str, ...] = (),
+    *,
+    answer_chars: int | None = None,
+) -> dict[str, Any]:
     """The JSON schema of one decision given the tools on the menu.
 
     With `citable` sources, a final answer must name one to three of them (an enum: a
-    grammar-constrained model can cite only what it gathered).
+    grammar-constrained model can cite only what it gathered). `answer_chars` bounds the answer.
     """
+    answer: dict[str, Any] = {"type": "string"}
+    if answer_chars is not None:
+        answer["maxLength"] = answer_chars
     final: dict[str, Any] = {
         "type": "object",
-        "properties": {"kind": {"const": "final"}, "answer": {"type": "string"}},
+        "properties": {"kind": {"const": "final"}, "answer": answer},
         "required": ["kind", "answer"],
         "additionalProperties": False,
     }

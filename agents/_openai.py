@@ -240,7 +240,10 @@ class OpenAIChatModel:
         if request.output is not None:
             name, schema = request.output.name, request.output.schema_
         else:
-            name, schema = "decision", decision_schema(request.tools, request.citable)
+            # An answer is a paragraph: it gets more room than the other strings.
+            chars = None if self.max_string_chars is None else self.max_string_chars * 4
+            schema = decision_schema(request.tools, request.citable, answer_chars=chars)
+            name = "decision"
         if self.max_string_chars is not None:
             schema = cap_strings(schema, self.max_string_chars)
         return {

@@ -62,7 +62,8 @@ _CITATION = re.compile(r"\[([^\[\]]+)\]")
 
 
 def cites_evidence(answer: str, evidence: Sequence[Evidence]) -> str | None:
-    """An acceptance check: the answer must cite, in [brackets], a source it actually gathered.
+    """An acceptance check: the answer must cite, in [brackets], a source it actually gathered
+    (several may share brackets: `[a, b]`).
 
     Returns:
         None if the answer cites at least one gathered source and no unknown one; else the problem.
@@ -70,7 +71,8 @@ def cites_evidence(answer: str, evidence: Sequence[Evidence]) -> str | None:
     if not evidence:
         return "you gathered no evidence; use the tools to find some before answering"
     sources = {e.source for e in evidence}
-    cited = {c.strip() for c in _CITATION.findall(answer)}
+    cited = {c.strip() for group in _CITATION.findall(answer) for c in re.split(r"[,;]", group)}
+    cited.discard("")
     unknown = sorted(c for c in cited if c not in sources)
     if unknown:
         return f"these citations match no gathered source: {', '.join(unknown[:5])}"

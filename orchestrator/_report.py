@@ -60,7 +60,7 @@ def write_report(topic: str, result: RunResult, corpus: Corpus, *, told: Sequenc
     lines += [f"> Note: {clean_citations(note, corpus)}" for note in result.notes]
     if result.notes:
         lines.append("")
-    lines += ["## Summary", "", _summary(result, corpus, parrot, sections), ""]
+    lines += ["## Summary", "", _summary(result, corpus, parrot, sections, topic), ""]
     for heading, body in sections.items():
         lines += [f"## {heading}", "", *body]
     failed = [r for r in result.reports if r.status not in ("done", "partial")]
@@ -139,7 +139,7 @@ def _extract(report: AgentReport, corpus: Corpus) -> str:
 
 
 def _summary(
-    result: RunResult, corpus: Corpus, parrot: Parrot, sections: dict[str, list[str]]
+    result: RunResult, corpus: Corpus, parrot: Parrot, sections: dict[str, list[str]], topic: str
 ) -> str:
     """The synthesised summary, or, when it is unusable, one line per answered question."""
     answer = _usable(result.answer, parrot)
@@ -148,7 +148,8 @@ def _summary(
     if not sections:
         return "No question could be answered from the documents."
     lines = ["*No usable summary was written; the questions answered below:*", ""]
-    return "\n".join(lines + [f"- {heading}" for heading in sections])
+    asked = [_plain(topic) if heading == _ANSWER else heading for heading in sections]
+    return "\n".join(lines + [f"- {question}" for question in asked])
 
 
 def _banner(result: RunResult) -> str:

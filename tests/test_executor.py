@@ -10,6 +10,7 @@ from agents import (
     DEFAULT_INSTRUCTIONS,
     AgentEvent,
     Budget,
+    Evidence,
     Executor,
     Limits,
     MalformedResponse,
@@ -685,3 +686,24 @@ async def test_paors_own_message_is_refused_as_a_tool_argument() -> None:
     report = await Executor(FunctionModel(decide), tools=[find]).run("Find cats.")
     assert ran == ["cats", "cats"]
     assert report.answer == "Gave up."
+
+
+@pytest.mark.parametrize(
+    ("answer", "accepted"),
+    [
+        ("It is 42 [doc-1].", True),
+        ("It is 42 [doc-1, doc-2].", True),
+        ("It is 42 [doc-1; doc-2].", True),
+        ("It is 42 [doc-1, doc-9].", False),
+        ("It is 42.", False),
+    ],
+)
+def test_cites_evidence_reads_several_sources_in_one_pair_of_brackets(
+    answer: str, accepted: bool
+) -> None:
+    """`[a, b]` cites a and b; any of them unknown is refused; no citation is refused."""
+    gathered = [
+        Evidence(source="doc-1", excerpt="42", tool="lookup"),
+        Evidence(source="doc-2", excerpt="42", tool="lookup"),
+    ]
+    assert (cites_evidence(answer, gathered) is None) is accepted

@@ -525,3 +525,22 @@ async def test_a_citing_executor_names_what_it_gathered_in_each_request() -> Non
     model = ScriptedModel([call("weather", city="Paris"), reply("Sunny [weather].")])
     await Executor(model, tools=[weather], cite=True).run("Weather in Paris?")
     assert [r.citable for r in model.requests] == [(), ('weather({"city": "Paris"})',)]
+
+
+async def test_a_json_answer_cut_by_its_length_bound_loses_the_broken_sentence() -> None:
+    """An answer ending mid-sentence (the schema bound cut it) keeps its whole sentences and then
+    the sources it names, once each."""
+    request = ASK.model_copy(update={"citable": ("python/yield",)})
+    final = {
+        "kind": "final",
+        "answer": "Generators pause at yield [python/yield]. They resume when next() is cal",
+        "cites": ["python/yield", "python/yield"],
+    }
+    async with (
+        FakeOpenAIServer([json_content(final)]) as server,
+        chat_model(server, protocol="json", max_string_chars=50) as model,
+    ):
+        response = await model.complete(request)
+    schema = server.requests[0]["response_format"]["json_schema"]["schema"]
+    assert schema["anyOf"][1]["properties"]["answer"]["maxLength"] == 200
+    assert response.message.content == "Generators pause at yield [python/yield]."
