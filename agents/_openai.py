@@ -5,7 +5,9 @@ see `_decisions`) for servers that cannot call tools. `auto` starts native and s
 good when the server rejects a request with tools. Under native calls, a call the model wrote as
 text (fenced JSON, `<tool_call>` tags: see `_textcalls`) is recovered into a real tool call. How an
 endpoint's calls arrive (`tools`, `text` or `json`) is found out at the first call, logged once as
-`model_protocol`, kept in `calls_arrive`, and stamped on every `ModelResponse`.
+`model_protocol`, kept in `calls_arrive`, and stamped on every `ModelResponse`; `auto` settles on
+it: native calls stay native, calls written as text move to JSON decisions (a model that ignores
+its template's tool format follows a grammar better), unless the server refuses those.
 
 Retries live here and nowhere else: the `openai` client's own retries are off. Rate limits (429,
 honouring Retry-After), 408/409, 5xx, timeouts and dropped connections are retried with bounded,
@@ -112,6 +114,8 @@ class OpenAIChatModel:
         )
         self.protocol: DecisionProtocol = protocol
         self.calls_arrive: WireProtocol | None = None
+        self._auto = protocol == "auto"
+        self._refused: set[DecisionProtocol] = set()
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -178,15 +182,18 @@ class OpenAIChatModel:
                 await anyio.sleep(delay)
 
     async def _attempt(self, request: ModelRequest) -> ModelResponse:
-        protocol = "json" if self.protocol == "json" else "tools"
+        protocol: DecisionProtocol = "json" if self.protocol == "json" else "tools"
         try:
             return await self._send_within_deadline(request, protocol)
         except ModelRequestError as exc:
-            if self.protocol != "auto" or not request.tools or exc.status != 400:
+            other: DecisionProtocol = "tools" if protocol == "json" else "json"
+            if not self._auto or not request.tools or exc.status != 400 or other in self._refused:
                 raise
-            _log.warning("model_protocol_fallback", protocol="json", error=str(exc))
-            self.protocol = "json"
-            return await self._send_within_deadline(request, "json")
+            # Refused for good: the server cannot take this protocol, so auto never returns to it.
+            self._refused.add(protocol)
+            _log.warning("model_protocol_fallback", protocol=other, error=str(exc))
+            self.protocol = other
+            return await self._send_within_deadline(request, other)
 
     async def _send_within_deadline(self, request: ModelRequest, protocol: str) -> ModelResponse:
         try:
@@ -220,8 +227,6 @@ class OpenAIChatModel:
             raise ModelRetryableError(f"unreadable response body: {exc.msg}") from exc
         except RecursionError:
             raise MalformedResponse("the response body nests too deep to read", raw="") from None
-        if self.protocol == "auto" and request.tools:
-            self.protocol = "tools" if protocol == "tools" else "json"
         return self._response(_completion(data), request, protocol)
 
     def _tools_kwargs(self, request: ModelRequest) -> dict[str, Any]:
@@ -274,7 +279,7 @@ class OpenAIChatModel:
                 elif recovered is not None:
                     message = recovered
         if request.tools and (message.tool_calls or how == "json"):
-            self._observe(how)
+            self._settle(how)
         return ModelResponse(
             message=message,
             usage=_usage(completion.usage),
@@ -282,11 +287,19 @@ class OpenAIChatModel:
             protocol=how,
         )
 
-    def _observe(self, how: WireProtocol) -> None:
-        """Note, once per endpoint, how its tool calls come back (logged for the trace)."""
-        if self.calls_arrive is None:
-            self.calls_arrive = how
-            _log.info("model_protocol", protocol=how, model=self.model)
+    def _settle(self, how: WireProtocol) -> None:
+        """Note, once per endpoint, how its tool calls come back, and settle `auto` on it.
+
+        Native calls keep the native protocol. Calls written as text mean the model does not
+        follow its template's tool format: JSON decisions (grammar-constrained) then serve it
+        better, unless the server refused them, in which case calls stay recovered from text.
+        """
+        if self.calls_arrive is not None:
+            return
+        self.calls_arrive = how
+        if self._auto and self.protocol == "auto":
+            self.protocol = "json" if how != "tools" and "json" not in self._refused else "tools"
+        _log.info("model_protocol", calls=how, protocol=self.protocol, model=self.model)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

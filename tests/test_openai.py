@@ -464,9 +464,9 @@ async def test_a_tool_call_written_as_fenced_json_runs_as_a_native_call() -> Non
     async def sink(event: Any) -> None:
         events.append(event)
 
-    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+    async with FakeOpenAIServer(script) as server, chat_model(server, protocol="tools") as model:
         report = await Executor(model, tools=[weather]).run("Weather in Paris?", events=sink)
-        assert model.calls_arrive == "text"
+        assert (model.calls_arrive, model.protocol) == ("text", "tools")
     server.assert_complete()
     assert report.status == "done"
     assert report.answer == "Paris is sunny, 21C."
@@ -492,7 +492,7 @@ async def test_a_tool_call_written_as_fenced_json_runs_as_a_native_call() -> Non
 async def test_a_tool_call_text_that_cannot_be_read_is_fed_back_not_answered(content: str) -> None:
     """Text that looks like a call but is broken is answered as malformed, never as the answer."""
     script = [text(content), tool_calls([("weather", {"city": "Paris"})]), text("Sunny [weather].")]
-    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+    async with FakeOpenAIServer(script) as server, chat_model(server, protocol="tools") as model:
         report = await Executor(model, tools=[weather]).run("Weather in Paris?")
     server.assert_complete()
     assert report.answer == "Sunny [weather]."
@@ -544,3 +544,33 @@ async def test_a_json_answer_cut_by_its_length_bound_loses_the_broken_sentence()
     schema = server.requests[0]["response_format"]["json_schema"]["schema"]
     assert schema["anyOf"][1]["properties"]["answer"]["maxLength"] == 200
     assert response.message.content == "Generators pause at yield [python/yield]."
+
+
+async def test_auto_moves_to_json_decisions_once_calls_come_as_text() -> None:
+    """protocol="auto": a call written as text is run, and the endpoint's next requests are JSON
+    decisions (a grammar holds such a model better than its template)."""
+    fenced = '```json\n{"name": "weather", "arguments": {"city": "Paris"}}\n```'
+    final = json_content({"kind": "final", "answer": "Paris is sunny, 21C."})
+    async with FakeOpenAIServer([text(fenced), final]) as server, chat_model(server) as model:
+        report = await Executor(model, tools=[weather]).run("Weather in Paris?")
+        assert (model.calls_arrive, model.protocol) == ("text", "json")
+    server.assert_complete()
+    assert report.answer == "Paris is sunny, 21C."
+    first, second = server.requests
+    assert "tools" in first and "response_format" not in first
+    assert "tools" not in second
+    assert second["response_format"]["json_schema"]["name"] == "decision"
+
+
+async def test_auto_keeps_text_calls_when_the_server_refuses_json_decisions() -> None:
+    """If JSON decisions are refused (400) after calls came as text, auto goes back to native
+    requests with calls recovered from text, for good, in the same attempt."""
+    fenced = '{"name": "weather", "arguments": {"city": "Paris"}}'
+    script = [text(fenced), status(400), text("Sunny, 21C."), text("Still sunny.")]
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        report = await Executor(model, tools=[weather]).run("Weather in Paris?")
+        assert model.protocol == "tools"
+        again = await model.complete(ASK)
+    assert report.answer == "Sunny, 21C."
+    assert again.message.content == "Still sunny."
+    assert ["tools" in r for r in server.requests] == [True, False, True, True]
