@@ -557,7 +557,8 @@ async def test_auto_moves_to_json_decisions_once_calls_come_as_text() -> None:
     server.assert_complete()
     assert report.answer == "Paris is sunny, 21C."
     first, second = server.requests
-    assert "tools" in first and "response_format" not in first
+    assert "tools" in first
+    assert "response_format" not in first
     assert "tools" not in second
     assert second["response_format"]["json_schema"]["name"] == "decision"
 
