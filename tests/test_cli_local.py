@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agents._textcalls import looks_like_call
 from agents.toolkits import Corpus
 
 CITATION = re.compile(r"\[([^\[\]\n]+)\](?!\()")
@@ -30,7 +31,8 @@ def cited(markdown: str) -> set[str]:
 @pytest.mark.timeout(400)
 def test_research_with_the_embedded_model_writes_a_report(tmp_path: Path) -> None:
     """With no endpoint configured, `paor research` starts the embedded model and writes a report
-    with a title and sections whose citations all name Python reference documents."""
+    with a title and sections whose citations all name Python reference documents, with no
+    heading twice, no placeholder and no tool call written as text (whatever the model wrote)."""
     out = tmp_path / "report.md"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PAOR_"))}
     command = [
@@ -51,3 +53,8 @@ def test_research_with_the_embedded_model_writes_a_report(tmp_path: Path) -> Non
     assert "## Sources" in sections
     ids = {doc.id for doc in Corpus.python_docs().documents}
     assert cited("\n".join(lines)) <= ids
+    headings = [line for line in lines if line.startswith("#")]
+    assert len(headings) == len(set(headings)), headings
+    own_text = QUOTE.sub("", "\n".join(lines))  # the report's words, not the quoted documents
+    assert "<your answer>" not in own_text
+    assert not looks_like_call(own_text, {"search_docs", "read_doc", "report_issue"}), own_text

@@ -12,24 +12,19 @@ from agents import ModelRequest
 from agents.testing import FunctionModel, Turn, call
 from agents.toolkits import Corpus
 from benchmarks._report import write_json
-from benchmarks.research_eval import (
+from benchmarks._research_scoring import (
     Question,
-    Settings,
     citations,
     duplicate_headings,
-    evaluate,
     find_leaks,
     library_prompts,
     load_questions,
-    main,
     own_text,
     prose,
-    render,
-    results_json,
     score_report,
     select,
-    written_answers,
 )
+from benchmarks.research_eval import Settings, evaluate, main, render, results_json, written_answers
 from memory import ToolMessage
 from orchestrator import RunResult
 from orchestrator._research import RESEARCH_AGENT, RESEARCH_SYNTHESIS
