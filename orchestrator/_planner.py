@@ -336,6 +336,11 @@ def _asking(draft: PlanDraft, goal: str, room: int) -> PlanDraft:
     the last subtask making room), and without subtasks that ask nothing (see `_asks`)."""
     wanted = _words(goal)
     kept = [d for d in draft.subtasks if _asks(d.goal)]
+    dropped = {d.id for d in draft.subtasks} - {d.id for d in kept}
+    kept = [
+        d.model_copy(update={"depends_on": [x for x in d.depends_on if x not in dropped]})
+        for d in kept
+    ]
     if any(_words(d.goal) == wanted for d in kept):
         return draft.model_copy(update={"subtasks": kept})
     ids = {d.id for d in kept}
