@@ -316,7 +316,7 @@ async def _run_and_kill(client: Client, workers: list[Process]) -> RunResult:
 async def test_research_report_matches_in_process(server: str) -> None:
     """`research(backend=TemporalBackend(...))`: the research prompts and the citation check on
     the workers, and the in-process report word for word from the same scripted model."""
-    limits = Limits(max_subtasks=2)
+    limits = Limits(max_subtasks=3)
     local = await research(TOPIC, model=FunctionModel(team), corpus=CORPUS, limits=limits)
     client = await connect(server)
     served = Registry.of({"default": FunctionModel(team)}, research_tools(CORPUS))
@@ -344,10 +344,10 @@ async def test_cli_research_on_temporal_writes_the_report(server: str, tmp_path:
         path.write_text(f"# {document.title}\n\n{document.text}\n", encoding="utf-8")
     corpus = Corpus.from_folder(docs)
     local = await research(
-        TOPIC, model=FunctionModel(team), corpus=corpus, limits=Limits(max_subtasks=2)
+        TOPIC, model=FunctionModel(team), corpus=corpus, limits=Limits(max_subtasks=3)
     )
     out = tmp_path / "report.md"
-    argv = ["research", TOPIC, "--docs", str(docs), "--out", str(out), "--max-subtasks", "2"]
+    argv = ["research", TOPIC, "--docs", str(docs), "--out", str(out), "--max-subtasks", "3"]
     argv += ["--temporal", server, "--task-queue", "cli"]
     client = await connect(server)
     served = Registry.of({"default": FunctionModel(team)}, research_tools(corpus))
