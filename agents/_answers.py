@@ -4,7 +4,8 @@ Small models copy what they are shown. An answer that is a placeholder (`<your a
 sentence lifted from the instructions or a tool's description, a tool call written as JSON, or no
 words at all, is not an answer, whatever an acceptance check would say about its citations. The
 executor sends such an answer back like a failed acceptance check (bounded by the same count), and
-the wrap-up and the planner's synthesis fall back to what was gathered instead of keeping it.
+the wrap-up falls back to what was gathered instead of keeping it (the research report applies the
+same test, stricter, to every answer and summary it prints).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from agents._textcalls import looks_like_call, recover_calls
 
 __all__ = ["Parrot", "described", "unusable_answer"]
 
-SHINGLE_WORDS = 6
+# Eight words in a row: a user's tool descriptions are plain phrases ("the weekend forecast for a
+# city") that a good answer may echo; a copy of the instructions runs longer.
+SHINGLE_WORDS = 8
 _REPEATS = 3
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
@@ -34,7 +37,7 @@ class Parrot:
 
     Args:
         sources: The texts an answer must not copy (instructions, tool descriptions, examples).
-        words: How many consecutive words make a copy (6: a phrase, not a shared term).
+        words: How many consecutive words make a copy (8 by default: a phrase, not a shared term).
     """
 
     def __init__(self, sources: Iterable[str] = (), *, words: int = SHINGLE_WORDS) -> None:

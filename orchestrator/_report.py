@@ -31,6 +31,7 @@ _DIGEST = "Incomplete: stopped early"
 _FALLBACK = ("Results gathered by the agents:", "Incomplete (")
 _EXCERPT = 280
 _QUOTED = 2
+REPORT_SHINGLE_WORDS = 6
 _ANSWER = "Answer"
 _FIXED = frozenset({"summary", "not answered", "sources", "evidence"})
 _STATUS_WORDS = {
@@ -52,7 +53,8 @@ def write_report(topic: str, result: RunResult, corpus: Corpus, *, told: Sequenc
         told: What the models were told (prompts, tool descriptions): an answer copying it is
             not used.
     """
-    parrot = Parrot(told)
+    # Stricter than an agent's check: six words of a prompt in a report a person reads is a leak.
+    parrot = Parrot(told, words=REPORT_SHINGLE_WORDS)
     sections = _sections(result, corpus, parrot, topic)
     lines = [f"# {_plain(clean_citations(topic, corpus)) or _plain(topic)}", ""]
     if not result.complete:

@@ -22,7 +22,7 @@ PROMPT = (
         ('```json\n{"name": "search_docs", "arguments": {"query": "x"}}\n```', "tool call"),
         ('{"name": "read_doc", "arguments": {"doc": "python/yield"', "tool call"),
         (
-            "You research one question in a document collection, I think [python/yield].",
+            "You research one question in a document collection. Use search_docs to find it.",
             "copies the instructions",
         ),
         ("The task is still pending. " * 4, "over and over"),
@@ -41,6 +41,7 @@ def test_unusable_answers_are_named(answer: str, problem: str) -> None:
         "42",
         "A generator pauses at each yield and resumes on next() [python/yield].",
         "Use search_docs? No: the reference says a with statement calls __enter__ [python/with].",
+        "You research one question in a document, I think [python/yield].",
     ],
 )
 def test_real_answers_pass(answer: str) -> None:
@@ -49,8 +50,9 @@ def test_real_answers_pass(answer: str) -> None:
 
 
 def test_a_parrot_needs_a_phrase_not_a_shared_word() -> None:
-    """Five words in a row from the prompt are a shared phrase; six are a copy."""
-    parrot = Parrot([PROMPT])
+    """With six-word shingles, five words in a row from the prompt are a shared phrase; six are a
+    copy."""
+    parrot = Parrot([PROMPT], words=6)
     assert parrot.copied("one question in a document") is None
     assert parrot.copied("so: one question in a document collection, then") == (
         "one question in a document collection"
