@@ -66,7 +66,8 @@ class RunState:
     turn_digests: list[str] = field(default_factory=list)
     turn_failed: list[bool] = field(default_factory=list)
     cut: bool = False
-    # paor's own words to the model (guard messages, tool errors): never valid tool arguments.
+    # paor's own words to the model (guard messages): never valid tool arguments. Tool errors are
+    # left out: they quote the model's own arguments, which it may rightly use again elsewhere.
     said: Parrot = field(default_factory=lambda: Parrot(words=_ECHO_WORDS))
 
     def site(self) -> EffectSite:
@@ -220,8 +221,6 @@ async def settle_turn(s: RunState, toolbox: Toolbox, control: Toolbox, *, cancel
     # sink applies back-pressure must neither lose a result nor settle the turn a second time.
     for call, result in zip(turn, results, strict=True):
         s.transcript.append(result.to_message())
-        if not result.ok:
-            s.said.add(result.content)
         s.evidence.extend(e for e in result.evidence if e.tool != "report_issue")
         s.findings.extend(result.findings)
         if result.ok and call.name in control.names and call.id in args:
