@@ -52,7 +52,7 @@ from memory import (
     UserMessage,
 )
 
-__all__ = ["DEFAULT_INSTRUCTIONS", "Executor", "FirstLook"]
+__all__ = ["DEFAULT_INSTRUCTIONS", "SIGNALS", "Executor", "FirstLook"]
 
 DEFAULT_INSTRUCTIONS = (
     "You are a focused research and action agent. Work on the task step by step: call tools to "
@@ -79,6 +79,10 @@ async def _report_issue(kind: Literal["blocked", "invalidates"], reason: str) ->
         reason: What you found, in one or two sentences.
     """
     return "Noted; the planner will be told." if kind == "invalidates" else "Noted; stopping."
+
+
+SIGNALS: tuple[Tool, ...] = (_report_issue,)
+"""The built-in tools an executor offers besides the caller's (`signals=True`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +191,7 @@ class Executor:
         self.max_rejections = max_rejections
         self.max_malformed = max_malformed
         self.allowed_tools = None if allowed_tools is None else frozenset(allowed_tools)
-        self.control = Toolbox([_report_issue] if signals else [])
+        self.control = Toolbox(SIGNALS if signals else ())
         self.effects: Effects = effects or LiveEffects()
         self.compactor = compactor
         self.first_look = first_look

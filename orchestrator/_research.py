@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from agents import ChatModel, ConfigurationError, FirstLook, cites_evidence
 from agents._answers import described
+from agents._executor import SIGNALS
 from agents.toolkits import Corpus, research_tools
 from memory import Journal
 from orchestrator._events import Event
@@ -161,7 +162,7 @@ def research_orchestrator(
 
 def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:
     """The Markdown report for a finished research run (see `orchestrator._report`): answers that
-    copy the research prompts or the tools' descriptions are not used."""
-    tools = described(t.spec() for t in research_tools(corpus))
+    copy the research prompts or the tools' descriptions (report_issue's included) are not used."""
+    tools = described(t.spec() for t in (*research_tools(corpus), *SIGNALS))
     told = [RESEARCH_PLANNER, RESEARCH_AGENT, RESEARCH_SYNTHESIS, *tools]
     return write_report(topic, result, corpus, told=told)
