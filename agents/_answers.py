@@ -46,6 +46,10 @@ class Parrot:
         for text in sources:
             self.add(text)
 
+    def __bool__(self) -> bool:
+        """Whether anything was remembered (nothing to compare with is the usual case)."""
+        return bool(self._shingles)
+
     def add(self, text: str) -> None:
         """Remember one more text an answer must not copy."""
         self._shingles.update(_shingles(_words(text), self.words))

@@ -235,6 +235,8 @@ async def settle_turn(s: RunState, toolbox: Toolbox, control: Toolbox, *, cancel
 
 def _echo(s: RunState, call: ToolCall) -> str | None:
     """A phrase of paor's own messages that a call's string arguments repeat, if any."""
+    if not s.said:
+        return None  # the usual turn: nothing said yet, so no second parse of the arguments
     try:
         args = json.loads(call.arguments)
     except (ValueError, RecursionError):
