@@ -14,7 +14,6 @@ transcript is rendered back as plain chat messages that any chat template accept
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from typing import Annotated, Any, Literal
 
@@ -22,12 +21,10 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from agents._errors import MalformedResponse
 from agents._model import ModelRequest, ToolSpec
+from agents._report import cited_ids
 from memory import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage
 
 __all__ = ["cap_strings", "decision_schema", "inline_refs", "parse_decision", "render_messages"]
-
-
-_BRACKETS = re.compile(r"\[([^\[\]]+)\]")
 
 
 class _Call(BaseModel):
@@ -49,7 +46,7 @@ class _Final(BaseModel):
         """The answer with the sources it names cited in [brackets] (those it already cites
         stay where the model put them), a sentence cut off by the length bound left out."""
         answer = _whole_sentences(self.answer)
-        cited = {c.strip() for group in _BRACKETS.findall(answer) for c in re.split(r"[,;]", group)}
+        cited = cited_ids(answer)
         missing = [c for c in dict.fromkeys(self.cites) if c not in cited]
         return f"{answer} [{', '.join(missing)}]" if missing else answer
 

@@ -12,7 +12,7 @@ from agents._guards import StopReason
 from agents._model import Usage
 from agents._toolbox import Evidence, Finding
 
-__all__ = ["AcceptanceCheck", "AgentReport", "ReportStatus", "cites_evidence"]
+__all__ = ["AcceptanceCheck", "AgentReport", "ReportStatus", "cited_ids", "cites_evidence"]
 
 ReportStatus = Literal["done", "partial", "failed", "blocked"]
 
@@ -61,6 +61,13 @@ class AgentReport(BaseModel):
 _CITATION = re.compile(r"\[([^\[\]]+)\]")
 
 
+def cited_ids(text: str) -> set[str]:
+    """The ids `text` cites in [brackets]; several may share a pair: `[a, b]` or `[a; b]`."""
+    found = {c.strip() for group in _CITATION.findall(text) for c in re.split(r"[,;]", group)}
+    found.discard("")
+    return found
+
+
 def cites_evidence(answer: str, evidence: Sequence[Evidence]) -> str | None:
     """An acceptance check: the answer must cite, in [brackets], a source it actually gathered
     (several may share brackets: `[a, b]`).
@@ -71,8 +78,7 @@ def cites_evidence(answer: str, evidence: Sequence[Evidence]) -> str | None:
     if not evidence:
         return "you gathered no evidence; use the tools to find some before answering"
     sources = {e.source for e in evidence}
-    cited = {c.strip() for group in _CITATION.findall(answer) for c in re.split(r"[,;]", group)}
-    cited.discard("")
+    cited = cited_ids(answer)
     unknown = sorted(c for c in cited if c not in sources)
     if unknown:
         return f"these citations match no gathered source: {', '.join(unknown[:5])}"
