@@ -41,7 +41,12 @@ class ModelCalled(_AgentEventBase):
 
 
 class ToolCalled(_AgentEventBase):
-    """A tool call finished, whatever its outcome."""
+    """A tool call finished, whatever its outcome.
+
+    Attributes:
+        error: What went wrong, as the model read it (first line, at most 300 characters).
+        error_kind: The kind of failure (`failed`, `timeout`, `invalid_arguments`, ...).
+    """
 
     type: Literal["tool_called"] = "tool_called"
     tool: str
@@ -49,6 +54,7 @@ class ToolCalled(_AgentEventBase):
     ok: bool
     error: str | None
     duration_ms: float
+    error_kind: str | None = None
 
 
 class BreakerOpened(_AgentEventBase):

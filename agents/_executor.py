@@ -38,7 +38,7 @@ from agents._events import EventSink
 from agents._guards import Budget, Limits, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
-from agents._steps import RunState, settle_turn, start_turn
+from agents._steps import RunState, bounded, settle_turn, start_turn
 from agents._stop import Stop
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
@@ -378,7 +378,7 @@ class Executor:
         if not message.tool_calls and not (message.content or "").strip():
             # Never recorded: an empty assistant turn is invalid for most chat APIs.
             return self._malformed(s, "", "the reply was empty: call a tool or give an answer")
-        s.transcript.append(message)
+        s.transcript.append(bounded(message, self.toolbox))
         if message.tool_calls:
             s.malformed = 0
             return _Act(message.tool_calls)

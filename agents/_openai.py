@@ -11,7 +11,11 @@ its template's tool format follows a grammar better), unless the server refuses 
 
 Retries live here and nowhere else: the `openai` client's own retries are off. Rate limits (429,
 honouring Retry-After), 408/409, 5xx, timeouts and dropped connections are retried with bounded,
-jittered backoff; 400/401/403/404 are not. Every attempt runs under an anyio deadline.
+jittered backoff; 400/401/403/404 are not. Every attempt runs under an anyio deadline, the reading
+of the reply included, and no reply is read past `max_response_bytes` (see `_http`).
+
+The endpoint is only ever shown through `redact_url`: credentials in a base URL stay out of
+errors, logs and `repr`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
+import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -38,9 +43,10 @@ from agents._errors import (
     ModelRequestError,
     ModelRetryableError,
 )
+from agents._http import DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLarge, bounded_http_client
 from agents._model import ModelRequest, ModelResponse, Usage, WireProtocol
 from agents._textcalls import recover_calls
-from agents._tracing import logger, redact_text
+from agents._tracing import logger, redact_text, redact_url
 from memory import AssistantMessage, Message, ToolCall, ToolMessage
 
 __all__ = ["DecisionProtocol", "OpenAIChatModel", "block_model_requests", "to_wire"]
@@ -72,7 +78,8 @@ class OpenAIChatModel:
         model: The model name; defaults to `$PAOR_MODEL`, then "gpt-4.1-mini".
         base_url: The endpoint; defaults to `$OPENAI_BASE_URL`, then OpenAI's.
         api_key: The key; defaults to `$OPENAI_API_KEY` (local servers need none). Never logged.
-        client: A ready `AsyncOpenAI` client (then base_url and api_key are ignored).
+        client: A ready `AsyncOpenAI` client (then base_url, api_key and max_response_bytes are
+            ignored: its HTTP client is the caller's, unbounded unless they bound it).
         protocol: "tools" (native tool calls), "json" (JSON decisions) or "auto".
         timeout: Seconds allowed for one attempt.
         max_retries: Retries after the first attempt, for retryable failures only.
@@ -82,6 +89,9 @@ class OpenAIChatModel:
         max_output_tokens: Default completion cap per request.
         max_string_chars: In the JSON protocol, bound every string of the schema to this many
             characters (keeps small grammar-constrained models from running on).
+        max_response_bytes: The most bytes one reply body may hold, decoded (default 8 MiB, a
+            hundred times a long completion). A longer one, such as a body that never ends, fails
+            with `ModelRequestError` as soon as it passes the limit.
 
     Raises:
         ConfigurationError: An option is out of range.
@@ -102,15 +112,18 @@ class OpenAIChatModel:
         temperature: float | None = None,
         max_output_tokens: int | None = None,
         max_string_chars: int | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if timeout <= 0 or max_retries < 0 or backoff < 0:
             raise ConfigurationError("timeout must be positive; max_retries and backoff >= 0")
+        if max_response_bytes < 1:
+            raise ConfigurationError("max_response_bytes must be at least 1")
         self.model = model or os.environ.get("PAOR_MODEL") or "gpt-4.1-mini"
-        self._client = client or openai.AsyncOpenAI(
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
-            max_retries=0,
-            timeout=timeout + 5.0,
+        self._client = client or _new_client(
+            base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
         )
         self.protocol: DecisionProtocol = protocol
         self.calls_arrive: WireProtocol | None = None
@@ -131,8 +144,8 @@ class OpenAIChatModel:
 
     @property
     def base_url(self) -> str:
-        """The endpoint URL."""
-        return str(self._client.base_url)
+        """The endpoint URL, its credentials masked (`redact_url`): safe to print or store."""
+        return redact_url(str(self._client.base_url))
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r}, protocol={self.protocol!r})"
@@ -147,7 +160,7 @@ class OpenAIChatModel:
         try:
             with anyio.fail_after(wait_s):
                 await self._client.models.list()
-        except openai.APIStatusError:
+        except (openai.APIStatusError, ResponseTooLarge):
             return
         except (openai.APIConnectionError, TimeoutError) as exc:
             raise ModelRetryableError(
@@ -221,10 +234,17 @@ class OpenAIChatModel:
         except openai.APIStatusError as exc:
             raise _classify(exc) from exc
         except openai.APIConnectionError as exc:
-            raise ModelRetryableError(f"connection failed: {type(exc).__name__}") from exc
+            cause = type(exc.__cause__ or exc).__name__
+            raise ModelRetryableError(f"connection failed to {self.base_url}: {cause}") from exc
+        except ResponseTooLarge as exc:
+            # Not retried: a body past the limit is a broken server (an endless stream) or a
+            # reply no retry will shrink, and each try would cost the limit in bytes again.
+            raise ModelRequestError(f"{exc} (max_response_bytes)", status=exc.status) from None
         except json.JSONDecodeError as exc:
             # A truncated or garbled body is a transport fault, not something the model said.
             raise ModelRetryableError(f"unreadable response body: {exc.msg}") from exc
+        except UnicodeDecodeError as exc:
+            raise ModelRetryableError(f"unreadable response body: {exc.reason}") from exc
         except RecursionError:
             raise MalformedResponse("the response body nests too deep to read", raw="") from None
         return self._response(_completion(data), request, protocol)
@@ -302,18 +322,53 @@ class OpenAIChatModel:
         _log.info("model_protocol", calls=how, protocol=self.protocol, model=self.model)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_backoff)
+        """Seconds to wait before retry `attempt + 1`: always finite, in [0, max_backoff]."""
+        if retry_after is not None and retry_after >= 0:  # False for NaN too
+            return min(retry_after, self.max_backoff)
         return min(self.backoff * 2.0**attempt * random.uniform(0.5, 1.0), self.max_backoff)
 
     def _check_allowed(self) -> None:
         if not _blocked:
             return
-        host = urlsplit(self.base_url).hostname or ""
+        host = urlsplit(str(self._client.base_url)).hostname or ""
         if host not in _blocked[-1]:
             raise ModelRequestError(
                 f"model requests to {host!r} are blocked (block_model_requests)"
             )
+
+
+def _new_client(
+    base_url: str | None, api_key: str, *, timeout: float, max_response_bytes: int
+) -> openai.AsyncOpenAI:
+    """paor's `AsyncOpenAI` client: no retries of its own, replies bounded (`_http`).
+
+    Raises:
+        ConfigurationError: The base URL is not an http(s) URL with a host and a valid port.
+    """
+    try:
+        # The client's own timeout is a backstop only: the anyio deadline around each attempt
+        # is what bounds it, body included (a slow drip resets an HTTP read timeout forever).
+        client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            timeout=timeout + 5.0,
+            http_client=bounded_http_client(max_response_bytes, timeout + 5.0),
+        )
+        url = client.base_url
+        usable = url.scheme in ("http", "https") and bool(url.host) and (url.port or 0) < 65536
+    except (ValueError, httpx2.InvalidURL) as exc:
+        raise ConfigurationError(f"the base URL {_shown(base_url)} is invalid: {exc}") from None
+    if not usable:
+        raise ConfigurationError(
+            f"the base URL {_shown(base_url)} is not an http(s) URL with a host and a valid port"
+        )
+    return client
+
+
+def _shown(url: str | None) -> str:
+    """`url` as an error message quotes it: credentials masked, on one line, not too long."""
+    return repr(redact_url(url or ""))[:200]
 
 
 def to_wire(message: Message) -> dict[str, Any]:
@@ -420,22 +475,31 @@ def _classify(exc: openai.APIStatusError) -> ModelError:
 
 
 def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from Retry-After-Ms, or Retry-After as seconds or an HTTP date."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return float(millis) / 1000
-        except ValueError:
-            pass
+    """Seconds to wait from Retry-After-Ms, or Retry-After as seconds or an HTTP date.
+
+    A value that is no number of seconds to wait (NaN, negative, unparseable) counts as absent:
+    the retry falls back to jittered backoff. An infinite or absurd one is kept; `_delay` caps it.
+    """
+    millis = _seconds(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
     value = headers.get("retry-after")
     if not value:
         return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
+    seconds = _seconds(value)
+    if seconds is not None:
+        return seconds
     try:
         parsed = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     return max(0.0, float(parsed.timestamp()) - time.time())
+
+
+def _seconds(value: str | None) -> float | None:
+    """`value` as a non-negative number (infinity included), or None."""
+    try:
+        number = float(value or "")
+    except ValueError:
+        return None
+    return number if number >= 0 else None  # NaN fails the comparison too

@@ -23,14 +23,15 @@ from agents._guards import Budget, LoopDetector
 from agents._model import ModelResponse, Usage
 from agents._report import AgentReport, ReportStatus
 from agents._toolbox import Evidence, Finding, PreparedCall, Toolbox, ToolResult
-from agents._tools import ToolContext, ToolOutcome
+from agents._tools import MAX_ARG_CHARS, ToolContext, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
 from memory import AssistantMessage, ToolCall, Transcript
 
-__all__ = ["RunState", "settle_turn", "start_turn"]
+__all__ = ["RunState", "bounded", "settle_turn", "start_turn"]
 
 _log = logger("paor.agent")
 _ECHO_WORDS = 5
+_ERROR_CHARS = 300
 
 
 @dataclass(kw_only=True, slots=True)
@@ -157,6 +158,26 @@ class RunState:
             await self.events(event)
 
 
+def bounded(message: AssistantMessage, toolbox: Toolbox) -> AssistantMessage:
+    """The message as the transcript keeps it: arguments over their tool's limit are left out.
+
+    The call itself is refused unread (`Tool.parse`); kept, its arguments would be re-sent with
+    every later request. The note stands in as valid JSON, which some servers' chat templates
+    parse.
+    """
+    calls = []
+    for call in message.tool_calls:
+        found = toolbox.get(call.name)
+        limit = found.max_arg_chars if found else MAX_ARG_CHARS
+        if len(call.arguments) > limit:
+            note = {"omitted": f"{len(call.arguments):,} characters of arguments, over the limit"}
+            call = call.model_copy(update={"arguments": json.dumps(note)})
+        calls.append(call)
+    if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):
+        return message
+    return message.model_copy(update={"tool_calls": tuple(calls)})
+
+
 def start_turn(
     s: RunState,
     calls: tuple[ToolCall, ...],
@@ -270,6 +291,7 @@ async def _trace_result(
         error=result.error,
         digest=digest(result.content),
     )
+    problem = None if result.ok else redact_text(result.content.split("\n", 1)[0][:_ERROR_CHARS])
     ids = {"run_id": s.run_id, "agent_id": s.agent_id, "step": s.steps}
     await s._emit(
         ToolCalled(
@@ -277,7 +299,8 @@ async def _trace_result(
             tool=call.name,
             call_id=call.id,
             ok=result.ok,
-            error=result.error,
+            error=problem,
+            error_kind=result.error,
             duration_ms=result.duration_ms,
         )
     )

@@ -32,8 +32,12 @@ from pydantic_core import to_jsonable_python
 from agents._errors import ConfigurationError, ToolFailure
 from agents._model import ToolSpec
 
-__all__ = ["Tool", "ToolContext", "ToolOutcome", "tool"]
+__all__ = ["MAX_ARG_CHARS", "Tool", "ToolContext", "ToolOutcome", "tool"]
 
+MAX_ARG_CHARS = 65_536
+"""The default limit on a call's raw JSON arguments, in characters. A call is re-sent with every
+later request, logged and journaled, so a runaway model writing megabytes of arguments would
+cost far more than the one refused call; a tool that takes whole files raises it."""
 _MAX_ERROR_CHARS = 300
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Returns|Yields|Raises|Examples?|Notes?):\s*$"
@@ -109,6 +113,7 @@ class Tool:
         fields: If set, only these keys of the result (and of dicts in result lists) are shown.
         max_chars: Observations longer than this are cut, with a marker saying so.
         sensitive: Argument names whose values are never logged.
+        max_arg_chars: Longer raw arguments are refused unread, and the model is told the limit.
         side_effects: Whether a call changes the world (then it gets an idempotency key on reruns).
         evidence: Turns a successful result into (source, excerpt) pairs; the default cites the call.
         facts: Result keys worth remembering, mapped to fact keys ({"cheapest": "flight_price"}):
@@ -125,6 +130,7 @@ class Tool:
     fields: tuple[str, ...] | None = None
     max_chars: int = 2000
     sensitive: frozenset[str] = frozenset()
+    max_arg_chars: int = MAX_ARG_CHARS
     side_effects: bool = False
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None
     facts: Mapping[str, str] | None = None
@@ -150,6 +156,11 @@ class Tool:
 
     def parse(self, arguments: str) -> dict[str, Any]:
         """Validate raw JSON arguments; raise `ValueError` with a model-readable reason."""
+        if len(arguments) > self.max_arg_chars:
+            raise ValueError(
+                f"arguments of {len(arguments):,} characters were not read: {self.name} takes at "
+                f"most {self.max_arg_chars:,}"
+            )
         try:
             raw = json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
@@ -219,6 +230,7 @@ def tool(
     fields: Sequence[str] | None = None,
     max_chars: int = 2000,
     sensitive: Sequence[str] = (),
+    max_arg_chars: int = MAX_ARG_CHARS,
     side_effects: bool = False,
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None,
     facts: Mapping[str, str] | None = None,
@@ -235,6 +247,7 @@ def tool(
     fields: Sequence[str] | None = None,
     max_chars: int = 2000,
     sensitive: Sequence[str] = (),
+    max_arg_chars: int = MAX_ARG_CHARS,
     side_effects: bool = False,
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None,
     facts: Mapping[str, str] | None = None,
@@ -254,6 +267,8 @@ def tool(
             raise ConfigurationError(f"tool {func.__name__}: timeout must be positive")
         if max_chars < 50:
             raise ConfigurationError(f"tool {func.__name__}: max_chars must be at least 50")
+        if max_arg_chars < 2:
+            raise ConfigurationError(f"tool {func.__name__}: max_arg_chars must be at least 2")
         description, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
         args_model, context_param = _args_model(func, arg_docs)
         return Tool(
@@ -266,6 +281,7 @@ def tool(
             fields=tuple(fields) if fields is not None else None,
             max_chars=max_chars,
             sensitive=frozenset(sensitive),
+            max_arg_chars=max_arg_chars,
             side_effects=side_effects,
             evidence=evidence,
             facts=dict(facts) if facts is not None else None,

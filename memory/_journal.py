@@ -13,9 +13,15 @@ transaction. It succeeds if nobody holds the lease, or if the holder's heartbeat
 `lease_s`, or if the holder's pid is dead on this host. Otherwise it raises `RunLocked`. While a
 run is live its holder refreshes the heartbeat; the lease is released when the run ends.
 
+A record that cannot be written (the file locked by another process for longer than the journal
+waits, a full disk) raises `JournalError` where it was asked for, and the journal remembers it
+(`take_write_error`): however the loop went on, the run's record has a hole, so the run must not be
+stored as finished. It is left resumable instead, as after a crash.
+
 Every call runs in a worker thread on one connection, which a lock hands to one thread at a time.
 The database uses WAL mode with `synchronous=FULL`, so an appended record survives a crash of the
-process or of the machine.
+process or of the machine. The file is private to its owner (mode 0600) when paor creates it, and
+`prune` keeps it from growing forever.
 """
 
 from __future__ import annotations
@@ -28,13 +34,14 @@ import sqlite3
 import time
 import uuid
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import structlog
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memory._sqlite import SQLiteFile
+from memory._sqlite import SQLiteFile, shrink
 
 __all__ = [
     "EffectKind",
@@ -178,7 +185,8 @@ class Journal(SQLiteFile):
     Args:
         path: The database file (default: `default_journal_path()`); folders are created.
         lease_s: How long a silent owner keeps its lease.
-        timeout: Seconds to wait for another process's write lock.
+        timeout: Seconds to wait, in all, for another process's write lock on each call (a
+            caller's deadline or cancellation ends the wait sooner).
     """
 
     schema = _SCHEMA
@@ -189,11 +197,12 @@ class Journal(SQLiteFile):
         path: str | os.PathLike[str] | None = None,
         *,
         lease_s: float = 30.0,
-        timeout: float = 10.0,
+        timeout: float = 60.0,
     ) -> None:
         super().__init__(path if path is not None else default_journal_path(), timeout=timeout)
         self.lease_s = lease_s
         self.owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._lost: dict[str, JournalError] = {}
 
     async def begin(self, run_id: str, goal: str, *, meta: dict[str, Any] | None = None) -> None:
         """Register a new run, owned by this journal.
@@ -263,7 +272,7 @@ class Journal(SQLiteFile):
         body = record.payload_json()
         row = (run_id, record.agent_id, record.seq, record.kind, record.digest, record.outcome)
         sql = "INSERT OR REPLACE INTO effects VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        await self._run(lambda conn: conn.execute(sql, (*row, body, record.crc())))
+        await self._write(run_id, lambda conn: conn.execute(sql, (*row, body, record.crc())))
 
     async def forget(self, run_id: str, agent_id: str, from_seq: int) -> None:
         """Drop an agent's records from `from_seq` on, and its stop record (a choice at seq 0):
@@ -272,7 +281,12 @@ class Journal(SQLiteFile):
             "DELETE FROM effects WHERE run_id = ? AND agent_id = ? "
             "AND (seq >= ? OR (seq = 0 AND kind = 'choice'))"
         )
-        await self._run(lambda conn: conn.execute(sql, (run_id, agent_id, from_seq)))
+        await self._write(run_id, lambda conn: conn.execute(sql, (run_id, agent_id, from_seq)))
+
+    def take_write_error(self, run_id: str) -> JournalError | None:
+        """The first error that writing the run's records raised since this was last asked, if
+        any (and forget it): the run's record has a hole, so it must not be stored as finished."""
+        return self._lost.pop(run_id, None)
 
     async def load(self, run_id: str) -> list[EffectRecord]:
         """The run's whole records in the order they were written.
@@ -286,6 +300,70 @@ class Journal(SQLiteFile):
         )
         rows = await self._run(lambda conn: conn.execute(sql, (run_id,)).fetchall())
         return _whole(run_id, rows)
+
+    async def prune(
+        self,
+        *,
+        older_than_s: float | None = None,
+        keep: int | None = None,
+        include_crashed: bool = False,
+    ) -> int:
+        """Delete finished runs with their records, then shrink the file; returns how many runs
+        were deleted.
+
+        A run may go if it finished (complete, incomplete or failed), or, with
+        `include_crashed`, if it crashed. Of those, a run goes if it was last updated over
+        `older_than_s` seconds ago, or if it is not among the newest `keep`: each limit given
+        holds afterwards. A live run is never touched.
+
+        Raises:
+            ValueError: Neither `older_than_s` nor `keep` is given, or one is negative.
+        """
+        _check_prune(older_than_s, keep)
+        cutoff = None if older_than_s is None else time.time() - older_than_s
+        removed = await self._run(
+            lambda conn: self._prune(conn, cutoff=cutoff, keep=keep, crashed=include_crashed)
+        )
+        if removed:
+            await self._shrink()
+        return removed
+
+    async def _write(self, run_id: str, fn: Callable[[sqlite3.Connection], object]) -> None:
+        """Write some of the run's records; a failure is remembered (see `take_write_error`)."""
+        try:
+            await self._run(fn)
+        except JournalError as exc:
+            self._lost.setdefault(run_id, exc)
+            raise
+
+    async def _shrink(self) -> None:
+        """Give freed space back; a file too busy for that keeps it until the next prune."""
+        try:
+            await self._run(shrink)
+        except JournalError as exc:
+            _log.warning("journal_not_shrunk", path=str(self.path), error=str(exc))
+
+    def _prune(
+        self, conn: sqlite3.Connection, *, cutoff: float | None, keep: int | None, crashed: bool
+    ) -> int:
+        # IMMEDIATE: no run can be claimed (and so come alive) between the choice and the delete.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            sql = "SELECT run_id, status, updated, owner, heartbeat FROM runs ORDER BY updated DESC"
+            prunable = [
+                (run_id, updated)
+                for run_id, status, updated, owner, heartbeat in conn.execute(sql).fetchall()
+                if status in FINISHED_RUNS
+                or (crashed and status == "running" and not self._alive(owner, heartbeat))
+            ]
+            doomed = [(run_id,) for run_id in _beyond(prunable, cutoff=cutoff, keep=keep)]
+            conn.executemany("DELETE FROM effects WHERE run_id = ?", doomed)
+            conn.executemany("DELETE FROM runs WHERE run_id = ?", doomed)
+            conn.commit()
+        except Exception:
+            conn.rollback()
+            raise
+        return len(doomed)
 
     def _claim(self, conn: sqlite3.Connection, run_id: str, owner: str) -> RunInfo:
         # IMMEDIATE takes the write lock before the read: two claimers cannot both see it free.
@@ -307,10 +385,10 @@ class Journal(SQLiteFile):
                 "UPDATE runs SET owner = ?, heartbeat = ?, updated = ? WHERE run_id = ?",
                 (owner, now, now, run_id),
             )
+            conn.commit()  # inside: a commit that fails must not leave the transaction open
         except Exception:
             conn.rollback()
             raise
-        conn.commit()
         return self._info((*row[:4], now, owner, now, *row[7:]))
 
     def _alive(self, owner: str | None, heartbeat: float | None) -> bool:
@@ -386,6 +464,22 @@ def _record(
     except (TypeError, ValueError, ValidationError):
         return None
     return record if record.crc() == crc and record.payload_json() == body else None
+
+
+def _beyond(runs: list[tuple[str, float]], *, cutoff: float | None, keep: int | None) -> list[str]:
+    """The ids of `runs` (id and last update, newest first) past `keep` or older than `cutoff`."""
+    return [
+        run_id
+        for rank, (run_id, updated) in enumerate(runs)
+        if (keep is not None and rank >= keep) or (cutoff is not None and updated < cutoff)
+    ]
+
+
+def _check_prune(older_than_s: float | None, keep: int | None) -> None:
+    if older_than_s is None and keep is None:
+        raise ValueError("prune needs older_than_s or keep (keep=0 prunes every finished run)")
+    if (older_than_s is not None and older_than_s < 0) or (keep is not None and keep < 0):
+        raise ValueError(f"prune needs older_than_s and keep >= 0, not {older_than_s}, {keep}")
 
 
 def _pid_alive(pid: int) -> bool:

@@ -3,6 +3,14 @@
 Every call runs in a worker thread (`anyio.to_thread.run_sync`) on a single connection that a lock
 hands to one thread at a time. The connection is in autocommit mode: a store that needs a
 transaction opens one explicitly (`BEGIN IMMEDIATE`), so other processes on the same file are safe.
+
+Another process's write lock is waited out, up to `timeout` seconds in all. SQLite waits inside
+each attempt for at most half a second; between attempts the call sleeps on the event loop, so a
+caller's deadline or cancellation ends the wait within one attempt, whatever `timeout` says. A
+thread stuck in SQLite's own busy wait could not be cancelled at all.
+
+A file the store creates is private (mode 0600); SQLite gives its -wal and -shm files the same
+mode. An existing file's mode is left alone.
 """
 
 from __future__ import annotations
@@ -16,10 +24,15 @@ from typing import ClassVar, Self, TypeVar
 
 import anyio
 import anyio.to_thread
+import structlog
 
-__all__ = ["SQLiteFile"]
+__all__ = ["SQLiteFile", "shrink"]
 
 _T = TypeVar("_T")
+_ATTEMPT_S = 0.5  # the longest SQLite waits inside one attempt: how soon a cancel is heard
+_FIRST_PAUSE_S = 0.01
+_BUSY = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+_log = structlog.get_logger("paor.sqlite")
 
 
 class SQLiteFile:
@@ -29,14 +42,15 @@ class SQLiteFile:
     their own error type through `_error`.
 
     Args:
-        path: The database file; missing folders are created.
-        timeout: Seconds to wait for another writer's lock.
+        path: The database file; missing folders are created, a missing file is created private.
+        timeout: Seconds to wait, in all, for another process's write lock on each call (the
+            caller's own deadline or cancellation ends the wait sooner).
     """
 
     schema: ClassVar[str] = ""
     synchronous: ClassVar[str] = "NORMAL"
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 10.0) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
         self.path = Path(path)
         self.timeout = timeout
         self._conn: sqlite3.Connection | None = None
@@ -45,7 +59,10 @@ class SQLiteFile:
     async def open(self) -> Self:
         """Connect, switch to WAL mode and create the schema (once)."""
         if self._conn is None:
-            self._conn = await anyio.to_thread.run_sync(self._connect)
+            try:
+                self._conn = await self._patiently(self._connect)
+            except sqlite3.Error as exc:  # still locked when the wait ran out
+                raise self._error(f"cannot open {self.path}: {self._why(exc)}") from exc
         return self
 
     async def aclose(self) -> None:
@@ -62,13 +79,38 @@ class SQLiteFile:
         await self.aclose()
 
     async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        """Run `fn` with the connection in a worker thread."""
-        if self._conn is None:
+        """Run `fn` with the connection in a worker thread, again while the file is locked."""
+        conn = self._conn
+        if conn is None:
             raise self._error(f"{self.path} is not open: use `async with` or `await open()`")
         try:
-            return await anyio.to_thread.run_sync(self._locked, self._conn, fn)
+            return await self._patiently(lambda: self._locked(conn, fn))
         except sqlite3.Error as exc:
-            raise self._error(f"{self.path} cannot be used: {exc}") from exc
+            raise self._error(f"{self.path} cannot be used: {self._why(exc)}") from exc
+
+    async def _patiently(self, call: Callable[[], _T]) -> _T:
+        """`call` in a worker thread; while another connection holds the lock, again after a
+        growing pause, until `timeout` has passed (then the last error is raised)."""
+        give_up = anyio.current_time() + self.timeout
+        pause = _FIRST_PAUSE_S
+        while True:
+            try:
+                return await anyio.to_thread.run_sync(call)
+            except sqlite3.OperationalError as exc:
+                left = give_up - anyio.current_time()
+                if not _busy(exc) or left <= 0:
+                    raise
+                if pause == _FIRST_PAUSE_S:
+                    _log.warning("sqlite_busy", path=str(self.path), wait_s=self.timeout)
+            # Polling, because a lock held by another process sends no notice of its release.
+            await anyio.sleep(min(pause, left))
+            pause = min(pause * 2, _ATTEMPT_S)
+
+    def _why(self, exc: sqlite3.Error) -> str:
+        """What went wrong, for a one-line message."""
+        if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
+            return f"{exc} (another process held it for over {self.timeout:g}s)"
+        return str(exc)
 
     def _error(self, message: str) -> Exception:
         """The exception to raise for a failure of this store (override for a domain error)."""
@@ -79,21 +121,62 @@ class SQLiteFile:
             return fn(conn)
 
     def _connect(self) -> sqlite3.Connection:
+        """A prepared connection; a locked file raises `sqlite3.OperationalError` (to retry)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(self.path)
             conn = sqlite3.connect(
-                self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+                self.path,
+                timeout=min(self.timeout, _ATTEMPT_S),
+                isolation_level=None,
+                check_same_thread=False,
             )
         except (OSError, sqlite3.Error) as exc:
             raise self._error(f"cannot open {self.path}: {exc}") from exc
         try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-            conn.executescript(self.schema)
+            self._prepare(conn)
         except sqlite3.Error as exc:
             conn.close()
+            if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
+                raise
             raise self._error(f"{self.path} is damaged or not a {self._kind()}: {exc}") from exc
         return conn
 
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        # Only on a new, empty file: it takes nowhere else, and setting it needs the write lock.
+        if conn.execute("PRAGMA page_count").fetchone() == (0,):
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        conn.executescript(self.schema)
+
     def _kind(self) -> str:
         return type(self).__name__
+
+
+def shrink(conn: sqlite3.Connection) -> None:
+    """Give a file's free pages back to the file system, then empty the write-ahead log.
+
+    A file that was made with incremental auto-vacuum frees them cheaply; an older one gets a
+    full `VACUUM`, once: it switches the file to incremental auto-vacuum as it rewrites it.
+    """
+    (mode,) = conn.execute("PRAGMA auto_vacuum").fetchone()
+    if mode == 2:
+        # executescript, not execute: execute steps the pragma once, freeing a single page.
+        conn.executescript("PRAGMA incremental_vacuum;")
+    else:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("VACUUM")
+    # In WAL mode the file shrinks only when the log is checkpointed into it.
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+
+def _create_private(path: Path) -> None:
+    """Create `path` empty with mode 0600 if it is missing; an existing file is not touched."""
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether the error is another connection's lock (worth waiting out)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _BUSY

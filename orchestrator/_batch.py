@@ -9,15 +9,21 @@ anything runs.
 With a journal, each task is a journaled run whose id comes from the output file and the task id.
 A re-run then resumes a task that was in flight from its records (its finished tool calls do not
 run again), and takes the result of a task that finished but whose line was lost from the journal.
+
+One batch at a time writes an output file: `run_batch` holds an exclusive lock on it (`flock`, so
+it goes with the process, however that ends), and a second batch gets `OutputLocked` at once.
+`check_output` refuses an output that is the task file itself.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,17 +32,30 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents import AgentReport, Budget, ConfigurationError, EffectSite, Executor, JournaledEffects
+from agents import (
+    AgentReport,
+    Budget,
+    ConfigurationError,
+    EffectSite,
+    Executor,
+    JournaledEffects,
+    RunError,
+)
 from memory import Journal, RunStatus
 from orchestrator._durable import hold_lease
 
-__all__ = ["BatchSummary", "BatchTask", "load_tasks", "run_batch"]
-# Also shared with the Temporal batch: finished_ids, run_prefix, repair_tail, append_line, record.
+__all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_tasks", "run_batch"]
+# Also shared with the Temporal batch: finished_ids, run_prefix, repair_tail, append_line, record,
+# exclusive_output.
 
 
 _RUN_STATUS: dict[str, RunStatus] = {
     "done": "complete", "partial": "incomplete", "blocked": "incomplete", "failed": "failed"
 }  # fmt: skip
+
+
+class OutputLocked(RunError):
+    """Another batch is writing the output file: wait for it, or write somewhere else."""
 
 
 class BatchTask(BaseModel):
@@ -45,7 +64,7 @@ class BatchTask(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     id: str = ""
-    goal: str = Field(min_length=1)
+    goal: str = Field(min_length=1, pattern=r"\S")  # not blank
 
     def key(self) -> str:
         """The id, or a stable one derived from the goal."""
@@ -79,7 +98,9 @@ def load_tasks(path: Path) -> list[BatchTask]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"cannot read batch file {path}: {exc}") from None
     tasks: list[BatchTask] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only: splitlines() would also cut at U+2028 and the like, which JSON
+    # allows inside a string.
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -91,8 +112,32 @@ def load_tasks(path: Path) -> list[BatchTask]:
             ) from None
     duplicates = sorted(k for k, n in Counter(t.key() for t in tasks).items() if n > 1)
     if duplicates:
-        raise ConfigurationError(f"{path}: duplicate task ids: {', '.join(duplicates[:5])}")
+        shown = ", ".join(_shown(key) for key in duplicates[:5])
+        raise ConfigurationError(f"{path}: duplicate task ids: {shown}")
     return tasks
+
+
+def check_output(tasks_path: Path, out: Path) -> None:
+    """Refuse an output file that is the task file, by whatever path, symlink or hard link:
+    appending results to it would destroy the tasks.
+
+    Raises:
+        ConfigurationError: `out` and `tasks_path` are one file.
+    """
+    try:
+        same = os.path.samefile(tasks_path, out)
+    except OSError:
+        same = False  # one of them does not exist (yet): they are not one file
+    if same:
+        raise ConfigurationError(
+            f"the output {out} is the task file {tasks_path}: writing to it would destroy the "
+            "tasks; choose another output file"
+        )
+
+
+def _shown(key: str) -> str:
+    """A task id for a one-line message: as it is, or JSON-quoted if it has control characters."""
+    return key if key.isprintable() else json.dumps(key)
 
 
 def finished_ids(path: Path) -> set[str]:
@@ -101,7 +146,7 @@ def finished_ids(path: Path) -> set[str]:
         return set()
     done = set()
     # A crash can tear a line inside a multi-byte character: that line must not fail the read.
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
@@ -123,10 +168,13 @@ async def run_batch(
 ) -> BatchSummary:
     """Run every task not already in `out`, appending each result as it finishes.
 
+    An error raised while the tasks run stops the batch and comes out as itself, not as an
+    `ExceptionGroup` (several of one kind, from tasks that failed together: the first of them).
+
     Args:
         tasks: The goals.
         executor: Runs each goal.
-        out: The JSON Lines output, appended to.
+        out: The JSON Lines output, appended to; locked against other batches while this runs.
         concurrency: Goals running at once.
         budget: The one ledger every goal charges.
         on_result: Called with each task's id and report as it finishes.
@@ -134,37 +182,100 @@ async def run_batch(
 
     Raises:
         ConfigurationError: `concurrency` is below 1.
+        OutputLocked: Another batch is writing `out`.
         RunLocked: Another live process is running one of the tasks with this journal.
+        JournalError: A task's records could not be written (its run is left resumable).
     """
     if concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, not {concurrency}")
-    done = finished_ids(out)
-    todo = [t for t in tasks if t.key() not in done]
-    summary = BatchSummary(skipped=len(done & {t.key() for t in tasks}))
-    limiter = anyio.CapacityLimiter(concurrency)
-    prefix = run_prefix(out)
-    lock = anyio.Lock()
-    repair_tail(out)
+    tasks = list(tasks)
+    with exclusive_output(out) as sink:
+        done = finished_ids(out)
+        repair_tail(out)
+        batch = _Batch(
+            executor=executor, budget=budget, journal=journal, prefix=run_prefix(out),
+            sink=sink, on_result=on_result, limiter=anyio.CapacityLimiter(concurrency),
+            summary=BatchSummary(skipped=len(done & {t.key() for t in tasks})),
+        )  # fmt: skip
+        with unwrapped():
+            async with anyio.create_task_group() as tg:
+                for task in tasks:
+                    if task.key() not in done:
+                        tg.start_soon(batch.one, task)
+    return batch.summary
+
+
+@dataclass(kw_only=True, slots=True)
+class _Batch:
+    """One batch run: what its tasks share, and what they did."""
+
+    executor: Executor
+    budget: Budget
+    journal: Journal | None
+    prefix: str
+    sink: TextIO
+    on_result: Callable[[str, AgentReport], None] | None
+    limiter: anyio.CapacityLimiter
+    summary: BatchSummary
+    writing: anyio.Lock = field(default_factory=anyio.Lock)
+
+    async def one(self, task: BatchTask) -> None:
+        """Run `task` (unless the budget is spent), append its line, and count it."""
+        async with self.limiter:
+            if await _spent(self.executor, self.budget, task):
+                self.summary.not_started += 1
+                return
+            report = await _run(self.executor, task, self.budget, self.journal, self.prefix)
+        line = json.dumps(record(task, report), ensure_ascii=False) + "\n"
+        async with self.writing:
+            await anyio.to_thread.run_sync(append_line, self.sink, line)
+        self.summary.statuses[report.status] += 1
+        self.summary.tokens += report.usage.total_tokens
+        if self.on_result is not None:
+            self.on_result(task.key(), report)
+
+
+@contextmanager
+def exclusive_output(out: Path) -> Iterator[TextIO]:
+    """`out` open for appending, locked against every other batch until the block ends.
+
+    Raises:
+        OutputLocked: Another batch (in this process or another) holds the lock.
+    """
     with out.open("a", encoding="utf-8") as sink:
+        try:
+            # Non-blocking: a second writer is refused at once, never queued behind the first.
+            fcntl.flock(sink.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputLocked(
+                f"{out} is being written by another batch; wait for it to end or choose "
+                "another output file"
+            ) from None
+        yield sink  # closing the file releases the lock
 
-        async def one(task: BatchTask) -> None:
-            async with limiter:
-                if await _spent(executor, budget, task):
-                    summary.not_started += 1
-                    return
-                report = await _run(executor, task, budget, journal, prefix)
-            line = json.dumps(record(task, report), ensure_ascii=False) + "\n"
-            async with lock:
-                await anyio.to_thread.run_sync(append_line, sink, line)
-            summary.statuses[report.status] += 1
-            summary.tokens += report.usage.total_tokens
-            if on_result is not None:
-                on_result(task.key(), report)
 
-        async with anyio.create_task_group() as tg:
-            for task in todo:
-                tg.start_soon(one, task)
-    return summary
+@contextmanager
+def unwrapped() -> Iterator[None]:
+    """Raise a task group's failure as the exception itself: its only one, or the first of
+    several of one kind (tasks that met the same trouble at once). Mixed kinds stay a group."""
+    try:
+        yield
+    except ExceptionGroup as group:
+        leaves = _leaves(group)
+        if len({type(leaf) for leaf in leaves}) != 1:
+            raise
+        first = leaves[0]
+        if len(leaves) > 1:
+            first.add_note(f"({len(leaves) - 1} more tasks failed the same way)")
+        raise first from first.__cause__  # hide the group, keep the exception's own cause
+
+
+def _leaves(group: BaseExceptionGroup[Exception]) -> list[Exception]:
+    """The exceptions of `group` and of the groups inside it."""
+    found: list[Exception] = []
+    for inner in group.exceptions:
+        found.extend(_leaves(inner) if isinstance(inner, BaseExceptionGroup) else [inner])
+    return found
 
 
 def run_prefix(out: Path) -> str:

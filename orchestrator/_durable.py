@@ -3,8 +3,8 @@
 A recorded run registers its row (owned by this process) before its first effect; a resumed run
 claims the lease of a crashed one and is fed its records; a replay only reads. While a run is
 live its owner refreshes the lease's heartbeat. When the run ends, the lease is released and the
-status and result are stored. A run that is cancelled or killed keeps the status "running" with
-no live owner, which reads as crashed: it can be resumed.
+status and result are stored. A run that is cancelled or killed, or whose journal could not be
+written, keeps the status "running" with no live owner, which reads as crashed: it can be resumed.
 """
 
 from __future__ import annotations
@@ -85,28 +85,57 @@ async def hold_lease(
     ended: Callable[[T], tuple[RunStatus, dict[str, Any]]],
 ) -> T:
     """Run `body` holding the run's lease; store how it ended (`ended` of its result: the status
-    and the result as JSON data), then release the lease."""
-    status: RunStatus | None = None
-    stored: dict[str, Any] | None = None
+    and the result as JSON data), then release the lease.
+
+    A run that raises is stored as failed, unless a record of it could not be written: then, as
+    after a crash or a cancellation, it is left resumable. A record lost while the loop went on
+    (a sub-agent's failure is not the run's) still ends the run, with that `JournalError`.
+
+    Raises:
+        JournalError: A record of the run, or how it ended, could not be written.
+    """
     async with anyio.create_task_group() as tg:
         tg.start_soon(_heartbeat, journal, run_id)
         try:
             result = await body()
-            status, stored = ended(result)
-        except Exception:
-            status = "failed"
-            raise
-        finally:
+            lost = journal.take_write_error(run_id)
+            if lost is not None:
+                raise lost
+        except BaseException as exc:
             tg.cancel_scope.cancel()
-            # Shielded: a cancelled run must still give its lease back (and stays resumable).
-            with anyio.CancelScope(shield=True):
-                await journal.finish(run_id, status, stored)
+            lost = journal.take_write_error(run_id)
+            await _give_back(journal, run_id, None if lost or _resumable(exc) else "failed")
+            raise
+        tg.cancel_scope.cancel()
+        status, stored = ended(result)
+        # Shielded: a run cancelled now has ended all the same.
+        with anyio.CancelScope(shield=True):
+            await journal.finish(run_id, status, stored)
     return result
 
 
 def run_ended(result: RunResult) -> tuple[RunStatus, dict[str, Any]]:
     """How an orchestrated run ended, for `hold_lease`."""
     return result.status, result.model_dump(mode="json")
+
+
+async def _give_back(journal: Journal, run_id: str, status: RunStatus | None) -> None:
+    """Release the lease of a run that raised, keeping its error the one that is raised."""
+    # Shielded: a cancelled run must still give its lease back (and stays resumable).
+    with anyio.CancelScope(shield=True):
+        try:
+            await journal.finish(run_id, status)
+        except JournalError as exc:
+            # The lease lapses by itself: the heartbeat has stopped, and this pid will end.
+            _log.warning("lease_not_released", run_id=run_id, error=str(exc))
+
+
+def _resumable(exc: BaseException) -> bool:
+    """Whether a run that raised `exc` is left to resume: a cancellation, an interrupt, or a
+    journal that could not be written (anywhere in a group)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_resumable(inner) for inner in exc.exceptions)
+    return isinstance(exc, JournalError) or not isinstance(exc, Exception)
 
 
 async def _heartbeat(journal: Journal, run_id: str) -> None:

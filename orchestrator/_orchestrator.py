@@ -2,7 +2,9 @@
 
 `stream()` is the one code path: it returns an async context manager that runs the loop in its own
 task group and hands back the receiving end of the event stream. `run()` drains that same stream.
-Leaving the `async with` block early cancels the run; cancelling the caller's scope does too.
+Leaving the `async with` block early cancels the run, and so does cancelling the caller's scope:
+both abandon it. `RunStream.cancel()` stops it and keeps its work: the running sub-agents end with
+their partial reports and the run ends `incomplete`, with a synthesis of what exists.
 
 With a journal every run is recorded; `resume()` continues a crashed run from its records and
 `replay()` re-runs a recorded one offline. Both take the same code path, through `RunStream`.
@@ -10,6 +12,7 @@ With a journal every run is recorded; `resume()` continues a crashed run from it
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterable
 from functools import partial
@@ -40,9 +43,10 @@ from memory import Compactor, FactKind, FactStore, Journal, render_facts, user_f
 from orchestrator._durable import ReplayReport, hold_lease, open_run, run_ended
 from orchestrator._events import Event
 from orchestrator._limits import Limits
+from orchestrator._plan import RUN_ID
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
 from orchestrator._run import RunLoop
-from orchestrator._state import RunResult, RunState
+from orchestrator._state import Halt, RunResult, RunState
 from orchestrator._stream import EventStream
 
 __all__ = ["Orchestrator", "RunStream"]
@@ -137,13 +141,19 @@ class Orchestrator:
             goal: What to do.
             run_id: The run's id (generated if omitted).
             meta: JSON data stored with the run in the journal (e.g. how to rebuild its tools).
+
+        Raises:
+            ConfigurationError: The goal is blank.
         """
+        if not goal.strip():
+            raise ConfigurationError("the goal is empty: say what the run should do")
         return RunStream(self, goal, run_id or uuid.uuid4().hex[:12], meta=meta)
 
     async def run(self, goal: str, *, run_id: str | None = None) -> RunResult:
         """Run `goal` to the end and return the result.
 
         Raises:
+            ConfigurationError: The goal is blank.
             PlanError: The planner could not produce a valid plan.
         """
         return await _drain(self.stream(goal, run_id=run_id))
@@ -203,6 +213,8 @@ class Orchestrator:
 
     async def _loop(self, goal: str, run_id: str, stream: RunStream, effects: Effects) -> RunResult:
         stream._state = await self._new_state(goal, run_id, stream._send, effects)
+        if stream._cancelled is not None:  # asked before the run had a state
+            stream._state.done_send.send_nowait(Halt(stream._cancelled))
         executor = self.executor if effects is self.effects else self.executor.with_effects(effects)
         loop = RunLoop(
             executor=executor,
@@ -218,7 +230,7 @@ class Orchestrator:
         self, goal: str, run_id: str, send: MemoryObjectSendStream[Event], effects: Effects
     ) -> RunState:
         limits = self.limits
-        now = await effects.now(EffectSite(run_id=run_id, agent_id="run", seq=0, step=0))
+        now = await effects.now(EffectSite(run_id=run_id, agent_id=RUN_ID, seq=0, step=0))
         budget = Budget(
             max_tokens=limits.max_tokens,
             max_requests=limits.max_requests,
@@ -275,7 +287,8 @@ class Orchestrator:
 
 
 class RunStream(EventStream):
-    """A running run: iterate it for events; `result` once it ends; `cancel_subtask` meanwhile."""
+    """A running run: iterate it for events; `result` once it ends; `cancel` or `cancel_subtask`
+    meanwhile."""
 
     def __init__(
         self,
@@ -294,11 +307,29 @@ class RunStream(EventStream):
         self._goal = goal
         self._effects: JournaledEffects | None = None
         self._state: RunState | None = None
+        self._cancelled: str | None = None
 
     @property
     def drift(self) -> list[Drift]:
         """Where this run parted from its recording (resume and replay), so far."""
         return [] if self._effects is None else list(self._effects.drift)
+
+    def cancel(self, reason: str = "cancelled by the caller") -> bool:
+        """Stop the whole run and keep its work; returns whether this request was the first.
+
+        Nothing new starts and nothing is replanned; running sub-agents stop at their next step
+        with partial reports; the synthesis is written from what exists, and the run ends
+        `incomplete` with `reason`. A synthesis already under way finishes (leave the stream, or
+        cancel its scope, to abandon the run instead). On a journaled run the point where the
+        request landed is recorded, so a replay stops there too.
+        """
+        if self._cancelled is not None or self._result is not None:
+            return False
+        self._cancelled = reason
+        if self._state is not None:
+            with contextlib.suppress(anyio.ClosedResourceError):  # the loop just ended
+                self._state.done_send.send_nowait(Halt(reason))
+        return True
 
     def cancel_subtask(self, subtask_id: str) -> bool:
         """Stop one running or pending subtask; the run goes on. Returns whether it was live."""

@@ -3,7 +3,7 @@
 Plans and replans are structured output (`ModelRequest.output`), so they work with native tool
 calling and with the JSON decision protocol alike. Whatever the model writes is validated; problems
 go back to it for a bounded number of repairs, and past that a `PlanError` says what was wrong.
-Every model call goes through the effect boundary under the agent id "planner".
+Every model call goes through the effect boundary under the agent id `PLANNER_ID` ("planner").
 """
 
 from __future__ import annotations
@@ -35,7 +35,15 @@ from agents import (
 )
 from agents._tracing import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
-from orchestrator._plan import Plan, PlanDraft, SubtaskDraft, build_plan, problems, salvage
+from orchestrator._plan import (
+    PLANNER_ID,
+    Plan,
+    PlanDraft,
+    SubtaskDraft,
+    build_plan,
+    problems,
+    salvage,
+)
 
 __all__ = ["PLANNER_INSTRUCTIONS", "SYNTHESIS_INSTRUCTIONS", "Planner", "ReplanDraft"]
 
@@ -271,7 +279,7 @@ class Planner:
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         now = await self.effects.now(self._site())
         # While the planner replays, the recording says whether the deadline cut a call.
-        left = None if self.effects.replaying("planner") else self.budget.time_left(now)
+        left = None if self.effects.replaying(PLANNER_ID) else self.budget.time_left(now)
         try:
             with anyio.fail_after(left):
                 response = await self.effects.model_call(self._site(), self.model, request)
@@ -283,7 +291,7 @@ class Planner:
 
     def _site(self) -> EffectSite:
         self._seq += 1
-        return EffectSite(run_id=self.run_id, agent_id="planner", seq=self._seq, step=self._seq)
+        return EffectSite(run_id=self.run_id, agent_id=PLANNER_ID, seq=self._seq, step=self._seq)
 
     def _goal(self, goal: str) -> str:
         return f"Goal: {goal}\n\n{self.known}" if self.known else f"Goal: {goal}"

@@ -1,6 +1,8 @@
 """Progress for people: a live block on a terminal, plain lines elsewhere.
 
 Both views are driven by the run's events only: the display is redrawn when something happens.
+What the model wrote (goals, tool errors) is cleaned of terminal control sequences before it is
+shown; the live block's own cursor movements are the only escapes written.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from agents import BreakerOpened, ModelCalled, ToolCalled
+from orchestrator._console import clean
 from orchestrator._events import (
     BudgetExhausted,
     BudgetWarning,
@@ -59,7 +62,7 @@ class Progress:
         if self.live:
             self._redraw()
         elif line:
-            self.out.write(f"[{self._elapsed()}] {line}\n")
+            self.out.write(f"[{self._elapsed()}] {_one_line(line)}\n")
             self.out.flush()
 
     def _apply(self, event: Event) -> str | None:
@@ -94,7 +97,7 @@ class Progress:
                 return None
             case ToolCalled(agent_id=aid):
                 self.tools[aid] = self.tools.get(aid, 0) + 1
-                return None if event.ok else f"{aid}: {event.tool} failed ({event.error})"
+                return None if event.ok else f"{aid}: {event.tool} failed: {event.error}"
             case BreakerOpened(tool=tool):
                 self.notes.append(f"tool {tool} disabled for a while")
                 return f"breaker opened: {tool}"
@@ -116,6 +119,7 @@ class Progress:
                 f"  {_MARKS.get(state, '?')} {sid:<12} {state:<9} {calls:>3} tools  {goal[:60]}"
             )
         lines += [f"  ! {note}" for note in self.notes[-3:]]
+        lines = [clean(line).replace("\n", " ") for line in lines]
         if self._drawn:
             self.out.write(f"\x1b[{self._drawn}F\x1b[J")
         self.out.write("\n".join(lines) + "\n")
@@ -129,4 +133,4 @@ class Progress:
 def _one_line(text: str) -> str:
     """`text` on one line: a goal the model wrote with line breaks must not break the layout (the
     live block moves the cursor up by the number of lines it drew)."""
-    return " ".join(text.split())
+    return " ".join(clean(text).split())

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import anyio
+
 from agents import ChatModel, ConfigurationError, FirstLook, cites_evidence
 from agents._answers import described
 from agents._executor import SIGNALS
@@ -20,7 +22,7 @@ from agents.toolkits import Corpus, research_tools
 from memory import Journal
 from orchestrator._events import Event
 from orchestrator._limits import Limits
-from orchestrator._orchestrator import Orchestrator
+from orchestrator._orchestrator import Orchestrator, RunStream
 from orchestrator._report import clean_citations, write_report
 from orchestrator._state import RunResult
 
@@ -97,6 +99,7 @@ async def research(
     meta: dict[str, Any] | None = None,
     resume: str | None = None,
     backend: Backend | None = None,
+    stop: anyio.Event | None = None,
 ) -> ResearchReport:
     """Research `topic` over `corpus` and write the report.
 
@@ -110,14 +113,16 @@ async def research(
         meta: Stored with the recorded run (how to rebuild it for `resume`).
         resume: The id of a crashed run to continue instead of starting one (needs `journal`).
         backend: Run it there instead of in this process (its workers hold the model).
+        stop: Setting it stops the run and keeps its work (`RunStream.cancel`): the report is
+            written from what exists (in process only).
 
     Raises:
         ConfigurationError: The arguments do not fit the backend.
     """
     if backend is not None:
-        if model is not None or journal is not None or resume is not None:
+        if model is not None or journal is not None or resume is not None or stop is not None:
             raise ConfigurationError(
-                "with a backend, the model, journal and resume are the backend's, not research()'s"
+                "with a backend, the model, journal, resume and stop are the backend's, not research()'s"
             )
         return await backend.research(
             topic, corpus=corpus, limits=limits, on_event=on_event, meta=meta
@@ -126,13 +131,21 @@ async def research(
         raise ConfigurationError("research() in process needs a model")
     orch = research_orchestrator(model, corpus, limits=limits, journal=journal)
     stream = orch.stream_resume(resume) if resume else orch.stream(topic, meta=meta)
-    async with stream as events:
+    async with stream as events, anyio.create_task_group() as tg:
+        if stop is not None:
+            tg.start_soon(_cancel_when_set, stop, events)
         async for event in events:
             if on_event is not None:
                 on_event(event)
+        tg.cancel_scope.cancel()
     result = events.result
     topic = result.goal
     return ResearchReport(topic=topic, markdown=render_report(topic, result, corpus), result=result)
+
+
+async def _cancel_when_set(stop: anyio.Event, events: RunStream) -> None:
+    await stop.wait()
+    events.cancel("stopped by the user")
 
 
 def research_orchestrator(

@@ -8,7 +8,9 @@
 Sub-agents run concurrently in the run's task group under one capacity limiter; each reports back
 through a memory stream, so the loop waits on arrivals and never polls. Which report the loop takes
 next is a recorded choice: live it is the first to arrive, on replay the one recorded, so replans
-happen at the same points. The run's budget ledger is
+happen at the same points. The caller's request to stop the whole run arrives on the same stream
+and is one more option of that choice: from then on nothing new starts and nothing is replanned,
+the running sub-agents stop with their partial reports, and the synthesis is written from them. The run's budget ledger is
 the parent of every sub-agent's ledger, and sub-agents stop before the deadline's synthesis reserve,
 so the final answer is written from whatever exists.
 """
@@ -24,7 +26,7 @@ import anyio.abc
 
 from agents import AgentCall, AgentReport, Executor, PlanError, ReplayDrift, Toolbox
 from agents._tracing import logger
-from memory import Fact, FactStore
+from memory import Fact, FactStore, JournalError
 from orchestrator._events import (
     BudgetExhausted,
     PlanCreated,
@@ -37,11 +39,20 @@ from orchestrator._events import (
     SubtaskStarted,
 )
 from orchestrator._plan import Plan, PlanDiff, Subtask
-from orchestrator._state import FINISHED, Completion, Record, RunResult, RunState, SubtaskStatus
+from orchestrator._state import (
+    FINISHED,
+    Completion,
+    Halt,
+    Record,
+    RunResult,
+    RunState,
+    SubtaskStatus,
+)
 
 __all__ = ["RunLoop"]
 
 _log = logger("paor.run")
+_HALT = "!halt"  # never a subtask id: "!" is not allowed in one
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +150,7 @@ class RunLoop:
     async def _schedule(self, s: RunState, tg: anyio.abc.TaskGroup, after: str | None) -> _Step:
         await self._drop_orphans(s)
         await self._check_budget(s)
-        if s.exhausted is None:
+        if s.exhausted is None and s.halted is None:
             for record in s.ready(after):
                 record.status = "running"
                 s.running[record.subtask.id] = None
@@ -147,9 +158,9 @@ class RunLoop:
         if s.running:
             return _Join()
         why = (
-            f"the {s.exhausted} budget ran out"
-            if s.exhausted
-            else "its dependencies never finished"
+            s.halted
+            or (f"the {s.exhausted} budget ran out" if s.exhausted else None)
+            or "its dependencies never finished"
         )
         for record in [s.records[i] for i in s.ids("pending")]:
             await self._drop(s, record, f"not started: {why}")
@@ -157,6 +168,8 @@ class RunLoop:
 
     async def _join(self, s: RunState) -> _Step:
         completion = await self._next_completion(s)
+        if completion is None:
+            return await self._halt(s)
         s.running.pop(completion.subtask_id, None)
         record = s.records[completion.subtask_id]
         report = record.report = completion.report
@@ -178,23 +191,45 @@ class RunLoop:
             await s.emit(SubtaskFailed(**ids, report=report))
         trigger = _replan_reason(report)
         await self._check_budget(s)
-        if trigger and s.replans < self.max_replans and s.exhausted is None:
+        if trigger and s.replans < self.max_replans and s.exhausted is None and not s.halted:
             return _Replan(record.subtask.id, trigger)
         return done
 
-    async def _next_completion(self, s: RunState) -> Completion:
+    async def _next_completion(self, s: RunState) -> Completion | None:
         """The next report to handle: the first to arrive live; the recorded one on replay (the
-        loop then waits for that one, keeping any others that arrive first)."""
+        loop then waits for that one, keeping any others that arrive first). None: the caller
+        asked to stop the run (first, if it asked before the next report arrived)."""
+
+        def halt_pending() -> bool:
+            return s.halt_asked is not None and s.halted is None
 
         async def first_arrival() -> str:
-            if not s.arrived:
+            while not s.arrived and not halt_pending():
                 await _receive(s)
-            return next(iter(s.arrived))
+            return _HALT if halt_pending() else next(iter(s.arrived))
 
-        chosen = await s.choose(first_arrival, options=list(s.running))
+        options = list(s.running) if s.halted else [*s.running, _HALT]
+        chosen = await s.choose(first_arrival, options=options)
+        if chosen == _HALT:
+            return None
         while chosen not in s.arrived:
             await _receive(s)
         return s.arrived.pop(chosen)
+
+    async def _halt(self, s: RunState) -> _Step:
+        """Stop the whole run, keeping its work: the running sub-agents stop (their partial
+        reports still arrive), nothing pending starts, and nothing is replanned."""
+
+        async def asked() -> str:
+            return s.halt_asked or "cancelled by the caller"
+
+        s.halted = await s.choose(asked)  # recorded too: a replay ends with the same reason
+        _log.warning("run_cancelled", reason=s.halted)
+        for subtask_id in s.running:
+            s.records[subtask_id].stop.set()
+        for record in [s.records[i] for i in s.ids("pending")]:
+            await self._drop(s, record, f"not started: {s.halted}")
+        return _Schedule()
 
     async def _check_budget(self, s: RunState) -> None:
         """Note the first spent budget. The sub-agents' ledger is asked, not the run's: once their
@@ -310,8 +345,10 @@ class RunLoop:
                     allowed_tools=sub.tools or None,
                 )
                 report = await self.executor.effects.sub_agent(self.executor, call)
-            except ReplayDrift:
-                raise  # a replay that parted from its recording ends: it is not a sub-agent bug
+            except (ReplayDrift, JournalError):
+                # A replay that parted from its recording, or a journal that cannot record, ends
+                # the run (left resumable): neither is a sub-agent's failure to replan around.
+                raise
             except Exception as exc:
                 # A bug in a sub-agent must not take its siblings' results down with it.
                 _log.exception("subtask_crashed", subtask_id=sub.id)
@@ -325,7 +362,7 @@ class RunLoop:
         usable = [r for r in reports if r.status in FINISHED or r.evidence]
         note = _incompleteness(s)
         answer = await s.planner.synthesise(s.goal, usable, note)
-        status = "failed" if not usable else ("incomplete" if note else "complete")
+        status = "failed" if not (usable or s.halted) else ("incomplete" if note else "complete")
         await s.emit(
             RunFinished(
                 run_id=s.run_id, step=s.step, status=status, reason=note, usage=s.budget.used
@@ -349,10 +386,13 @@ class RunLoop:
 
 async def _receive(s: RunState) -> None:
     try:
-        completion = s.done_receive.receive_nowait()  # one already sent: no turn of the loop
+        arrival = s.done_receive.receive_nowait()  # one already sent: no turn of the loop
     except anyio.WouldBlock:
-        completion = await s.done_receive.receive()
-    s.arrived[completion.subtask_id] = completion
+        arrival = await s.done_receive.receive()
+    if isinstance(arrival, Halt):
+        s.halt_asked = s.halt_asked or arrival.reason
+    else:
+        s.arrived[arrival.subtask_id] = arrival
 
 
 def _replan_reason(report: AgentReport) -> str | None:
@@ -381,7 +421,7 @@ def _context(s: RunState, depends_on: tuple[str, ...]) -> str:
 
 
 def _incompleteness(s: RunState) -> str | None:
-    reasons = []
+    reasons = [s.halted] if s.halted else []
     if s.exhausted:
         reasons.append(f"the {s.exhausted} budget ran out")
     statuses: tuple[SubtaskStatus, ...] = ("failed", "blocked", "cancelled", "dropped", "partial")

@@ -13,10 +13,10 @@ from pydantic import BaseModel, ConfigDict
 
 from agents import AgentEvent, AgentReport, Budget, Effects, EffectSite, Stop, Usage
 from orchestrator._events import BudgetWarning, Event
-from orchestrator._plan import Plan, PlanDiff, Subtask
+from orchestrator._plan import RUN_ID, Plan, PlanDiff, Subtask
 from orchestrator._planner import Planner
 
-__all__ = ["Completion", "Record", "RunResult", "RunState", "SubtaskStatus"]
+__all__ = ["Completion", "Halt", "Record", "RunResult", "RunState", "SubtaskStatus"]
 
 SubtaskStatus = Literal[
     "pending", "running", "done", "partial", "failed", "blocked", "cancelled", "dropped"
@@ -32,8 +32,8 @@ class RunResult(BaseModel):
         run_id: The run.
         goal: The goal it was given.
         answer: The synthesised answer (never empty).
-        status: complete; incomplete (a budget ran out or subtasks failed: `reason` says which);
-            failed (nothing usable was gathered).
+        status: complete; incomplete (a budget ran out, subtasks failed or the caller cancelled
+            the run: `reason` says which); failed (nothing usable was gathered).
         reason: Why the run is not complete, if it is not.
         plans: Every plan version, first to last.
         diffs: What each replan changed.
@@ -82,6 +82,13 @@ class Completion:
     report: AgentReport
 
 
+@dataclass(frozen=True, slots=True)
+class Halt:
+    """The caller's request to stop the whole run, keeping its work (`RunStream.cancel`)."""
+
+    reason: str
+
+
 @dataclass(kw_only=True, slots=True)
 class RunState:
     """Everything the main loop of one run knows."""
@@ -110,17 +117,22 @@ class RunState:
     step: int = 0
     seq: int = 0
     exhausted: str | None = None
-    done_send: MemoryObjectSendStream[Completion] = field(init=False)
-    done_receive: MemoryObjectReceiveStream[Completion] = field(init=False)
+    halt_asked: str | None = None
+    halted: str | None = None
+    done_send: MemoryObjectSendStream[Completion | Halt] = field(init=False)
+    done_receive: MemoryObjectReceiveStream[Completion | Halt] = field(init=False)
 
     def __post_init__(self) -> None:
-        # Unbounded: at most one completion per subtask, and senders must never block on it.
-        self.done_send, self.done_receive = anyio.create_memory_object_stream[Completion](math.inf)
+        # Unbounded: at most one completion per subtask (and one halt), and senders never block.
+        # A halt travels the same channel as the reports, so the loop waits on one thing.
+        self.done_send, self.done_receive = anyio.create_memory_object_stream[Completion | Halt](
+            math.inf
+        )
 
     async def now(self) -> float:
         """Read the clock through the effect boundary."""
         self.seq += 1
-        site = EffectSite(run_id=self.run_id, agent_id="run", seq=self.seq, step=self.step)
+        site = EffectSite(run_id=self.run_id, agent_id=RUN_ID, seq=self.seq, step=self.step)
         return await self.effects.now(site)
 
     async def choose(
@@ -128,7 +140,7 @@ class RunState:
     ) -> str:
         """Make a nondeterministic decision of the run through the effect boundary."""
         self.seq += 1
-        site = EffectSite(run_id=self.run_id, agent_id="run", seq=self.seq, step=self.step)
+        site = EffectSite(run_id=self.run_id, agent_id=RUN_ID, seq=self.seq, step=self.step)
         return await self.effects.choice(site, pick, options=options)
 
     async def emit(self, event: Event) -> None:

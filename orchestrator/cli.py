@@ -17,19 +17,15 @@ output file; `runs`, `show` and `resume` with `--temporal` list, inspect and con
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import logging
 import os
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
-import structlog
 
 import agents
 from agents import (
@@ -37,16 +33,33 @@ from agents import (
     ChatModel,
     ConfigurationError,
     Executor,
-    ModelRequest,
-    ModelRequestError,
-    ModelResponse,
     PaorError,
     open_model,
 )
+from agents._tracing import REDACTED, redact_url
 from agents.toolkits import Corpus, research_tools
-from memory import Journal, JournalError, RunInfo, default_journal_path
-from orchestrator._batch import BatchSummary, BatchTask, load_tasks, run_batch
-from orchestrator._inspect import render_run, render_runs
+from memory import JournalError, RunInfo, default_journal_path
+from orchestrator._batch import BatchSummary, BatchTask, check_output, load_tasks, run_batch
+from orchestrator._cli_journal import (
+    Offline,
+    find,
+    maybe_journal,
+    open_journal,
+    require_temporal,
+    runs,
+    show,
+)
+from orchestrator._console import (
+    clean,
+    configure_logging,
+    fail,
+    in_main_thread,
+    interrupts,
+    reader_gone,
+    say,
+    write_atomically,
+)
+from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._progress import Progress
 from orchestrator._research import (
@@ -58,8 +71,8 @@ from orchestrator._research import (
 
 __all__ = ["main"]
 
-EXIT_USAGE = 2
 EXIT_DRIFT = 1
+EXIT_INTERRUPTED = 130
 _RESEARCH_ARGS = (
     "topic", "docs", "out", "max_subtasks", "deadline", "max_tokens", "max_steps", "model",
     "base_url", "protocol", "gguf",
@@ -70,24 +83,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        log_file = _configure_logging(args.log_json)
+        log_file = configure_logging(args.log_json)
     except OSError as exc:
-        print(f"paor: error: cannot open the log file: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(f"cannot open the log file: {exc}")
     try:
-        status: int = anyio.run(args.handler, args)
-    except KeyboardInterrupt:
-        print("paor: interrupted", file=sys.stderr)
-        return 130
+        status: int = anyio.run(_command, args)
     except BaseException as exc:
         error = _unwrap(exc)
+        if isinstance(error, KeyboardInterrupt):
+            say("paor: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        if isinstance(error, BrokenPipeError):
+            return reader_gone()
         if isinstance(error, PaorError | JournalError):
-            print(f"paor: error: {error}", file=sys.stderr)
-            return EXIT_USAGE
+            return fail(str(error))
         raise
     finally:
         if log_file is not None:
             log_file.close()
+    return status
+
+
+async def _command(args: argparse.Namespace) -> int:
+    """The command's handler; `research` and `resume` stop gracefully on the first Ctrl-C."""
+    args.stop = anyio.Event()
+    if args.handler not in (_research, _resume) or not in_main_thread():
+        return int(await args.handler(args))
+    status = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(interrupts, args.stop, tg.cancel_scope)
+        status = int(await args.handler(args))
+        tg.cancel_scope.cancel()
+    if status is None:  # aborted by a second Ctrl-C
+        say("paor: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return status
 
 
@@ -130,8 +159,11 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--journal",
             type=Path,
-            help="record the runs in this journal, for `paor resume` and `paor replay`, and a "
-            "re-run of a batch (off unless given: nothing is recorded by default)",
+            help="record the runs in this journal, for `paor resume`, `paor replay` and a re-run "
+            "of a batch (default: $PAOR_HOME/journal.db)",
+        )
+        sub.add_argument(
+            "--no-journal", action="store_true", help="record nothing (no resume after a crash)"
         )
         sub.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
         sub.add_argument(
@@ -162,17 +194,26 @@ def _gguf_option(sub: argparse.ArgumentParser) -> None:
 def _journal_commands(commands: Any) -> None:
     """`runs`, `show`, `resume` and `replay`: they read `--journal` ($PAOR_HOME/journal.db)."""
     listing = commands.add_parser("runs", help="list the journal's runs and their status")
-    show = commands.add_parser("show", help="print a run's plan versions and step trace")
+    showing = commands.add_parser("show", help="print a run's plan versions and step trace")
     resume = commands.add_parser("resume", help="continue a crashed `paor research` run")
     replay = commands.add_parser("replay", help="re-run a recorded run offline; report drift")
-    for sub, handler in ((listing, _runs), (show, _show), (resume, _resume), (replay, _replay)):
+    for sub, handler in ((listing, runs), (showing, show), (resume, _resume), (replay, _replay)):
         if sub is not listing:
             sub.add_argument("run_id")
         sub.add_argument(
             "--journal", type=Path, help="the journal (default: $PAOR_HOME/journal.db)"
         )
         sub.set_defaults(handler=handler, log_json=None)
-    for sub, what in ((listing, "list its recent paor runs"), (show, "show a run there")):
+    listing.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete finished runs and shrink the journal (default: keep the newest 100)",
+    )
+    listing.add_argument("--keep", type=int, metavar="N", help="with --prune: keep the newest N")
+    listing.add_argument(
+        "--older-than", type=_positive(float), metavar="DAYS", help="with --prune: by age"
+    )
+    for sub, what in ((listing, "list its recent paor runs"), (showing, "show a run there")):
         sub.add_argument("--temporal", metavar="HOST:PORT", help=f"the Temporal server: {what}")
     resume.add_argument(
         "--temporal",
@@ -181,7 +222,7 @@ def _journal_commands(commands: Any) -> None:
         "completed step if it was terminated, timed out or failed",
     )
     resume.add_argument("--docs", type=Path, help="corpus folder (default: as submitted)")
-    for sub in (listing, show, resume):
+    for sub in (listing, showing, resume):
         _blobs_option(sub)
     resume.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
     resume.add_argument("--model", help="model name (default: as recorded)")
@@ -232,24 +273,60 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
 
 
 async def _research(args: argparse.Namespace) -> int:
+    args.topic = _checked_goal(args.topic)
     _check_writable(args.out)
     corpus, limits = _research_setup(args)
     if args.temporal:
         _write_report(args.out, await _research_on_temporal(args, corpus, limits))
         return 0
     progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
-    async with _maybe_journal(args.journal) as journal, _open_model(args) as model:
+    path = _journal_path(args)
+    async with maybe_journal(path) as journal, _open_model(args) as model:
         report = await research(
             args.topic,
             model=model,
             corpus=corpus,
             limits=limits,
-            on_event=progress.update,
+            on_event=_announcing(progress.update, path),
             journal=journal,
             meta=_research_meta(args),
+            stop=getattr(args, "stop", None),
         )
     _write_report(args.out, report)
     return 0
+
+
+def _checked_goal(text: str, what: str = "topic") -> str:
+    """A goal from the command line, refused when it cannot be sent or says nothing."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigurationError(f"the {what} is not valid UTF-8 text") from None
+    if not clean(text).strip():
+        raise ConfigurationError(f"the {what} is empty")
+    return text.strip()
+
+
+def _journal_path(args: argparse.Namespace) -> Path | None:
+    """Where `research` and `batch` record their runs: `--journal`, else the default journal,
+    unless `--no-journal` (with `--temporal`, Temporal records them instead)."""
+    if args.no_journal or args.temporal:
+        return None
+    return args.journal or default_journal_path()
+
+
+def _announcing(on_event: Callable[[Event], None], path: Path | None) -> Callable[[Event], None]:
+    """`on_event`, after saying once which run is recorded where (to resume it after a crash)."""
+    told = False
+
+    def update(event: Event) -> None:
+        nonlocal told
+        if path is not None and not told:
+            told = True
+            say(f"paor: run {event.run_id} is journaled in {path}", file=sys.stderr)
+        on_event(event)
+
+    return update
 
 
 async def _research_on_temporal(
@@ -258,7 +335,7 @@ async def _research_on_temporal(
     """The run on the workers of `--task-queue`; the report rendered with our own `corpus`."""
     if args.journal is not None:
         raise ConfigurationError("--journal is not available with --temporal: Temporal records it")
-    _require_temporal()
+    require_temporal()
     from orchestrator.temporal import _cli as temporal
 
     return await temporal.research(args, corpus, limits, _research_meta(args))
@@ -281,50 +358,26 @@ def _research_meta(args: argparse.Namespace) -> dict[str, Any]:
     meta["docs"] = str(args.docs.resolve()) if args.docs else None
     meta["out"] = str(args.out.resolve())
     meta["gguf"] = str(args.gguf.resolve()) if args.gguf else None
+    # Credentials in the URL are not stored: `resume` takes them from --base-url or the
+    # environment again, as it does the API key.
+    meta["base_url"] = redact_url(args.base_url) if args.base_url else None
     return {"command": "research", **meta}
 
 
 def _write_report(out: Path, report: ResearchReport) -> None:
-    _write_atomically(out, report.markdown)
+    write_atomically(out, clean(report.markdown))
     result = report.result
-    print(f"wrote {out}: {result.status}" + (f" ({result.reason})" if result.reason else ""))
-
-
-async def _runs(args: argparse.Namespace) -> int:
-    if args.temporal:
-        _require_temporal()
-        from orchestrator.temporal import _cli as temporal
-
-        return await temporal.runs(args)
-    path = args.journal or default_journal_path()
-    if not path.exists():
-        print(f"no runs (no journal at {path})")
-        return 0
-    async with Journal(path) as journal:
-        print(render_runs(await journal.runs()))
-    return 0
-
-
-async def _show(args: argparse.Namespace) -> int:
-    if args.temporal:
-        _require_temporal()
-        from orchestrator.temporal import _cli as temporal
-
-        return await temporal.show(args)
-    async with _journal(args) as journal:
-        info = await _find(journal, args.run_id)
-        print(render_run(info, await journal.load(info.run_id)))
-    return 0
+    say(f"wrote {out}: {result.status}" + (f" ({result.reason})" if result.reason else ""))
 
 
 async def _resume(args: argparse.Namespace) -> int:
     if args.temporal:
-        _require_temporal()
+        require_temporal()
         from orchestrator.temporal import _cli as temporal
 
         return await temporal.resume(args, _write_report)
-    async with _journal(args) as journal:
-        info = await _find(journal, args.run_id)
+    async with open_journal(args) as journal:
+        info = await find(journal, args.run_id)
         if info.finished:  # before the model is reached: nothing is left to do
             raise JournalError(
                 f"run {info.run_id} already ended ({info.status}); replay it instead"
@@ -342,23 +395,24 @@ async def _resume(args: argparse.Namespace) -> int:
                 on_event=progress.update,
                 journal=journal,
                 resume=info.run_id,
+                stop=args.stop,
             )
     _write_report(saved.out, report)
     return 0
 
 
 async def _replay(args: argparse.Namespace) -> int:
-    async with _journal(args) as journal:
-        info = await _find(journal, args.run_id)
+    async with open_journal(args) as journal:
+        info = await find(journal, args.run_id)
         corpus, limits = _research_setup(_saved_args(info, args))
-        orch = research_orchestrator(_Offline(), corpus, limits=limits, journal=journal)
+        orch = research_orchestrator(Offline(), corpus, limits=limits, journal=journal)
         report = await orch.replay(info.run_id)
     for drift in report.drift:
-        print(f"drift: {drift.describe()}")
+        say(f"drift: {drift.describe()}")
     if report.ok and report.result is not None:
-        print(f"replayed {info.run_id}: {report.result.status}, no drift")
+        say(f"replayed {info.run_id}: {report.result.status}, no drift")
         return 0
-    print(f"replayed {info.run_id}: drifted from the recording")
+    say(f"replayed {info.run_id}: drifted from the recording")
     return EXIT_DRIFT
 
 
@@ -381,57 +435,31 @@ def _saved_args(info: RunInfo, args: argparse.Namespace) -> argparse.Namespace:
     for name in ("model", "base_url", "protocol"):
         if getattr(args, name, None):
             setattr(saved, name, getattr(args, name))
+    if saved.base_url and REDACTED in saved.base_url:
+        saved.base_url = os.environ.get("OPENAI_BASE_URL") or _refuse_redacted(info.run_id)
     return saved
 
 
-async def _find(journal: Journal, run_id: str) -> RunInfo:
-    info = await journal.run(run_id)
-    if info is None:
-        raise JournalError(f"no run {run_id} in the journal {journal.path}")
-    return info
-
-
-@asynccontextmanager
-async def _journal(args: argparse.Namespace) -> AsyncIterator[Journal]:
-    """The journal named by `--journal` (default $PAOR_HOME/journal.db), which must exist."""
-    path = args.journal or default_journal_path()
-    if not path.exists():
-        raise JournalError(f"no journal at {path}")
-    async with Journal(path) as journal:
-        yield journal
-
-
-@asynccontextmanager
-async def _maybe_journal(path: Path | None) -> AsyncIterator[Journal | None]:
-    if path is None:
-        yield None
-        return
-    async with Journal(path) as journal:
-        yield journal
-
-
-class _Offline:
-    """The model of a replay: never asked (a replay performs no effect)."""
-
-    name = "offline"
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """Refuse: a replay must not reach a model."""
-        raise ModelRequestError("a replay never calls the model")
+def _refuse_redacted(run_id: str) -> str:
+    raise ConfigurationError(
+        f"run {run_id} was recorded with credentials in --base-url, which are never stored: "
+        "pass --base-url again (or set OPENAI_BASE_URL)"
+    )
 
 
 async def _batch(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.tasks)
+    check_output(args.tasks, args.out)
     _check_writable(args.out)
     if args.temporal:
-        print((await _batch_on_temporal(args, tasks)).line())
+        say((await _batch_on_temporal(args, tasks)).line())
         return 0
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     # One ledger for the whole command: its deadline bounds the batch, not each task.
     deadline = None if args.deadline is None else time.time() + args.deadline
     budget = Budget(max_tokens=args.max_tokens, deadline=deadline)
     limits = agents.Limits(max_steps=args.max_steps)
-    async with _maybe_journal(args.journal) as journal, _open_model(args) as model:
+    async with maybe_journal(_journal_path(args)) as journal, _open_model(args) as model:
         executor = Executor(
             model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits
         )
@@ -441,10 +469,10 @@ async def _batch(args: argparse.Namespace) -> int:
             out=args.out,
             concurrency=args.concurrency,
             budget=budget,
-            on_result=lambda key, report: print(f"{key}: {report.status}", file=sys.stderr),
+            on_result=lambda key, report: say(f"{key}: {report.status}", file=sys.stderr),
             journal=journal,
         )
-    print(summary.line())
+    say(summary.line())
     return 0
 
 
@@ -454,7 +482,7 @@ async def _batch_on_temporal(args: argparse.Namespace, tasks: list[BatchTask]) -
         raise ConfigurationError(
             "--journal is not available with --temporal (Temporal records the runs)"
         )
-    _require_temporal()
+    require_temporal()
     from orchestrator.temporal import _cli as temporal
 
     return await temporal.batch(args, tasks, agents.Limits(max_steps=args.max_steps))
@@ -462,18 +490,11 @@ async def _batch_on_temporal(args: argparse.Namespace, tasks: list[BatchTask]) -
 
 async def _worker(args: argparse.Namespace) -> int:
     """Serve the research tools and the model (as "default") until interrupted."""
-    _require_temporal()
+    require_temporal()
     from orchestrator.temporal import _cli as temporal
 
     await temporal.worker(args, lambda: _open_model(args))
     return 0
-
-
-def _require_temporal() -> None:
-    """Fail with a one-line error without the `temporal` extra. `orchestrator.temporal._cli` is
-    imported only when a command names a Temporal server, after this check."""
-    if importlib.util.find_spec("temporalio") is None:
-        raise ConfigurationError("--temporal needs the temporal extra: paor[temporal]")
 
 
 def _open_model(args: argparse.Namespace) -> AbstractAsyncContextManager[ChatModel]:
@@ -490,40 +511,6 @@ def _check_writable(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigurationError(f"cannot create the folder for --out {path}: {exc}") from None
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so that a crash leaves either the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    Path(tmp).replace(path)
-
-
-def _configure_logging(log_json: Path | None) -> IO[str] | None:
-    """JSON lines to `log_json` if given; otherwise warnings on stderr, or only errors when stderr
-    is a terminal: there the live progress block is redrawn in place, and log lines printed into
-    it would break it (what matters reaches the report's notes and the progress display)."""
-    if log_json is None:
-        level = logging.ERROR if sys.stderr.isatty() else logging.WARNING
-        structlog.configure(
-            wrapper_class=structlog.make_filtering_bound_logger(level),
-            logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        )
-        return None
-    sink = log_json.open("a", encoding="utf-8")
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
-        ],
-        logger_factory=structlog.WriteLoggerFactory(sink),
-    )
-    return sink
 
 
 def _unwrap(exc: BaseException) -> BaseException:

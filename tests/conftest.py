@@ -20,3 +20,11 @@ def _no_remote_models() -> Iterator[None]:
     """Fail any model request to a host other than the loopback."""
     with block_model_requests():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _private_paor_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each test has its own $PAOR_HOME: the CLI journals to $PAOR_HOME/journal.db by default."""
+    monkeypatch.setenv("PAOR_HOME", str(tmp_path_factory.mktemp("paor-home")))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -13,11 +14,27 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import AgentReport, Budget, ConfigurationError, Executor, ModelRequest, tool
+from agents import (
+    AgentReport,
+    Budget,
+    ConfigurationError,
+    Executor,
+    ModelRequest,
+    RunError,
+    tool,
+)
 from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply
 from agents.toolkits import Corpus, Document, research_tools
 from memory import Journal, UserMessage
-from orchestrator._batch import BatchSummary, BatchTask, finished_ids, load_tasks, run_batch
+from orchestrator._batch import (
+    BatchSummary,
+    BatchTask,
+    OutputLocked,
+    check_output,
+    finished_ids,
+    load_tasks,
+    run_batch,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -385,3 +402,79 @@ async def test_a_journaled_batch_resumes_an_interrupted_task_from_its_records(
     assert asked == [0, 1, 1]  # the re-run asked only the interrupted turn
     assert summary.statuses == {"done": 1}
     assert [(r["id"], r["answer"]) for r in records(out)] == [("a", "A is known [lookup]")]
+
+
+async def test_a_second_batch_on_the_same_output_is_refused(tmp_path: Path) -> None:
+    """While one batch writes an output file, another batch on that file (even by another
+    path to it) gets a one-line OutputLocked naming it and runs nothing; the first one is
+    undisturbed."""
+    turnstile = Turnstile()
+    out = tmp_path / "results.jsonl"
+    second = ScriptedModel([])
+
+    async def first() -> None:
+        executor = Executor(FunctionModel(turnstile.decide))
+        await run_batch(tasks("a"), executor=executor, out=out, concurrency=1, budget=Budget())
+
+    with anyio.fail_after(GUARD_S):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first)
+            await anyio.wait_all_tasks_blocked()  # the first batch is inside its task
+            with pytest.raises(OutputLocked) as caught:
+                await run_batch(
+                    tasks("a", "b"),
+                    executor=Executor(second),
+                    out=tmp_path / "." / "results.jsonl",
+                    concurrency=1,
+                    budget=Budget(),
+                )
+            turnstile.release("Goal a")
+
+    assert isinstance(caught.value, RunError)
+    assert str(caught.value) == (
+        f"{tmp_path / '.' / 'results.jsonl'} is being written by another batch; "
+        "wait for it to end or choose another output file"
+    )
+    assert second.requests == []
+    assert [r["id"] for r in records(out)] == ["a"]
+
+
+async def test_an_error_inside_a_batch_reaches_the_caller_as_itself(tmp_path: Path) -> None:
+    """An exception raised while the batch's tasks run comes out as that exception, not as an
+    ExceptionGroup around it."""
+
+    def explode(key: str, report: AgentReport) -> None:
+        raise RuntimeError(f"cannot take {key}")
+
+    with pytest.raises(RuntimeError, match=r"^cannot take a$"):
+        await run_batch(
+            tasks("a"),
+            executor=Executor(ScriptedModel(["A"])),
+            out=tmp_path / "results.jsonl",
+            concurrency=1,
+            budget=Budget(),
+            on_result=explode,
+        )
+
+
+def test_check_output_refuses_the_input_file_by_any_name(tmp_path: Path) -> None:
+    """The output may not be the task file: not by the same path, a relative one, a symlink or
+    a hard link. Another file, or one that does not exist yet, is fine."""
+    tasks_path = write_lines(tmp_path / "tasks.jsonl", task_line("a"))
+    (tmp_path / "link.jsonl").symlink_to(tasks_path)
+    os.link(tasks_path, tmp_path / "hard.jsonl")
+    other = write_lines(tmp_path / "other.jsonl", task_line("b"))
+
+    for out in (
+        tasks_path, tmp_path / "sub" / ".." / "tasks.jsonl", tmp_path / "link.jsonl",
+        tmp_path / "hard.jsonl",
+    ):  # fmt: skip
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        with pytest.raises(ConfigurationError) as caught:
+            check_output(tasks_path, out)
+        assert str(caught.value) == (
+            f"the output {out} is the task file {tasks_path}: writing to it would destroy "
+            "the tasks; choose another output file"
+        )
+    check_output(tasks_path, other)
+    check_output(tasks_path, tmp_path / "new.jsonl")

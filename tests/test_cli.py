@@ -229,7 +229,8 @@ async def test_progress_goes_to_stderr_as_plain_lines(
 
     captured = capsys.readouterr()
     assert "\x1b" not in captured.err
-    lines = captured.err.splitlines()
+    announced, *lines = captured.err.splitlines()
+    assert re.fullmatch(r"paor: run \w+ is journaled in .+journal\.db", announced)
     assert all(re.match(r"\[ *\d+\.\ds\] ", line) for line in lines), lines
     events = [line.split("] ", 1)[1] for line in lines]
     assert events[0] == "plan: 3 subtasks: goal; gen; stop"

@@ -281,7 +281,7 @@ async def test_travel_breaker_opens_and_weather_leaves_the_menu(
     weather_calls = [
         e for e in result.events if isinstance(e, ToolCalled) and e.tool == "get_weather"
     ]
-    assert [e.error for e in weather_calls] == ["timeout", "failed"]
+    assert [e.error_kind for e in weather_calls] == ["timeout", "failed"]
     opened = [e for e in result.events if isinstance(e, BreakerOpened)]
     assert [(e.agent_id, e.tool) for e in opened] == [("weather", "get_weather")]
     asked = team.of("weather")
@@ -327,7 +327,7 @@ async def test_travel_empty_flights_are_rejected_and_the_train_is_the_answer(
     assert "Alfa Pendular 121" in booked.content
     assert "CP-" in booked.content
     flights = [e for e in result.events if isinstance(e, ToolCalled) and e.tool == "search_flights"]
-    assert [e.error for e in flights] == ["rejected"]
+    assert [e.error_kind for e in flights] == ["rejected"]
     assert BOOKED in opening(team.of(WRITER)[0])
     assert result.answer == ANSWER
     out = capsys.readouterr().out

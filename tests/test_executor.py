@@ -192,7 +192,7 @@ async def test_every_call_gets_exactly_one_result() -> None:
     assert results[ids[3]].content == "Error: boom RuntimeError: kaput"
     assert (results[ids[4]].ok, results[ids[4]].content) == (True, "result for ok")
     assert "extra: Extra inputs are not permitted" in results[ids[5]].content
-    errors = {call_id: event.error for call_id, event in sink.tool_calls().items()}
+    errors = {call_id: event.error_kind for call_id, event in sink.tool_calls().items()}
     assert errors == {
         ids[0]: "malformed_arguments",
         ids[1]: "unknown_tool",
@@ -201,6 +201,39 @@ async def test_every_call_gets_exactly_one_result() -> None:
         ids[4]: None,
         ids[5]: "invalid_arguments",
     }
+
+
+async def test_tool_called_events_carry_what_went_wrong() -> None:
+    """A failed call's event says what the model read (one line), beside the kind of failure."""
+    turn = calls(("slow", {}), ("boom", {}), ("search", {"query": "ok"}))
+    sink = _Sink()
+    await Executor(ScriptedModel([turn, reply("done")]), tools=[search, slow, boom]).run(
+        "t", events=sink
+    )
+    traced = [(e.tool, e.error_kind, e.error) for e in sink.tool_calls().values()]
+    assert traced == [
+        ("slow", "timeout", "Error: slow timed out after 0.05s"),
+        ("boom", "crashed", "Error: boom RuntimeError: kaput"),
+        ("search", None, None),
+    ]
+
+
+async def test_oversize_arguments_are_refused_and_never_re_sent() -> None:
+    """Megabytes of arguments are refused unread, the model reads the limit, and the transcript
+    keeps a short note in their place, so no later request carries them."""
+    huge = "x" * 1_000_000
+    model = ScriptedModel([call("search", query=huge), reply("done")])
+    report = await Executor(model, tools=[search]).run("t")
+    assert report.status == "done"
+    assert report.evidence == ()
+    later = model.requests[1]
+    assert huge not in later.model_dump_json()
+    (result,) = _results(later).values()
+    assert result.content.startswith(
+        "Error: arguments of 1,000,013 characters were not read: search takes at most 65,536."
+    )
+    (turn,) = [m for m in later.messages if isinstance(m, AssistantMessage)]
+    assert "1,000,013 characters of arguments" in turn.tool_calls[0].arguments
 
 
 async def test_duplicate_call_ids_from_the_model_are_made_unique() -> None:
@@ -287,7 +320,7 @@ async def test_tool_call_limit_skips_extra_calls() -> None:
     results = list(_results(last).values())
     assert [r.content for r in results[:2]] == ["result for a", "result for b"]
     assert results[2].content.startswith("Skipped: the tool-call budget is spent.")
-    assert [e.error for e in sink.tool_calls().values()] == [None, None, "skipped"]
+    assert [e.error_kind for e in sink.tool_calls().values()] == [None, None, "skipped"]
 
 
 async def test_deadline_keeps_finished_results_and_cancels_the_rest() -> None:
@@ -303,8 +336,8 @@ async def test_deadline_keeps_finished_results_and_cancels_the_rest() -> None:
     assert "result for fast" in report.answer
     search_id, hang_id = _ids(turn)
     traced = sink.tool_calls()
-    assert (traced[search_id].ok, traced[search_id].error) == (True, None)
-    assert (traced[hang_id].ok, traced[hang_id].error) == (False, "cancelled")
+    assert (traced[search_id].ok, traced[search_id].error_kind) == (True, None)
+    assert (traced[hang_id].ok, traced[hang_id].error_kind) == (False, "cancelled")
 
 
 @pytest.mark.parametrize("kind", ["event", "stop"])
@@ -327,7 +360,7 @@ async def test_stop_event_ends_gracefully(kind: str) -> None:
     assert (report.status, report.stop_reason) == ("partial", "cancelled")
     assert report.answer.startswith("Incomplete: stopped early (cancelled).")
     assert [e.excerpt for e in report.evidence] == ["result for a"]
-    assert sink.tool_calls()[_ids(turn)[0]].error == "cancelled"
+    assert sink.tool_calls()[_ids(turn)[0]].error_kind == "cancelled"
 
 
 async def test_stop_during_event_back_pressure_loses_nothing_and_doubles_nothing() -> None:

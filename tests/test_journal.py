@@ -1,4 +1,5 @@
-"""The journal store: records and their CRCs, damaged and torn files, and the run lease."""
+"""The journal store: records and their CRCs, damaged, torn and locked files, the run lease,
+file modes and pruning."""
 
 from __future__ import annotations
 
@@ -6,18 +7,77 @@ import os
 import shutil
 import socket
 import sqlite3
+import stat
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
-from memory import EffectRecord, Journal, JournalError, RunLocked, default_journal_path
+from memory import (
+    EffectRecord,
+    Journal,
+    JournalError,
+    RunLocked,
+    RunStatus,
+    default_journal_path,
+)
 
 pytestmark = pytest.mark.anyio
+
+GUARD_S = 20  # a deadlock guard, not a timing claim
+# Another process: takes the database's write lock, says so, holds it until its stdin closes.
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+conn.rollback()
+"""
+
+
+@dataclass(kw_only=True, slots=True)
+class LockHolder:
+    """Another process holding a SQLite file's write lock until released."""
+
+    path: Path
+    processes: list[anyio.abc.Process] = field(default_factory=list)
+
+    async def hold(self) -> None:
+        """Take the lock; returns once it is held."""
+        process = await anyio.open_process([sys.executable, "-c", HOLDER, str(self.path)])
+        self.processes.append(process)
+        assert process.stdout is not None
+        assert (await process.stdout.receive()).startswith(b"locked")
+
+    async def release(self) -> None:
+        """Give the lock back (if held); returns once the holder has exited."""
+        while self.processes:
+            process = self.processes.pop()
+            assert process.stdin is not None
+            await process.stdin.aclose()
+            await process.wait()
+            await process.aclose()
+
+    async def __aenter__(self) -> LockHolder:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.release()
+
+
+@pytest.fixture
+async def holder(tmp_path: Path) -> AsyncIterator[LockHolder]:
+    """Another process that can lock `journal.db`; it lets go at the end of the test."""
+    async with LockHolder(path=tmp_path / "journal.db") as locker:
+        yield locker
 
 
 def _model(agent_id: str, seq: int, text: str = "x") -> EffectRecord:
@@ -230,3 +290,183 @@ def test_the_default_path_is_under_paor_home(
     assert default_journal_path() == tmp_path / "journal.db"
     monkeypatch.delenv("PAOR_HOME")
     assert default_journal_path() == Path.home() / ".paor" / "journal.db"
+
+
+async def test_a_write_waits_out_another_processs_lock(
+    journal: Journal, holder: LockHolder
+) -> None:
+    """A write that finds the file locked by another process goes through once the lock is
+    given back."""
+    await holder.hold()
+    with anyio.fail_after(GUARD_S):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(journal.begin, "r2", "waited")
+            await anyio.wait_all_tasks_blocked()  # the write is waiting for the lock
+            await holder.release()
+
+    info = await journal.run("r2")
+    assert info is not None
+    assert info.goal == "waited"
+
+
+async def test_a_cancelled_caller_stops_waiting_for_a_locked_journal(
+    tmp_path: Path, holder: LockHolder
+) -> None:
+    """However long the journal would wait for another process's lock, cancelling the caller
+    (its deadline, a stop) ends the wait: nothing is written."""
+    async with Journal(tmp_path / "journal.db", timeout=600) as journal:
+        await holder.hold()
+        with anyio.fail_after(GUARD_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(journal.begin, "r2", "never")
+                await anyio.wait_all_tasks_blocked()
+                tg.cancel_scope.cancel()
+        await holder.release()
+
+        assert await journal.run("r2") is None
+
+
+async def test_a_lock_held_past_the_journals_patience_is_a_one_line_error(
+    tmp_path: Path, holder: LockHolder
+) -> None:
+    """When the other process keeps its lock longer than `timeout`, the write fails with a
+    one-line JournalError naming the file and the lock."""
+    path = tmp_path / "journal.db"
+    async with Journal(path, timeout=0.1) as journal:
+        await holder.hold()
+        with anyio.fail_after(GUARD_S), pytest.raises(JournalError) as caught:
+            await journal.begin("r2", "goal")
+
+    message = str(caught.value)
+    assert str(path) in message
+    assert "database is locked" in message
+    assert "\n" not in message
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    """The common umask, under which new files are readable by everyone."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@pytest.mark.usefixtures("umask_022")
+async def test_a_new_journal_and_its_wal_and_shm_files_are_private(tmp_path: Path) -> None:
+    """A journal created by paor is readable by its owner only, and so are its -wal and -shm
+    files."""
+    path = tmp_path / "home" / "journal.db"
+    async with Journal(path) as journal:
+        await journal.begin("r1", "a private goal")
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in path.parent.iterdir()}
+
+    assert modes == {"journal.db": 0o600, "journal.db-wal": 0o600, "journal.db-shm": 0o600}
+
+
+@pytest.mark.usefixtures("umask_022")
+async def test_an_existing_journals_mode_is_left_alone(tmp_path: Path) -> None:
+    """A journal whose owner chose its mode (say, shared with a group) keeps it."""
+    path = tmp_path / "journal.db"
+    async with Journal(path) as journal:
+        await journal.begin("r1", "goal")
+    path.chmod(0o640)
+
+    async with Journal(path) as reopened:
+        await reopened.begin("r2", "goal")
+
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+async def _runs(journal: Journal, *runs: tuple[str, RunStatus, float]) -> None:
+    """Register `runs` (id, status, age in seconds), each with one effect record; "running"
+    stays held by `journal`, "crashed" is running with no owner."""
+    for run_id, status, age in runs:
+        await journal.begin(run_id, f"goal {run_id}")
+        await journal.append(run_id, _model("a", 1, run_id))
+        if status == "crashed":
+            await journal.finish(run_id)
+        elif status != "running":
+            await journal.finish(run_id, status, {"answer": run_id})
+        _raw(
+            journal.path, "UPDATE runs SET updated = ? WHERE run_id = ?", time.time() - age, run_id
+        )
+
+
+async def test_prune_removes_finished_runs_older_than_an_age_with_their_records(
+    journal: Journal,
+) -> None:
+    """Complete, incomplete and failed runs older than the age go, their records with them;
+    newer ones, live ones and crashed (resumable) ones stay."""
+    day = 86400.0
+    await _runs(
+        journal,
+        ("old-complete", "complete", 3 * day), ("old-incomplete", "incomplete", 3 * day),
+        ("old-failed", "failed", 3 * day), ("old-crashed", "crashed", 3 * day),
+        ("old-running", "running", 3 * day), ("new-complete", "complete", 60.0),
+    )  # fmt: skip
+
+    removed = await journal.prune(older_than_s=day)
+
+    assert removed == 3
+    kept = sorted(info.run_id for info in await journal.runs())
+    assert kept == ["new-complete", "old-crashed", "old-running", "r1"]
+    assert await journal.load("old-complete") == []
+    assert await journal.load("new-complete") == [_model("a", 1, "new-complete")]
+
+
+async def test_prune_keeps_the_newest_finished_runs_and_crashed_ones_only_if_asked(
+    journal: Journal,
+) -> None:
+    """With `keep`, only the newest finished runs stay; crashed runs count, and go, only with
+    `include_crashed`; a live run is never touched."""
+    await _runs(
+        journal,
+        ("f1", "complete", 10.0), ("f2", "failed", 20.0), ("f3", "complete", 30.0),
+        ("c1", "crashed", 5.0), ("c2", "crashed", 40.0),
+    )  # fmt: skip
+
+    assert await journal.prune(keep=2) == 1
+    assert sorted(i.run_id for i in await journal.runs()) == ["c1", "c2", "f1", "f2", "r1"]
+
+    assert await journal.prune(keep=2, include_crashed=True) == 2
+    assert sorted(i.run_id for i in await journal.runs()) == ["c1", "f1", "r1"]
+    assert await journal.prune(older_than_s=0, keep=0, include_crashed=True) == 2
+    assert [i.run_id for i in await journal.runs()] == ["r1"]
+
+
+def _size(path: Path) -> int:
+    """The bytes of a database with its write-ahead log."""
+    wal = path.with_name(path.name + "-wal")
+    return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
+
+@pytest.mark.parametrize("made_by", ["this-version", "an-older-version"])
+async def test_prune_shrinks_the_file(tmp_path: Path, made_by: str) -> None:
+    """The space of pruned runs is given back to the file system, in a journal made by this
+    version (incremental vacuum) or by an older one (a full vacuum, once)."""
+    path = tmp_path / "journal.db"
+    if made_by == "an-older-version":
+        with closing(sqlite3.connect(path)) as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("CREATE TABLE old_marker (x)")
+    async with Journal(path) as journal:
+        await journal.begin("big", "goal")
+        for seq in range(1, 400):
+            await journal.append("big", _model("a", seq, "z" * 4000))
+        await journal.finish("big", "complete", {})
+        _raw(path, "PRAGMA wal_checkpoint(TRUNCATE)")
+        before = _size(path)
+
+        assert await journal.prune(keep=0) == 1
+
+        assert _size(path) < before // 10
+
+
+async def test_prune_needs_an_age_or_a_count(journal: Journal) -> None:
+    """Pruning with neither an age nor a count would empty the journal: a ValueError."""
+    with pytest.raises(ValueError, match="older_than_s or keep"):
+        await journal.prune()
+    with pytest.raises(ValueError, match="keep"):
+        await journal.prune(keep=-1)

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import gzip
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from types import TracebackType
+from typing import Any, Self
 
 import anyio
+import anyio.abc
+import openai
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+from structlog.testing import capture_logs
 
 import agents._openai
 from agents import (
+    ConfigurationError,
     Executor,
     MalformedResponse,
     ModelRequest,
@@ -25,6 +33,7 @@ from agents import (
 )
 from agents.testing import (
     FakeOpenAIServer,
+    MalformedBody,
     ScriptedModel,
     TokenUsage,
     block_model_requests,
@@ -75,8 +84,121 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> SleepSpy:
     return spy
 
 
+MiB = 1024 * 1024
+# What an "endless" body sends at most: far past any limit under test, small enough that the
+# test ends (and fails plainly) if the client never stops reading.
+ENDLESS_BYTES = 128 * MiB
+Reply = Callable[["RawServer", anyio.abc.SocketStream], Awaitable[None]]
+
+
+class RawServer:
+    """An HTTP server on 127.0.0.1 that answers every request with `reply`, counting bytes sent.
+
+    `sent` is an upper bound on what the client read: bytes handed to the socket, in flight or not.
+    """
+
+    def __init__(self, reply: Reply) -> None:
+        self._reply = reply
+        self.sent = 0
+        self.requests = 0
+        self._port = 0
+        self._listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The URL to hand to an OpenAI client."""
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    async def send(self, stream: anyio.abc.SocketStream, data: bytes) -> None:
+        """Send `data` to the client, counting it."""
+        self.sent += len(data)
+        await stream.send(data)
+
+    async def __aenter__(self) -> Self:
+        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+        self._port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._listener.serve, self._serve)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._tg is not None
+        assert self._listener is not None
+        self._tg.cancel_scope.cancel()
+        try:
+            await self._tg.__aexit__(None, None, None)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._listener.aclose()
+
+    async def _serve(self, stream: anyio.abc.SocketStream) -> None:
+        reader = BufferedByteReceiveStream(stream)
+        async with stream:
+            with suppress(anyio.BrokenResourceError, anyio.EndOfStream, anyio.IncompleteRead):
+                head = (await reader.receive_until(b"\r\n\r\n", 65536)).decode("latin-1")
+                length = next(
+                    (
+                        int(v)
+                        for k, _, v in (h.partition(":") for h in head.split("\r\n"))
+                        if k.lower() == "content-length"
+                    ),
+                    0,
+                )
+                await reader.receive_exactly(length)
+                self.requests += 1
+                await self._reply(self, stream)
+
+
+def head(code: int, *headers: str) -> bytes:
+    """A response head that closes the connection after the body."""
+    lines = [f"HTTP/1.1 {code} X", "Content-Type: application/json", "Connection: close", *headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def endless(framing: str, code: int = 200) -> Reply:
+    """A reply that streams JSON whitespace, fast, as long as the client reads (to ENDLESS_BYTES)."""
+    headers = {"chunked": ("Transfer-Encoding: chunked",), "length": (f"Content-Length: {10**12}",)}
+    chunk = b" " * 65536
+    framed = b"%x\r\n%s\r\n" % (len(chunk), chunk) if framing == "chunked" else chunk
+
+    async def reply(server: RawServer, stream: anyio.abc.SocketStream) -> None:
+        await server.send(stream, head(code, *headers.get(framing, ())))
+        while server.sent < ENDLESS_BYTES:
+            await server.send(stream, framed)
+
+    return reply
+
+
+async def drip(server: RawServer, stream: anyio.abc.SocketStream) -> None:
+    """A reply whose body arrives one byte at a time, slowly, forever."""
+    await server.send(stream, head(200, "Transfer-Encoding: chunked"))
+    while True:
+        await server.send(stream, b"1\r\n \r\n")
+        await anyio.sleep(0.05)
+
+
+def gzipped(body: bytes) -> Reply:
+    """A reply whose body is gzip-compressed (whatever the client asked for)."""
+    packed = gzip.compress(body)
+
+    async def reply(server: RawServer, stream: anyio.abc.SocketStream) -> None:
+        headers = ("Content-Encoding: gzip", f"Content-Length: {len(packed)}")
+        await server.send(stream, head(200, *headers) + packed)
+
+    return reply
+
+
 @asynccontextmanager
-async def chat_model(server: FakeOpenAIServer, **options: Any) -> AsyncIterator[OpenAIChatModel]:
+async def chat_model(
+    server: FakeOpenAIServer | RawServer, **options: Any
+) -> AsyncIterator[OpenAIChatModel]:
     """An `OpenAIChatModel` pointed at `server`, closed on exit."""
     options.setdefault("backoff", 0.01)
     model = OpenAIChatModel("fake-model", base_url=server.base_url, api_key="test", **options)
@@ -191,6 +313,49 @@ async def test_rate_limit_waits_as_long_as_retry_after_says(
     assert sleeps.delays == [pytest.approx(expected)]
 
 
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "nan"}, None),
+        ({"Retry-After-Ms": "nan"}, None),
+        ({"Retry-After-Ms": "nan", "Retry-After": "0.2"}, 0.2),
+        ({"Retry-After": "-5"}, None),
+        ({"Retry-After-Ms": "-1"}, None),
+        ({"Retry-After": "inf"}, 2.0),
+        ({"Retry-After": "1e400"}, 2.0),
+        ({"Retry-After": "99999999"}, 2.0),
+        ({"Retry-After-Ms": "1e300"}, 2.0),
+    ],
+)
+async def test_unusable_retry_after_values_fall_back_or_are_clamped(
+    sleeps: SleepSpy, headers: dict[str, str], expected: float | None
+) -> None:
+    """A NaN or negative Retry-After is ignored (jittered backoff instead); an infinite or absurd
+    one waits max_backoff."""
+    script = [status(429, headers=headers), text("ok")]
+    async with (
+        FakeOpenAIServer(script) as server,
+        chat_model(server, backoff=0.5, max_backoff=2.0) as model,
+    ):
+        response = await model.complete(ASK)
+    assert response.message.content == "ok"
+    (delay,) = sleeps.delays
+    assert math.isfinite(delay)
+    if expected is None:
+        assert 0.25 <= delay <= 0.5
+    else:
+        assert delay == pytest.approx(expected)
+
+
+async def test_a_nan_retry_after_is_retried_with_the_real_sleep() -> None:
+    """Retry-After: nan on a 429 does not crash anyio.sleep: the request is retried and answers."""
+    script = [status(429, headers={"Retry-After": "nan"}), text("ok")]
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        response = await model.complete(ASK)
+    server.assert_complete()
+    assert response.message.content == "ok"
+
+
 async def test_server_error_is_retried_with_backoff(sleeps: SleepSpy) -> None:
     """A 500 is retried after a jittered backoff delay, and the retry's answer is returned."""
     script = [status(500), text("recovered")]
@@ -239,6 +404,78 @@ async def test_hung_response_hits_the_attempt_deadline() -> None:
     assert len(server.requests) == 1
 
 
+@pytest.mark.parametrize(
+    ("framing", "code"), [("chunked", 200), ("close", 200), ("length", 200), ("chunked", 500)]
+)
+async def test_an_endless_body_stops_at_max_response_bytes(
+    sleeps: SleepSpy, framing: str, code: int
+) -> None:
+    """A body that never ends fails with ModelRequestError, unretried, once it passes the limit:
+    the client reads about the limit, not what the server would send."""
+    async with (
+        RawServer(endless(framing, code)) as server,
+        chat_model(server, max_response_bytes=256 * 1024, timeout=15.0) as model,
+    ):
+        with pytest.raises(ModelRequestError, match="max_response_bytes") as caught:
+            await model.complete(ASK)
+    assert server.sent < 32 * MiB
+    assert server.requests == 1
+    assert sleeps.delays == []
+    assert "\n" not in str(caught.value)
+
+
+async def test_a_compressed_body_is_bounded_after_decompression() -> None:
+    """A small gzip body that inflates past the limit fails with ModelRequestError."""
+    bomb = gzipped(b" " * (64 * MiB))
+    async with (
+        RawServer(bomb) as server,
+        chat_model(server, max_response_bytes=256 * 1024, max_retries=0) as model,
+    ):
+        with pytest.raises(ModelRequestError, match="max_response_bytes"):
+            await model.complete(ASK)
+    assert server.sent < MiB
+
+
+async def test_a_compressed_reply_within_the_limit_is_read() -> None:
+    """A server that gzips its reply anyway is still understood."""
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "zipped"}}]}
+    async with (
+        RawServer(gzipped(json.dumps(body).encode())) as server,
+        chat_model(server, max_retries=0) as model,
+    ):
+        response = await model.complete(ASK)
+    assert response.message.content == "zipped"
+
+
+async def test_a_slow_drip_body_hits_the_attempt_deadline() -> None:
+    """A body that keeps arriving, a byte at a time, fails the attempt at `timeout`."""
+    async with RawServer(drip) as server, chat_model(server, timeout=0.5, max_retries=0) as model:
+        with pytest.raises(ModelRetryableError, match=r"no reply within 0\.5s"):
+            await model.complete(ASK)
+    assert server.requests == 1
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_max_response_bytes_must_be_positive(limit: int) -> None:
+    """A response limit below one byte is a ConfigurationError."""
+    with pytest.raises(ConfigurationError, match="max_response_bytes"):
+        OpenAIChatModel(max_response_bytes=limit)
+
+
+async def test_a_supplied_client_is_used_as_given() -> None:
+    """client= sends through that AsyncOpenAI client, and base_url names its endpoint."""
+    async with FakeOpenAIServer([text("ok")]) as server:
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+        model = OpenAIChatModel("fake-model", client=client)
+        try:
+            response = await model.complete(ASK)
+            assert model.base_url.startswith(server.base_url)
+        finally:
+            await model.aclose()
+    assert response.message.content == "ok"
+    assert len(server.requests) == 1
+
+
 async def test_malformed_body_is_a_retryable_failure(sleeps: SleepSpy) -> None:
     """A 200 whose body is not JSON is retried like a dropped connection."""
     script = [malformed_body(), text("fine now")]
@@ -247,6 +484,34 @@ async def test_malformed_body_is_a_retryable_failure(sleeps: SleepSpy) -> None:
     server.assert_complete()
     assert response.message.content == "fine now"
     assert len(sleeps.delays) == 1
+
+
+async def test_a_body_in_no_unicode_encoding_is_a_retryable_failure(sleeps: SleepSpy) -> None:
+    """A 200 body that cannot be decoded as text at all is retried like a garbled one."""
+    script = [MalformedBody(body=b"\x00\x00\x00\x00\x00"), text("fine now")]
+    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+        response = await model.complete(ASK)
+    server.assert_complete()
+    assert response.message.content == "fine now"
+    assert len(sleeps.delays) == 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://ann:hunter2@[::1",
+        "http://ann:hunter2@127.0.0.1:99999/v1",
+        "ftp://ann:hunter2@127.0.0.1:8000/",
+        "127.0.0.1:8000",
+    ],
+)
+def test_a_base_url_it_cannot_use_is_a_configuration_error(url: str) -> None:
+    """A base URL that is not http(s), or has a bad host or port, is refused at construction,
+    on one line and without its password."""
+    with pytest.raises(ConfigurationError, match="base URL") as caught:
+        OpenAIChatModel(base_url=url)
+    assert "hunter2" not in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 async def test_a_body_that_is_no_completion_raises_malformed_response() -> None:
@@ -379,6 +644,26 @@ async def test_block_model_requests_can_block_the_loopback_too() -> None:
         with block_model_requests(frozenset()), pytest.raises(ModelRequestError, match="blocked"):
             await model.complete(ASK)
     assert server.requests == []
+
+
+async def test_credentials_in_the_base_url_are_masked_wherever_it_is_shown() -> None:
+    """repr, base_url, ping and connection errors and retry logs name the server, never its
+    password or key."""
+    url = "http://ann:hunter2@127.0.0.1:1/v1?api_key=k3y"
+    model = OpenAIChatModel("m", base_url=url, max_retries=1, backoff=0.01)
+    try:
+        with capture_logs() as logs:
+            with pytest.raises(ModelRetryableError) as pinged:
+                await model.ping(wait_s=5.0)
+            with pytest.raises(ModelRetryableError) as failed:
+                await model.complete(ASK)
+    finally:
+        await model.aclose()
+    shown = [repr(model), model.base_url, str(pinged.value), str(failed.value), repr(logs)]
+    assert [s for s in shown if "hunter2" in s or "k3y" in s] == []
+    assert model.base_url.startswith("http://ann:***@127.0.0.1:1/v1")
+    assert "127.0.0.1:1/v1" in str(pinged.value)
+    assert "127.0.0.1:1/v1" in str(failed.value)
 
 
 @tool

@@ -87,6 +87,18 @@ def feedback(request: ModelRequest) -> str:
         ),
         pytest.param(plan(sub("a", "a")), "subtask a depends on itself", Limits(), id="self"),
         pytest.param(
+            plan(sub("planner")),
+            "these ids are reserved for paor itself, choose others: planner",
+            Limits(),
+            id="reserved-planner",
+        ),
+        pytest.param(
+            plan(sub("a"), sub("run", "a")),
+            "these ids are reserved for paor itself, choose others: run",
+            Limits(),
+            id="reserved-run",
+        ),
+        pytest.param(
             plan({"id": "no spaces!", "goal": "x"}),
             "id: 'no spaces!' is not a valid id: use 1 to 40 letters, digits, '_', '-' or '.'",
             Limits(),
@@ -273,6 +285,14 @@ def test_salvage_renames_taken_ids_drops_repeats_and_unknown_dependencies_and_cu
     assert len(notes) == 4
     assert any("renamed b to b-2" in n for n in notes)
     assert any("repeats another subtask's goal" in n for n in notes)
+
+
+def test_salvage_renames_an_addition_that_takes_a_reserved_id() -> None:
+    """A replan's subtask named like one of the run's own agents gets a fresh id."""
+    draft = PlanDraft(subtasks=[SubtaskDraft(id="planner", goal="Plan more.")])
+    fixed, notes = salvage(draft, taken={"a"}, room=2)
+    assert [s.id for s in fixed.subtasks] == ["planner-2"]
+    assert notes == ["renamed planner to planner-2: the id was taken"]
 
 
 async def test_replan_that_cannot_be_repaired_lets_the_run_go_on() -> None:

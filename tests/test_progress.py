@@ -63,3 +63,26 @@ def test_live_progress_moves_up_exactly_the_lines_it_drew() -> None:
     assert len(drawn) == len(EVENTS)
     assert moves == [block.count("\n") for block in drawn[:-1]]
     assert "  ✓ gen          done        0 tools  How does a generator pause?" in drawn[-1]
+
+
+HOSTILE = "Find\x1b]0;pwned\x07 it\x1b[2J now\x9b5m"
+
+
+def test_model_written_escapes_never_reach_the_terminal() -> None:
+    """A goal carrying terminal escapes (title, clear screen) is shown cleaned, in both views;
+    the live block's cursor movement is the only escape written."""
+    plan = Plan(subtasks=(Subtask(id="a", goal=HOSTILE),))
+    events: list[Event] = [
+        PlanCreated(run_id="r", plan=plan),
+        SubtaskStarted(run_id="r", subtask_id="a", goal=HOSTILE),
+    ]
+    for live in (False, True):
+        out = io.StringIO()
+        progress = Progress(out=out, live=live)
+        for event in events:
+            progress.update(event)
+        shown = re.sub(r"\x1b\[\d+F\x1b\[J", "", out.getvalue())
+        assert "\x1b" not in shown
+        assert "\x9b" not in shown
+        assert "\x07" not in shown
+        assert "Find it now" in shown

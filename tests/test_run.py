@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -20,8 +21,8 @@ from agents import (
     cites_evidence,
     tool,
 )
-from agents.testing import FunctionModel, call, reply
-from memory import InMemoryFactStore
+from agents.testing import FunctionModel, ScriptedModel, call, reply
+from memory import InMemoryFactStore, Journal
 from orchestrator import (
     BudgetExhausted,
     BudgetWarning,
@@ -276,7 +277,7 @@ async def test_invalidating_report_replans_around_the_surprise() -> None:
     assert stopped.report.stop_reason == "cancelled"
     assert stopped.report in result.reports
     c_tool = [e for e in only(events, ToolCalled) if e.agent_id == "c"]
-    assert [(e.tool, e.ok, e.error) for e in c_tool] == [("hold", False, "cancelled")]
+    assert [(e.tool, e.ok, e.error_kind) for e in c_tool] == [("hold", False, "cancelled")]
     # d never started; e started after the replan, with a's result as its context.
     (dropped,) = only(events, SubtaskInvalidated)
     assert (dropped.subtask_id, dropped.reason) == ("d", "removed by replan v2")
@@ -816,3 +817,98 @@ async def test_a_stream_consumer_takes_buffered_events_without_a_turn_each() -> 
         tg.cancel_scope.cancel()
     assert seen == list(range(100))
     assert ticks_during <= 1
+
+
+def _halting_team(entered: anyio.Event) -> tuple[Team, list[Tool]]:
+    """Plan a, b, and c (after a): a looks something up, then holds; b answers; c waits on a."""
+    team = Team(
+        [plan(sub("a"), sub("b"), sub("c", "a"))],
+        {
+            "a": script(call("lookup", key="a"), call("hold", key="a")),
+            "b": looks_up("b", "B's answer"),
+        },
+        synthesis="What a and b found.",
+    )
+    return team, [lookup, hold(entered)]
+
+
+async def test_cancel_stops_the_whole_run_and_keeps_its_work() -> None:
+    """`cancel()` ends the run `incomplete`: the running sub-agent stops with its partial report,
+    the pending subtask never starts, nothing is replanned, and the synthesis uses what exists."""
+    entered = anyio.Event()
+    team, tools = _halting_team(entered)
+    orch = Orchestrator(team.model, tools)
+    with anyio.fail_after(GUARD_S):
+        async with orch.stream("goal") as events, anyio.create_task_group() as tg:
+
+            async def cancel_when_a_holds() -> None:
+                await entered.wait()
+                assert events.cancel("stopped by the user")
+                assert not events.cancel()  # only the first request counts
+
+            tg.start_soon(cancel_when_a_holds)
+            seen = [event async for event in events]
+    result = events.result
+
+    assert result.status == "incomplete"
+    assert result.reason is not None
+    assert result.reason.startswith("stopped by the user")
+    assert result.answer == "What a and b found."
+    reports = {r.agent_id: r for r in result.reports}
+    assert reports["a"].stop_reason == "cancelled"
+    assert [e.source for e in reports["a"].evidence] == ['lookup({"key": "a"})']  # kept
+    assert reports["b"].status == "done"
+    (dropped,) = only(seen, SubtaskInvalidated)
+    assert (dropped.subtask_id, dropped.reason) == ("c", "not started: stopped by the user")
+    assert not only(seen, Replanned)
+    assert not team.of("c")
+    (synthesis,) = team.of(WRITER)
+    assert "B's answer" in (synthesis.messages[-1].content or "")
+    assert not events.cancel()  # the run is over
+
+
+async def test_cancel_before_the_run_starts_still_ends_with_a_result() -> None:
+    """A run cancelled the moment its stream opens plans, stops at once and still reports."""
+    entered = anyio.Event()
+    team, tools = _halting_team(entered)
+    orch = Orchestrator(team.model, tools)
+    with anyio.fail_after(GUARD_S):
+        async with orch.stream("goal") as events:
+            assert events.cancel()
+            seen = [event async for event in events]
+    assert events.result.status == "incomplete"
+    assert not only(seen, Replanned)
+    assert only(seen, RunFinished)[0].status == "incomplete"
+
+
+async def test_a_cancelled_journaled_run_replays_without_drift(tmp_path: Path) -> None:
+    """Where the cancel landed is recorded: the replay stops the run at the same point."""
+    entered = anyio.Event()
+    team, tools = _halting_team(entered)
+    async with Journal(tmp_path / "journal.db") as journal:
+        orch = Orchestrator(team.model, tools, journal=journal)
+        with anyio.fail_after(GUARD_S):
+            async with orch.stream("goal") as events, anyio.create_task_group() as tg:
+
+                async def cancel_when_a_holds() -> None:
+                    await entered.wait()
+                    events.cancel()
+
+                tg.start_soon(cancel_when_a_holds)
+                async for _event in events:
+                    pass
+            offline = Orchestrator(ScriptedModel([]), tools, journal=journal)
+            replayed = await offline.replay(events.run_id)
+    assert replayed.ok, replayed.drift
+    assert replayed.result is not None
+    assert replayed.result.reports == events.result.reports
+    assert replayed.result.status == "incomplete"
+
+
+@pytest.mark.parametrize("blank", ["", "  \n\t"])
+async def test_a_blank_goal_is_refused_before_anything_runs(blank: str) -> None:
+    """A goal with nothing in it is a configuration error; no model is asked."""
+    team = Team([plan(sub("a"))], {"a": answers("A")})
+    with pytest.raises(ConfigurationError, match="the goal is empty"):
+        await Orchestrator(team.model, [lookup]).run(blank)
+    assert not team.of(PLANNER)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from pydoc_data.topics import topics
 from typing import Any
@@ -11,6 +13,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from agents import ConfigurationError, Executor, Tool, Toolbox, ToolContext, ToolResult
+from agents._report import cited_ids
 from agents.testing import ScriptedModel, call, reply
 from agents.toolkits import Corpus, Document, research_tools
 from memory import ToolCall
@@ -28,6 +31,13 @@ def _write(root: Path, relative: str, content: str | bytes) -> Path:
     else:
         path.write_text(content, encoding="utf-8")
     return path
+
+
+def _skips(logs: Sequence[MutableMapping[str, Any]]) -> dict[str, str]:
+    """The file names that corpus_file_skipped warnings report, with their reasons."""
+    events = [e for e in logs if e["event"] == "corpus_file_skipped"]
+    assert all(e["log_level"] == "warning" for e in events)
+    return {Path(e["path"]).name: e["reason"] for e in events}
 
 
 def _paragraph(word: str, n: int) -> str:
@@ -110,17 +120,17 @@ def test_html_text_drops_scripts_and_styles(corpus: Corpus) -> None:
 
 
 def test_skips_undecodable_and_binary_files_with_a_warning(docs: Path) -> None:
-    """Non-UTF-8 and binary files are skipped with corpus_file_skipped, and the rest still load."""
+    """Non-UTF-8, binary and empty files are skipped with corpus_file_skipped, and the rest still load."""
     _write(docs, "latin1.txt", "caf\xe9 cr\xe8me".encode("latin-1"))
     _write(docs, "blob.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    _write(docs, "empty.md", "")
     with capture_logs() as logs:
         corpus = Corpus.from_folder(docs)
-    events = [e for e in logs if e["event"] == "corpus_file_skipped"]
-    skipped = {Path(e["path"]).name: e["reason"] for e in events}
-    assert set(skipped) == {"latin1.txt", "blob.md"}
+    skipped = _skips(logs)
+    assert set(skipped) == {"latin1.txt", "blob.md", "empty.md"}
     assert "UTF-8" in skipped["latin1.txt"]
     assert "binary" in skipped["blob.md"]
-    assert all(e["log_level"] == "warning" for e in events)
+    assert skipped["empty.md"] == "no text"
     assert len(corpus) == 4
 
 
@@ -140,17 +150,165 @@ def test_skips_pdf_with_a_warning_and_ignores_other_files(docs: Path) -> None:
 
 
 def test_same_stem_in_one_folder_keeps_ids_unique(tmp_path: Path) -> None:
-    """Two files differing only in extension get distinct ids; the second keeps its extension."""
+    """Two files differing only in extension get distinct ids; the second is numbered."""
     _write(tmp_path, "intro.md", "# Intro\n\nMarkdown.")
     _write(tmp_path, "intro.txt", "Text.")
-    assert [d.id for d in Corpus.from_folder(tmp_path).documents] == ["intro", "intro.txt"]
+    corpus = Corpus.from_folder(tmp_path)
+    assert [d.id for d in corpus.documents] == ["intro", "intro-2"]
+    assert [corpus.resolve(n) for n in ("[intro]", "[intro-2]")] == list(corpus.documents)
+
+
+def test_names_mapping_to_one_id_are_numbered_in_path_order(tmp_path: Path) -> None:
+    """Colliding ids get "-2", "-3"... by walk order, never a name another file has; all resolve."""
+    names = ("[a].md", "_a_.md", "[a].txt", "_a_.txt", "_a_-2.md", "[x]/b.md", "_x_/b.md")
+    for name in names:
+        _write(tmp_path, name, f"Text of {name}.")
+    corpus = Corpus.from_folder(tmp_path)
+    ids = {d.id: d.text for d in corpus.documents}
+    assert ids == {
+        "_a_": "Text of [a].md.",
+        "_a_-3": "Text of [a].txt.",
+        "_a_-2": "Text of _a_-2.md.",
+        "_a_-4": "Text of _a_.md.",
+        "_a_-5": "Text of _a_.txt.",
+        "_x_/b": "Text of [x]/b.md.",
+        "_x_/b-2": "Text of _x_/b.md.",
+    }
+    for doc_id in ids:
+        assert corpus.resolve(f"[{doc_id}]") is corpus.get(doc_id)
+        assert corpus.resolve(f"'{doc_id}'") is corpus.get(doc_id)
+
+
+def test_ids_carry_nothing_a_bracketed_citation_would_break(tmp_path: Path) -> None:
+    """Brackets, commas, semicolons and line breaks in names become "_"; edge spaces go."""
+    for name in ("a,b.md", "c;d.md", " e .md", "f\ng.md", "[h].md", ",/i.md", " .md"):
+        _write(tmp_path, name, f"Text of {name}.")
+    ids = sorted(d.id for d in Corpus.from_folder(tmp_path).documents)
+    assert ids == ["_", "_/i", "_h_", "a_b", "c_d", "e", "f_g"]
+    assert all(cited_ids(f"see [{doc_id}].") == {doc_id} for doc_id in ids)
 
 
 def test_an_exact_id_wins_over_a_forgiving_match() -> None:
-    """Ids differing only in case each resolve exactly; the ambiguous spelling resolves to none."""
+    """Ids differing only in case each resolve exactly, also in brackets; "INTRO" resolves to none."""
     corpus = Corpus(Document(id=i, title=i, text="text") for i in ("Intro", "intro"))
     assert [corpus.resolve(n) for n in ("Intro", "intro")] == list(corpus.documents)
+    assert [corpus.resolve(n) for n in ("[Intro]", "`intro`")] == list(corpus.documents)
     assert corpus.resolve("INTRO") is None
+
+
+# Loading a hostile folder: links, special files, caps
+
+
+def test_a_file_link_out_of_the_folder_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """A file link resolving outside the folder (a secret, /etc/passwd, /dev/zero) is never read."""
+    secret = _write(tmp_path, "outside/secret.md", "# Secret\n\nroot:x:0:0 is the password.")
+    root = tmp_path / "docs"
+    _write(root, "intro.md", "# Intro\n\nHello.")
+    (root / "secret.md").symlink_to(secret)
+    (root / "up.md").symlink_to("../outside/secret.md")
+    (root / "passwd.md").symlink_to("/etc/passwd")
+    (root / "zero.md").symlink_to("/dev/zero")
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(root)
+    assert [d.id for d in corpus.documents] == ["intro"]
+    names = ["passwd.md", "secret.md", "up.md", "zero.md"]
+    assert _skips(logs) == dict.fromkeys(names, "links out of the corpus folder")
+
+
+def test_a_folder_link_out_of_the_folder_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """A linked folder resolving outside the folder is not entered, with corpus_folder_skipped."""
+    _write(tmp_path, "outside/secret.md", "# Secret\n\nThe password.")
+    root = tmp_path / "docs"
+    _write(root, "intro.md", "# Intro\n\nHello.")
+    (root / "elsewhere").symlink_to(tmp_path / "outside", target_is_directory=True)
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(root)
+    assert [d.id for d in corpus.documents] == ["intro"]
+    events = [(e["event"], Path(e["path"]).name, e["log_level"], e["reason"]) for e in logs]
+    assert events == [
+        ("corpus_folder_skipped", "elsewhere", "warning", "links out of the corpus folder")
+    ]
+
+
+def test_links_inside_the_folder_load_each_file_once(tmp_path: Path) -> None:
+    """Links into the folder never load a file twice; a linked folder or a loop is not entered."""
+    _write(tmp_path, "guide/intro.md", "# Intro\n\nHello.")
+    _write(tmp_path, ".drafts/plan.md", "# Plan\n\nA draft.")
+    (tmp_path / "alias.md").symlink_to("guide/intro.md")
+    (tmp_path / "draft.md").symlink_to(".drafts/plan.md")
+    (tmp_path / "plan.md").symlink_to(tmp_path / ".drafts" / "plan.md")
+    (tmp_path / "mirror").symlink_to("guide", target_is_directory=True)
+    (tmp_path / "guide" / "loop").symlink_to("..", target_is_directory=True)
+    (tmp_path / "self.md").symlink_to("self.md")
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(tmp_path)
+    assert [(d.id, d.title) for d in corpus.documents] == [
+        ("draft", "Plan"),
+        ("guide/intro", "Intro"),
+    ]
+    skipped = _skips(logs)
+    assert skipped.pop("self.md").startswith("unreadable")
+    assert skipped == {
+        "alias.md": "the same file as guide/intro.md",
+        "plan.md": "the same file as .drafts/plan.md",
+    }
+    assert {e["event"] for e in logs} == {"corpus_file_skipped"}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_skipped_without_blocking(tmp_path: Path) -> None:
+    """A FIFO with a document's name is neither waited on nor read, just skipped."""
+    _write(tmp_path, "intro.md", "# Intro\n\nHello.")
+    os.mkfifo(tmp_path / "fifo.md")
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(tmp_path)
+    assert [d.id for d in corpus.documents] == ["intro"]
+    assert _skips(logs) == {"fifo.md": "not a regular file"}
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads all")
+def test_an_unreadable_file_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """A file without read permission is skipped with a warning; the rest load."""
+    _write(tmp_path, "intro.md", "# Intro\n\nHello.")
+    _write(tmp_path, "locked.md", "# Locked\n\nSecret.").chmod(0)
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(tmp_path)
+    assert [d.id for d in corpus.documents] == ["intro"]
+    assert _skips(logs)["locked.md"].startswith("unreadable")
+
+
+def test_a_file_over_the_size_cap_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    """A file larger than max_bytes is skipped, its size in the warning; smaller ones load."""
+    _write(tmp_path, "big.md", "word " * 100)
+    _write(tmp_path, "small.md", "word " * 20)
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(tmp_path, max_bytes=100)
+    assert [d.id for d in corpus.documents] == ["small"]
+    assert _skips(logs) == {"big.md": "larger than 100 bytes (500)"}
+
+
+def test_loading_stops_at_the_document_cap_with_a_warning(tmp_path: Path) -> None:
+    """Past max_documents, loading stops in walk order with one corpus_truncated warning."""
+    for name in "abcd":
+        _write(tmp_path, f"{name}.md", f"Document {name}.")
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(tmp_path, max_documents=2)
+    assert [d.id for d in corpus.documents] == ["a", "b"]
+    assert [(e["event"], e["log_level"], e["documents"]) for e in logs] == [
+        ("corpus_truncated", "warning", 2)
+    ]
+
+
+def test_loading_stops_at_the_total_text_cap_with_a_warning(tmp_path: Path) -> None:
+    """A document that would take the text past max_total_chars ends loading with a warning."""
+    for name in "abc":
+        _write(tmp_path, f"{name}.md", "x" * 40)
+    with capture_logs() as logs:
+        corpus = Corpus.from_folder(tmp_path, max_total_chars=100)
+    assert [d.id for d in corpus.documents] == ["a", "b"]
+    assert [(e["event"], e["log_level"], e["chars"]) for e in logs] == [
+        ("corpus_truncated", "warning", 80)
+    ]
 
 
 def test_missing_folder_is_a_configuration_error(tmp_path: Path) -> None:

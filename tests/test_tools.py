@@ -283,10 +283,29 @@ async def test_unserialisable_value_falls_back_to_repr() -> None:
     assert "_Opaque object" in outcome.value
 
 
+def test_arguments_over_the_tools_limit_are_refused_unread() -> None:
+    """Raw arguments longer than `max_arg_chars` are refused before they are parsed."""
+
+    @tool(max_arg_chars=20)
+    async def echo(text: str) -> str:
+        """Echo.
+
+        Args:
+            text: Words.
+        """
+        return text
+
+    assert echo.parse('{"text": "short"}') == {"text": "short"}
+    with pytest.raises(ValueError, match="arguments of 33 characters were not read: echo takes"):
+        echo.parse('{"text": "much longer than that"}')
+    with pytest.raises(ConfigurationError, match="max_arg_chars must be at least 2"):
+        tool(max_arg_chars=1)(echo.fn)
+
+
 def test_deeply_nested_arguments_are_a_readable_error_not_a_crash() -> None:
     """Tool arguments nested 100,000 deep are refused with a message, as malformed JSON is."""
 
-    @tool
+    @tool(max_arg_chars=1_000_000)
     async def search_docs(query: str) -> str:
         """Search.
 

@@ -8,16 +8,17 @@ state and are safe from worker threads.
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from agents._errors import ConfigurationError
 from agents._tracing import logger
 from agents.toolkits._bm25 import BM25Index, snippet, tokenize
-from agents.toolkits._loaders import Loaded, is_document, load_file, pretty_name, setext_title
+from agents.toolkits._loaders import Skipped, is_document, load_file, pretty_name, setext_title
 
 __all__ = ["Chunk", "Corpus", "Document", "Hit", "count_words"]
 
@@ -25,7 +26,15 @@ _log = logger("paor.toolkits")
 
 MIN_WORDS = 120
 MAX_WORDS = 200
-_MAX_FILE_BYTES = 5_000_000
+MAX_FILE_BYTES = 5_000_000
+"""The default cap on one file's size, in bytes: a large manual, not a data dump."""
+MAX_DOCUMENTS = 10_000
+"""The default cap on a folder corpus's documents."""
+MAX_TOTAL_CHARS = 100_000_000
+"""The default cap on a folder corpus's text: indexing this much takes about 1.5 GB of memory."""
+_OUTSIDE = "links out of the corpus folder"
+# What a bracketed citation cannot carry: brackets, the separators of "[a, b; c]", line breaks.
+_UNCITABLE = re.compile(r"[\[\],;\x00-\x1f\x7f]|[^\S ]")
 _RULE = re.compile(r"^\s*([=\-~^*#+_\"'`])\1{2,}\s*$", re.M)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _EXTENSIONS = frozenset({"md", "markdown", "txt", "rst", "html", "htm", "pdf"})
@@ -109,13 +118,34 @@ class Corpus:
 
     @classmethod
     def from_folder(
-        cls, folder: str | os.PathLike[str], *, max_bytes: int = _MAX_FILE_BYTES
+        cls,
+        folder: str | os.PathLike[str],
+        *,
+        max_bytes: int = MAX_FILE_BYTES,
+        max_documents: int = MAX_DOCUMENTS,
+        max_total_chars: int = MAX_TOTAL_CHARS,
     ) -> Corpus:
         """Load every Markdown, text, reST and HTML file under `folder`, recursively.
 
-        Hidden files and folders are left out; other file types are ignored. A document file
-        that cannot be used (binary, not UTF-8, unreadable, larger than `max_bytes`, PDF) is
-        skipped with a `corpus_file_skipped` warning.
+        Hidden files and folders are left out; other file types are ignored. Only regular files
+        inside `folder` are read: a link whose target lies outside it is skipped with a
+        `corpus_file_skipped` (or `corpus_folder_skipped`) warning. A linked folder inside it is
+        not entered (the walk reaches its files anyway, and no link loop can form), and a file
+        link into it is loaded only when nothing else loads its target: one file, one id.
+
+        A document file that cannot be used (binary, not UTF-8, empty, unreadable, not a regular
+        file, larger than `max_bytes`, PDF) is skipped with a `corpus_file_skipped` warning.
+        Ids are relative paths without extension, with "_" for what a citation cannot carry
+        ("[a, b]" cites two); names that give the same id are numbered in walk order ("intro",
+        "intro-2"), never taking an id another file has.
+
+        Args:
+            folder: The folder to load.
+            max_bytes: The largest file read (5 MB by default).
+            max_documents: At most this many documents (10,000 by default).
+            max_total_chars: At most this much text in all (100 million characters by default).
+                Loading stops, in walk order, at the first document past either total, with a
+                `corpus_truncated` warning.
 
         Raises:
             ConfigurationError: The folder does not exist, or holds no usable document.
@@ -123,7 +153,8 @@ class Corpus:
         root = Path(folder)
         if not root.is_dir():
             raise ConfigurationError(f"corpus folder not found: {root}")
-        documents = list(_load_folder(root, max_bytes))
+        caps = _Caps(documents=max_documents, chars=max_total_chars, file_bytes=max_bytes)
+        documents = _numbered(list(_load_folder(root, caps)))
         if not documents:
             raise ConfigurationError(f"corpus folder has no usable documents: {root}")
         return cls(documents)
@@ -171,8 +202,9 @@ class Corpus:
         Only an unambiguous match is returned: "Assignment.md" finds "python/assignment" when no
         other document has that last path part.
         """
-        if name in self._docs:
-            return self._docs[name]
+        for key in (name, _unquoted(name)):
+            if key in self._docs:
+                return self._docs[key]
         wanted = _normal(name)
         exact = [d for d in self._docs.values() if _normal(d.id) == wanted]
         if len(exact) == 1:
@@ -222,9 +254,13 @@ def count_words(text: str) -> int:
     return len(_RULE.sub("", text).split())
 
 
-def _normal(name: str) -> str:
+def _unquoted(name: str) -> str:
     # Ids are taught in [brackets] and quoted in prose: a model passes them on with either.
-    path = name.strip().strip("[]()<>'\"`").strip().replace("\\", "/").strip("/").lower()
+    return name.strip().strip("[]()<>'\"`").strip()
+
+
+def _normal(name: str) -> str:
+    path = _unquoted(name).replace("\\", "/").strip("/").lower()
     path = path.removeprefix("./")
     stem, dot, ext = path.rpartition(".")
     return stem if dot and ext in _EXTENSIONS else path
@@ -237,30 +273,121 @@ def _similarity(wanted: str, doc_id: str) -> float:
     return max(whole, tail)
 
 
-def _load_folder(root: Path, max_bytes: int) -> Iterator[Document]:
-    seen: set[str] = set()
-    for path in _walk(root):
-        loaded = load_file(path, max_bytes=max_bytes)
-        if not isinstance(loaded, Loaded):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Caps:
+    """The bounds of one folder load: documents, characters of text, and bytes per file."""
+
+    documents: int
+    chars: int
+    file_bytes: int
+
+
+def _load_folder(root: Path, caps: _Caps) -> Iterator[Document]:
+    """The folder's usable documents in walk order, with ids that may still collide."""
+    count = chars = 0
+    for path, source in _sources(root):
+        loaded = load_file(source, max_bytes=caps.file_bytes, suffix=path.suffix)
+        if isinstance(loaded, Skipped):
             _log.warning("corpus_file_skipped", path=str(path), reason=loaded.reason)
             continue
-        relative = PurePosixPath(path.relative_to(root).as_posix())
-        # Brackets would break citations like [guide/intro]; a same-named file keeps its extension.
-        doc_id = re.sub(r"[\[\]]", "_", str(relative.with_suffix("")))
-        if doc_id in seen:
-            doc_id = re.sub(r"[\[\]]", "_", str(relative))
-        seen.add(doc_id)
-        yield Document(id=doc_id, title=loaded.title or pretty_name(path.stem), text=loaded.text)
+        if count >= caps.documents or chars + len(loaded.text) > caps.chars:
+            _log.warning("corpus_truncated", path=str(path), documents=count, chars=chars)
+            return
+        count, chars = count + 1, chars + len(loaded.text)
+        stem = PurePosixPath(path.relative_to(root).as_posix()).with_suffix("")
+        title = loaded.title or pretty_name(path.stem)
+        yield Document(id=_citable(str(stem)), title=title, text=loaded.text)
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    """Document files under `root`, sorted; hidden entries and linked folders are left out."""
+def _citable(stem: str) -> str:
+    """`stem` as an id a citation can carry: "[a, b]" cites two ids, stripped, on one line."""
+    return _UNCITABLE.sub("_", stem).strip(" ") or "_"
+
+
+def _numbered(documents: list[Document]) -> list[Document]:
+    """The documents with unique ids: a repeated id becomes the first free "id-2", "id-3"...
+
+    An id some document has on its own is never given to another, so a file named "a-2.md"
+    keeps "a-2" whatever collides with "a"; the order, and so the numbers, follow the sorted walk.
+    """
+    taken = {doc.id for doc in documents}
+    seen: set[str] = set()
+    unique: list[Document] = []
+    for doc in documents:
+        if doc.id in seen:
+            doc_id = next(
+                f"{doc.id}-{n}" for n in itertools.count(2) if f"{doc.id}-{n}" not in taken
+            )
+            taken.add(doc_id)
+            doc = replace(doc, id=doc_id)
+        seen.add(doc.id)
+        unique.append(doc)
+    return unique
+
+
+def _sources(root: Path) -> Iterator[tuple[Path, Path]]:
+    """Document files under `root` in sorted walk order, each with the regular file to read.
+
+    The file to read is the path itself, or a link's target inside the root when nothing else
+    loads it. Links out of the root are reported and left out; linked folders are never entered.
+    """
+    real_root = Path(os.path.realpath(root))
+    linked: set[Path] = set()
+    # followlinks=False (the default): a linked folder is listed but not entered, so no loop.
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = [d for d in sorted(dirs) if _enter(Path(folder, d), real_root)]
         for name in sorted(files):
             path = Path(folder, name)
-            if not name.startswith(".") and is_document(path):
-                yield path
+            if name.startswith(".") or not is_document(path):
+                continue
+            source = _source(path, real_root, linked)
+            if isinstance(source, Skipped):
+                _log.warning("corpus_file_skipped", path=str(path), reason=source.reason)
+            else:
+                yield path, source
+
+
+def _enter(folder: Path, real_root: Path) -> bool:
+    """Whether the walk enters `folder`: not hidden and not a link (one out of the root warns)."""
+    if folder.name.startswith("."):
+        return False
+    if not folder.is_symlink():
+        return True
+    if not _inside(folder, real_root):
+        _log.warning("corpus_folder_skipped", path=str(folder), reason=_OUTSIDE)
+    return False
+
+
+def _source(path: Path, real_root: Path, linked: set[Path]) -> Path | Skipped:
+    """The file to read for `path`: itself, or a link's target when that is the target's one
+    load (the walk does not list it, and no earlier link took it).
+    """
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    if not target.is_relative_to(real_root):
+        return Skipped(reason=_OUTSIDE)
+    if target in linked or _listed(target, real_root):
+        return Skipped(reason=f"the same file as {target.relative_to(real_root).as_posix()}")
+    linked.add(target)
+    # A broken link gives a missing path, a looping one a link: load_file reports either unreadable.
+    return target
+
+
+def _inside(path: Path, real_root: Path) -> bool:
+    """Whether `path`, with every link resolved, lies inside the (resolved) corpus root."""
+    return Path(os.path.realpath(path)).is_relative_to(real_root)
+
+
+def _listed(target: Path, real_root: Path) -> bool:
+    """Whether the walk loads the resolved file `target` under its own path.
+
+    The walk enters only real, visible folders, so it lists a real file exactly when no part of
+    its path under the root is hidden and its extension is a document's.
+    """
+    parts = target.relative_to(real_root).parts
+    visible = not any(part.startswith(".") for part in parts)
+    return visible and target.is_file() and is_document(target)
 
 
 def _chunks_of(doc: Document) -> Iterator[Chunk]:

@@ -2,11 +2,15 @@
 
 Each loader turns a file's decoded text into a title and a body. A file that cannot be used is
 reported as `Skipped` with a reason, never raised: one bad file must not keep a corpus from loading.
+Only a regular file is read, and never past a size cap: a FIFO or a device cannot hang or exhaust
+the load.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -25,6 +29,11 @@ _BLOCK_TAG_LIST = """
     h4 h5 h6 header hr li main nav ol p pre section summary table td th tr ul
 """
 _BLOCK_TAGS = frozenset(_BLOCK_TAG_LIST.split())
+# O_NONBLOCK and O_NOFOLLOW are POSIX, O_BINARY Windows': a missing flag is 0, and the checks on
+# the open descriptor remain.
+_OPEN_FLAGS = (
+    getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,20 +56,24 @@ def is_document(path: Path) -> bool:
     return path.suffix.lower() in _LOADERS or path.suffix.lower() == ".pdf"
 
 
-def load_file(path: Path, *, max_bytes: int) -> Loaded | Skipped:
-    """Read one document file by its extension; a binary, bad or unsupported file is `Skipped`."""
-    loader = _LOADERS.get(path.suffix.lower())
+def load_file(path: Path, *, max_bytes: int, suffix: str | None = None) -> Loaded | Skipped:
+    """Read one document file by its extension; a binary, bad or unsupported file is `Skipped`.
+
+    Args:
+        path: The file to read; a symbolic link there is not followed (`Skipped`: resolve it first).
+        max_bytes: The largest file read; a larger one is `Skipped`.
+        suffix: The extension that picks the loader (a link's own, when `path` is its target);
+            by default `path`'s.
+    """
+    suffix = (path.suffix if suffix is None else suffix).lower()
+    loader = _LOADERS.get(suffix)
     if loader is None:
         # Reading PDF text needs a parser for compressed streams and font encodings: a dependency
         # the core does not take. Convert PDFs to text or Markdown first.
-        return Skipped(reason=f"{path.suffix or 'this'} files are not supported; convert to text")
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            return Skipped(reason=f"larger than {max_bytes} bytes ({size})")
-        raw = path.read_bytes()
-    except OSError as exc:
-        return Skipped(reason=f"unreadable: {exc.strerror or exc}")
+        return Skipped(reason=f"{suffix or 'this'} files are not supported; convert to text")
+    raw = _read_regular(path, max_bytes)
+    if isinstance(raw, Skipped):
+        return raw
     if b"\x00" in raw:
         return Skipped(reason="binary content (NUL bytes)")
     try:
@@ -71,6 +84,32 @@ def load_file(path: Path, *, max_bytes: int) -> Loaded | Skipped:
     if not loaded.text.strip():
         return Skipped(reason="no text")
     return loaded
+
+
+def _read_regular(path: Path, max_bytes: int) -> bytes | Skipped:
+    """The bytes of `path` if it is a regular file of at most `max_bytes`.
+
+    O_NONBLOCK keeps open() from waiting for a FIFO's writer, O_NOFOLLOW refuses a link swapped in
+    since the caller checked it, and the type and size are read from the open descriptor, so what
+    is read is what was checked. The read itself is bounded too: a file may grow after fstat().
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _OPEN_FLAGS)
+    except OSError as exc:
+        return Skipped(reason=f"unreadable: {exc.strerror or exc}")
+    try:
+        with os.fdopen(fd, "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return Skipped(reason="not a regular file")
+            if info.st_size > max_bytes:
+                return Skipped(reason=f"larger than {max_bytes} bytes ({info.st_size})")
+            raw = file.read(max_bytes + 1)
+    except OSError as exc:
+        return Skipped(reason=f"unreadable: {exc.strerror or exc}")
+    if len(raw) > max_bytes:
+        return Skipped(reason=f"larger than {max_bytes} bytes (it grew while read)")
+    return raw
 
 
 def pretty_name(stem: str) -> str:

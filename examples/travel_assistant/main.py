@@ -214,7 +214,7 @@ def describe(event: Event) -> str | None:
             return "plan: " + "; ".join(f"{s.id}: {s.goal}" for s in plan.subtasks)
         case SubtaskStarted(subtask_id=subtask):
             return f"[{subtask}] started"
-        case ToolCalled(agent_id=agent, tool=name, ok=ok, error=error):
+        case ToolCalled(agent_id=agent, tool=name, ok=ok, error_kind=error):
             return f"[{agent}] {name}: {'ok' if ok else _FAILURES.get(error or '', error)}"
         case BreakerOpened(agent_id=agent, tool=name, reason=reason):
             return f"[{agent}] BREAKER OPENED on {name}: {reason.splitlines()[-1]}"

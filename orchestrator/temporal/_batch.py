@@ -40,10 +40,12 @@ with workflow.unsafe.imports_passed_through():
         BatchSummary,
         BatchTask,
         append_line,
+        exclusive_output,
         finished_ids,
         record,
         repair_tail,
         run_prefix,
+        unwrapped,
     )
     from orchestrator._research import RESEARCH_AGENT
     from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, RESEARCH_TOOLS, registry_for
@@ -170,16 +172,17 @@ async def batch_on_temporal(
             f"concurrency and chunk size must be at least 1, not {concurrency}, {chunk_size}"
         )
     tasks = list(tasks)
-    done = finished_ids(out)
-    summary = BatchSummary(skipped=len(done & {t.key() for t in tasks}))
-    prefix = run_prefix(out)
-    lock = anyio.Lock()
-    parts = [tasks[start : start + chunk_size] for start in range(0, len(tasks), chunk_size)]
-    parts = [part for part in parts if any(t.key() not in done for t in part)]
-    share = None if max_tokens is None else max(1, max_tokens // max(1, len(parts)))
-    deadline = None if deadline_s is None else time.time() + deadline_s
-    repair_tail(out)
-    with out.open("a", encoding="utf-8") as sink:
+    # One writer per output file, as in process: the lock is taken before anything is read.
+    with exclusive_output(out) as sink:
+        done = finished_ids(out)
+        repair_tail(out)
+        summary = BatchSummary(skipped=len(done & {t.key() for t in tasks}))
+        prefix = run_prefix(out)
+        lock = anyio.Lock()
+        parts = [tasks[start : start + chunk_size] for start in range(0, len(tasks), chunk_size)]
+        parts = [part for part in parts if any(t.key() not in done for t in part)]
+        share = None if max_tokens is None else max(1, max_tokens // max(1, len(parts)))
+        deadline = None if deadline_s is None else time.time() + deadline_s
 
         async def chunk(chunk_id: str, part: Sequence[BatchTask]) -> None:
             todo = tuple(t for t in part if t.key() not in done)
@@ -210,9 +213,10 @@ async def batch_on_temporal(
                 if on_result is not None:
                     on_result(r["id"], r["status"])
 
-        async with anyio.create_task_group() as tg:
-            for part in parts:
-                tg.start_soon(chunk, _chunk_id(prefix, part), part)
+        with unwrapped():
+            async with anyio.create_task_group() as tg:
+                for part in parts:
+                    tg.start_soon(chunk, _chunk_id(prefix, part), part)
     return summary
 
 

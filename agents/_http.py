@@ -1,0 +1,133 @@
+"""The HTTP client behind `OpenAIChatModel`: the `openai` defaults, with a bound on reply size.
+
+A chat completion is a few kilobytes; a broken server can stream a body forever, and the client
+would hold all of it in memory before parsing a byte. `bounded_http_client` builds the `openai`
+SDK's default `httpx2` client with one response hook that wraps every body in `_LimitedBody`,
+which raises `ResponseTooLarge` as soon as the body passes its limit. A hook, not a transport: it
+sees every response, whichever transport (a proxy from the environment included) carried it.
+
+The limit counts decoded bytes, because a small gzip body can inflate a thousandfold. The client
+asks for uncompressed replies; a server that compresses anyway has gzip and deflate decoded here,
+within the limit (httpx2 would inflate all of it first), and any other coding refused.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import AsyncIterator, Iterator
+
+import httpx2
+import openai
+
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "ResponseTooLarge", "bounded_http_client"]
+
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+# zlib window bits: a gzip wrapper, or the zlib wrapper that HTTP's "deflate" names.
+_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+
+
+class ResponseTooLarge(Exception):
+    """A response body passed its byte limit (or said it would, in Content-Length).
+
+    Args:
+        limit: The limit in bytes.
+        status: The response's HTTP status.
+    """
+
+    def __init__(self, limit: int, status: int) -> None:
+        super().__init__(f"the HTTP {status} response body is over {limit} bytes")
+        self.limit = limit
+        self.status = status
+
+
+def bounded_http_client(max_bytes: int, timeout: float) -> httpx2.AsyncClient:
+    """The `openai` SDK's default async HTTP client, with bodies bounded to `max_bytes`.
+
+    Args:
+        max_bytes: The most bytes a response body may hold, decoded.
+        timeout: The client's own timeout in seconds (a backstop to the caller's deadline).
+    """
+
+    async def limit(response: httpx2.Response) -> None:
+        _limit_body(response, max_bytes)
+
+    return openai.DefaultAsyncHttpxClient(
+        timeout=timeout,
+        headers={"Accept-Encoding": "identity"},
+        event_hooks={"response": [limit]},
+    )
+
+
+def _limit_body(response: httpx2.Response, max_bytes: int) -> None:
+    """Put `response`'s body behind the limit, to be decoded here if it is compressed."""
+    if _declared_over(response.headers.get("content-length", ""), max_bytes):
+        raise ResponseTooLarge(max_bytes, response.status_code)
+    coding = response.headers.get("content-encoding", "identity").strip().lower()
+    if coding != "identity" and coding not in _WBITS:
+        raise httpx2.DecodingError(f"unsupported Content-Encoding {coding[:40]!r}")
+    assert isinstance(response.stream, httpx2.AsyncByteStream)
+    response.stream = _LimitedBody(
+        response.stream, max_bytes, status=response.status_code, wbits=_WBITS.get(coding)
+    )
+    # Decoded here, within the limit: httpx2 must not decode it a second time.
+    response.headers.pop("content-encoding", None)
+
+
+def _declared_over(length: str, max_bytes: int) -> bool:
+    """Whether a Content-Length announces more than `max_bytes` (no need to read them first)."""
+    if not (length.isascii() and length.isdigit()):
+        return False
+    # A long digit string is over any limit (and `int` refuses strings past 4,300 digits).
+    return len(length) > 18 or int(length) > max_bytes
+
+
+class _LimitedBody(httpx2.AsyncByteStream):
+    """A response body that raises `ResponseTooLarge` once more than `limit` bytes came out.
+
+    Args:
+        raw: The body as it arrives.
+        limit: The most bytes it may yield.
+        status: The response's HTTP status, for the error.
+        wbits: zlib's window bits to inflate the body with, or None if it is not compressed.
+    """
+
+    def __init__(
+        self, raw: httpx2.AsyncByteStream, limit: int, *, status: int, wbits: int | None
+    ) -> None:
+        self._raw = raw
+        self._limit = limit
+        self._status = status
+        self._seen = 0
+        self._inflater = None if wbits is None else zlib.decompressobj(wbits)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._raw:
+            for piece in self._decoded(chunk):
+                yield self._counted(piece)
+        if self._inflater is not None:
+            # What zlib still holds once the input is spent: a few bytes of a last match.
+            yield self._counted(self._inflater.flush())
+
+    async def aclose(self) -> None:
+        """Close the underlying body."""
+        await self._raw.aclose()
+
+    def _counted(self, piece: bytes) -> bytes:
+        self._seen += len(piece)
+        if self._seen > self._limit:
+            raise ResponseTooLarge(self._limit, self._status)
+        return piece
+
+    def _decoded(self, chunk: bytes) -> Iterator[bytes]:
+        """`chunk` decoded, lazily: each piece is counted before the next is inflated."""
+        if self._inflater is None:
+            yield chunk
+            return
+        while chunk:
+            try:
+                # At most one byte past what is left, so an inflating body never sits in memory.
+                piece = self._inflater.decompress(chunk, self._limit - self._seen + 1)
+            except zlib.error as exc:
+                raise httpx2.DecodingError(f"cannot decompress the body: {exc}") from None
+            yield piece
+            chunk = self._inflater.unconsumed_tail

@@ -1,0 +1,116 @@
+"""The command line's journal side: `runs` (and `runs --prune`), `show`, and the journals the
+other commands open (`--journal`, by default `$PAOR_HOME/journal.db`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from agents import ConfigurationError, ModelRequest, ModelRequestError, ModelResponse
+from memory import Journal, JournalError, RunInfo, default_journal_path
+from orchestrator._console import say
+from orchestrator._inspect import render_run, render_runs
+
+__all__ = [
+    "Offline",
+    "find",
+    "maybe_journal",
+    "open_journal",
+    "prune",
+    "require_temporal",
+    "runs",
+    "show",
+]
+
+
+async def runs(args: argparse.Namespace) -> int:
+    """`paor runs`: list the journal's runs (or, with `--prune`, delete the old finished ones)."""
+    if args.temporal:
+        require_temporal()
+        from orchestrator.temporal import _cli as temporal
+
+        return await temporal.runs(args)
+    path = args.journal or default_journal_path()
+    if not path.exists():
+        say(f"no runs (no journal at {path})")
+        return 0
+    async with Journal(path) as journal:
+        if args.prune:
+            return await prune(journal, args)
+        if args.keep is not None or args.older_than is not None:
+            raise ConfigurationError("--keep and --older-than go with --prune")
+        say(render_runs(await journal.runs()))
+    return 0
+
+
+async def prune(journal: Journal, args: argparse.Namespace) -> int:
+    """`runs --prune`: finished runs beyond the newest `--keep` (100) or `--older-than` go."""
+    if args.keep is not None and args.keep < 0:
+        raise ConfigurationError(f"--keep must be 0 or more, not {args.keep}")
+    keep = 100 if args.keep is None and args.older_than is None else args.keep
+    older_than_s = None if args.older_than is None else args.older_than * 86400
+    removed = await journal.prune(older_than_s=older_than_s, keep=keep)
+    say(f"pruned {removed} finished runs from {journal.path}")
+    return 0
+
+
+async def show(args: argparse.Namespace) -> int:
+    """`paor show RUN_ID`: a run's plan versions and step trace."""
+    if args.temporal:
+        require_temporal()
+        from orchestrator.temporal import _cli as temporal
+
+        return await temporal.show(args)
+    async with open_journal(args) as journal:
+        info = await find(journal, args.run_id)
+        say(render_run(info, await journal.load(info.run_id)))
+    return 0
+
+
+async def find(journal: Journal, run_id: str) -> RunInfo:
+    """The run `run_id` of `journal`; a one-line `JournalError` if there is none."""
+    info = await journal.run(run_id)
+    if info is None:
+        raise JournalError(f"no run {run_id} in the journal {journal.path}")
+    return info
+
+
+@asynccontextmanager
+async def open_journal(args: argparse.Namespace) -> AsyncIterator[Journal]:
+    """The journal named by `--journal` (default $PAOR_HOME/journal.db), which must exist."""
+    path = args.journal or default_journal_path()
+    if not path.exists():
+        raise JournalError(f"no journal at {path}")
+    async with Journal(path) as journal:
+        yield journal
+
+
+@asynccontextmanager
+async def maybe_journal(path: Path | None) -> AsyncIterator[Journal | None]:
+    """The journal at `path`, created if need be; None when there is no path (no journaling)."""
+    if path is None:
+        yield None
+        return
+    async with Journal(path) as journal:
+        yield journal
+
+
+class Offline:
+    """The model of a replay: never asked (a replay performs no effect)."""
+
+    name = "offline"
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Refuse: a replay must not reach a model."""
+        raise ModelRequestError("a replay never calls the model")
+
+
+def require_temporal() -> None:
+    """Fail with a one-line error without the `temporal` extra. `orchestrator.temporal._cli` is
+    imported only when a command names a Temporal server, after this check."""
+    if importlib.util.find_spec("temporalio") is None:
+        raise ConfigurationError("--temporal needs the temporal extra: paor[temporal]")
