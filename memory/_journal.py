@@ -19,8 +19,13 @@ waits, a full disk) raises `JournalError` where it was asked for, and the journa
 stored as finished. It is left resumable instead, as after a crash.
 
 Every call runs in a worker thread on one connection, which a lock hands to one thread at a time.
-The database uses WAL mode with `synchronous=FULL`, so an appended record survives a crash of the
-process or of the machine. The file is private to its owner (mode 0600) when paor creates it, and
+The database uses WAL mode. Every record is in the file before `append` returns, so it survives a
+crash of the process (kill -9 included). A crash of the machine (power loss) can lose the newest
+records, never one in the middle: the run then resumes from the last record that reached the disk,
+as if it had stopped there. A tool's `intent` record is the exception: it is synced to the disk
+before the tool runs, so a call that may have had its effect is never forgotten, whatever crashes.
+`fsync="always"` syncs every record instead (about a millisecond each on a disk: measured by
+`python -m benchmarks.journal_cost`). The file is private to its owner (mode 0600) when paor creates it, and
 `prune` keeps it from growing forever.
 """
 
@@ -187,10 +192,11 @@ class Journal(SQLiteFile):
         lease_s: How long a silent owner keeps its lease.
         timeout: Seconds to wait, in all, for another process's write lock on each call (a
             caller's deadline or cancellation ends the wait sooner).
+        fsync: "intents" (default) syncs a tool's intent record to the disk before the tool
+            runs, and leaves the rest to the operating system; "always" syncs every record.
     """
 
     schema = _SCHEMA
-    synchronous = "FULL"  # an appended record survives a power loss, not just a process crash
 
     def __init__(
         self,
@@ -198,8 +204,11 @@ class Journal(SQLiteFile):
         *,
         lease_s: float = 30.0,
         timeout: float = 60.0,
+        fsync: Literal["intents", "always"] = "intents",
     ) -> None:
         super().__init__(path if path is not None else default_journal_path(), timeout=timeout)
+        # The connection's level; an intent is written at FULL whatever it is.
+        self.synchronous = "FULL" if fsync == "always" else "NORMAL"
         self.lease_s = lease_s
         self.owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lost: dict[str, JournalError] = {}
@@ -272,7 +281,11 @@ class Journal(SQLiteFile):
         body = record.payload_json()
         row = (run_id, record.agent_id, record.seq, record.kind, record.digest, record.outcome)
         sql = "INSERT OR REPLACE INTO effects VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-        await self._write(run_id, lambda conn: conn.execute(sql, (*row, body, record.crc())))
+        values = (*row, body, record.crc())
+        if record.kind == "intent" and self.synchronous != "FULL":
+            await self._write(run_id, lambda conn: _synced(conn, sql, values))
+        else:
+            await self._write(run_id, lambda conn: conn.execute(sql, values))
 
     async def forget(self, run_id: str, agent_id: str, from_seq: int) -> None:
         """Drop an agent's records from `from_seq` on, and its stop record (a choice at seq 0):
@@ -450,6 +463,15 @@ def _whole(run_id: str, rows: list[tuple[Any, ...]]) -> list[EffectRecord]:
 def _order(seq: int, kind: object) -> float:
     """Where a record falls in its agent's sequence (an agent's stop record comes last)."""
     return math.inf if seq == 0 and kind == "choice" else float(seq)
+
+
+def _synced(conn: sqlite3.Connection, sql: str, values: tuple[Any, ...]) -> None:
+    """Run one autocommitted statement whose commit is synced to the disk (WAL, FULL)."""
+    conn.execute("PRAGMA synchronous = FULL")
+    try:
+        conn.execute(sql, values)
+    finally:
+        conn.execute("PRAGMA synchronous = NORMAL")
 
 
 def _record(

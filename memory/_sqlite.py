@@ -48,7 +48,7 @@ class SQLiteFile:
     """
 
     schema: ClassVar[str] = ""
-    synchronous: ClassVar[str] = "NORMAL"
+    synchronous: str = "NORMAL"  # the PRAGMA; a subclass may set it per instance
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
         self.path = Path(path)

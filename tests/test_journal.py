@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import anyio.abc
@@ -470,3 +471,28 @@ async def test_prune_needs_an_age_or_a_count(journal: Journal) -> None:
         await journal.prune()
     with pytest.raises(ValueError, match="keep"):
         await journal.prune(keep=-1)
+
+
+async def _sync_level(journal: Journal) -> int:
+    """The connection's PRAGMA synchronous (1 NORMAL, 2 FULL)."""
+    row = await journal._run(lambda conn: conn.execute("PRAGMA synchronous").fetchone())
+    return int(row[0])
+
+
+@pytest.mark.parametrize(("fsync", "level"), [("intents", 1), ("always", 2)])
+async def test_records_are_synced_as_configured_and_intents_always(
+    tmp_path: Path, fsync: Literal["intents", "always"], level: int
+) -> None:
+    """By default a record is left to the OS (it survives a process crash) and an intent is
+    synced to the disk; `fsync="always"` syncs every record. Writing an intent leaves the
+    connection at its own level, and every record reads back."""
+    async with Journal(tmp_path / "journal.db", fsync=fsync) as journal:
+        await journal.begin("r", "goal")
+        assert await _sync_level(journal) == level
+        intent = EffectRecord(
+            agent_id="a", seq=2, kind="intent", digest="t", payload={"tool": "send"}
+        )
+        await journal.append("r", _model("a", 1))
+        await journal.append("r", intent)
+        assert await _sync_level(journal) == level
+        assert [r.kind for r in await journal.load("r")] == ["model", "intent"]
