@@ -466,7 +466,8 @@ def _usage(usage: _TokenUsage | None) -> Usage:
 
 def _classify(exc: openai.APIStatusError) -> ModelError:
     status = exc.status_code
-    message = redact_text(f"HTTP {status}: {exc.message}")[:500]
+    # One line: the server's own text may hold line breaks, and it becomes a one-line error.
+    message = redact_text(" ".join(f"HTTP {status}: {exc.message}".split()))[:500]
     if status in _RETRYABLE_STATUS or status >= 500:
         return ModelRetryableError(
             message, retry_after=_retry_after(exc.response.headers), status=status

@@ -127,7 +127,7 @@ class EffectRecord(BaseModel):
     def payload_json(self) -> str:
         """The payload as compact JSON. Keys keep their order: a replayed tool result must read
         exactly as the live one did, down to the order of its fields."""
-        return json.dumps(self.payload, separators=(",", ":"), ensure_ascii=False)
+        return _json(self.payload, sort_keys=False)
 
     def crc(self) -> int:
         """The CRC32 over every stored field, so damage anywhere in the row is caught."""
@@ -520,4 +520,16 @@ def _describe(owner: str) -> str:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _json(value, sort_keys=True)
+
+
+def _json(value: Any, *, sort_keys: bool) -> str:
+    """Compact JSON, readable where it can be; escaped when it holds a lone surrogate (a model
+    can send one, JSON-escaped), which SQLite cannot store as UTF-8 text. Either way the same
+    value always gives the same text, so digests and CRCs stay stable."""
+    text = json.dumps(value, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, sort_keys=sort_keys, separators=(",", ":"))
+    return text

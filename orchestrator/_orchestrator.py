@@ -143,17 +143,22 @@ class Orchestrator:
             meta: JSON data stored with the run in the journal (e.g. how to rebuild its tools).
 
         Raises:
-            ConfigurationError: The goal is blank.
+            ConfigurationError: The goal is blank, or not valid UTF-8 text.
         """
         if not goal.strip():
             raise ConfigurationError("the goal is empty: say what the run should do")
+        if not goal.isascii():
+            try:
+                goal.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ConfigurationError("the goal is not valid UTF-8 text") from None
         return RunStream(self, goal, run_id or uuid.uuid4().hex[:12], meta=meta)
 
     async def run(self, goal: str, *, run_id: str | None = None) -> RunResult:
         """Run `goal` to the end and return the result.
 
         Raises:
-            ConfigurationError: The goal is blank.
+            ConfigurationError: The goal is blank, or not valid UTF-8 text.
             PlanError: The planner could not produce a valid plan.
         """
         return await _drain(self.stream(goal, run_id=run_id))

@@ -33,6 +33,7 @@ RESERVED_IDS: frozenset[str] = frozenset({RUN_ID, PLANNER_ID})
 with the run's."""
 _ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
 MAX_PROBLEMS = 10
+_PROBLEM_CHARS = 300
 
 
 class _Frozen(BaseModel):
@@ -175,7 +176,9 @@ def problems(
     cycle = _find_cycle(plan.subtasks)
     if cycle:
         found.append(f"dependencies form a cycle: {' -> '.join(cycle)}")
-    return found[:MAX_PROBLEMS]
+    # Each on one line and bounded: they quote what the model wrote (ids of any length, with
+    # line breaks), and they end up in a one-line error if the repairs run out.
+    return [" ".join(p.split())[:_PROBLEM_CHARS] for p in found[:MAX_PROBLEMS]]
 
 
 def salvage(draft: PlanDraft, *, taken: Collection[str], room: int) -> tuple[PlanDraft, list[str]]:

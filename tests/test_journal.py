@@ -271,6 +271,19 @@ async def test_finish_stores_the_status_and_result_and_releases(journal: Journal
     assert await journal.run("nope") is None
 
 
+async def test_a_lone_surrogate_from_a_model_is_stored_and_read_back(journal: Journal) -> None:
+    """Text SQLite cannot store as UTF-8 (a lone surrogate a model sent JSON-escaped) is kept,
+    escaped, in records and results: the same value reads back, and its CRC checks."""
+    odd = "caf\udce9"
+    await journal.append("r1", _model("a", 1, odd))
+    await journal.finish("r1", "complete", {"answer": odd})
+    (record,) = await journal.load("r1")
+    assert record.payload == {"content": odd}
+    info = await journal.run("r1")
+    assert info is not None
+    assert info.result == {"answer": odd}
+
+
 async def test_a_run_id_cannot_be_registered_twice(journal: Journal) -> None:
     """`begin` refuses an id the journal already has."""
     with pytest.raises(JournalError, match="run r1 already exists"):

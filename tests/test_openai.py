@@ -393,6 +393,19 @@ async def test_client_errors_are_not_retried(sleeps: SleepSpy, code: int) -> Non
     assert sleeps.delays == []
 
 
+async def test_a_servers_multi_line_error_is_one_line() -> None:
+    """A 400 whose message has line breaks becomes a one-line error."""
+    body = {"error": {"message": "bad\nrequest\r\n  really"}}
+    async with (
+        FakeOpenAIServer([status(400, body)]) as server,
+        chat_model(server, protocol="tools") as model,
+    ):
+        with pytest.raises(ModelRequestError) as caught:
+            await model.complete(ASK)
+    assert "\n" not in str(caught.value)
+    assert "bad request really" in str(caught.value)
+
+
 async def test_hung_response_hits_the_attempt_deadline() -> None:
     """A server that never answers fails the attempt at `timeout` with ModelRetryableError."""
     async with (

@@ -26,7 +26,7 @@ from orchestrator import (
     Subtask,
     SubtaskDraft,
 )
-from orchestrator._plan import salvage
+from orchestrator._plan import problems, salvage
 from tests._team import PLANNER, PlannerTurn, Team, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
@@ -285,6 +285,16 @@ def test_salvage_renames_taken_ids_drops_repeats_and_unknown_dependencies_and_cu
     assert len(notes) == 4
     assert any("renamed b to b-2" in n for n in notes)
     assert any("repeats another subtask's goal" in n for n in notes)
+
+
+def test_problems_are_one_bounded_line_each_whatever_the_ids() -> None:
+    """Problems quoting model-written ids with line breaks, or very long ones, stay one short
+    line each (they end up in a one-line PlanError when the repairs run out)."""
+    bad = Plan(subtasks=(Subtask(id="a", goal="g", depends_on=("zz\nzz", "y" * 5000)),))
+    (problem,) = problems(bad, max_subtasks=5, tools=())
+    assert "\n" not in problem
+    assert problem.startswith("subtask a depends on unknown ids: zz zz, yyy")
+    assert len(problem) <= 300
 
 
 def test_salvage_renames_an_addition_that_takes_a_reserved_id() -> None:

@@ -912,3 +912,10 @@ async def test_a_blank_goal_is_refused_before_anything_runs(blank: str) -> None:
     with pytest.raises(ConfigurationError, match="the goal is empty"):
         await Orchestrator(team.model, [lookup]).run(blank)
     assert not team.of(PLANNER)
+
+
+async def test_a_goal_that_is_not_utf8_is_refused() -> None:
+    """A goal holding a lone surrogate (bytes that were not UTF-8) cannot be sent or stored."""
+    team = Team([plan(sub("a"))], {"a": answers("A")})
+    with pytest.raises(ConfigurationError, match="not valid UTF-8"):
+        await Orchestrator(team.model, [lookup]).run("caf\udce9")
