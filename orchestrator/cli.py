@@ -514,9 +514,19 @@ def _check_writable(path: Path) -> None:
 
 
 def _unwrap(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
+    """The error to report: the exception inside nested groups; of several at once (concurrent
+    tasks that met trouble together), the first when they are all a user's to fix, so that
+    error is still one line. A group holding anything else is a bug, and stays whole."""
+    leaves = _leaves(exc)
+    if len(leaves) == 1 or all(isinstance(e, PaorError | JournalError) for e in leaves):
+        return leaves[0]
     return exc
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
 
 
 def entry() -> None:

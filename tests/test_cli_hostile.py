@@ -14,8 +14,10 @@ import anyio
 import anyio.abc
 import pytest
 
+from agents import ConfigurationError
 from agents.testing import FakeOpenAIServer, ServerAction, hang, text
-from memory import Journal
+from memory import Journal, JournalError
+from orchestrator import cli
 from tests.test_cli import (  # the fixtures are shared with the rest of the CLI's tests
     GEN,
     PARALLEL,
@@ -294,3 +296,18 @@ async def test_prune_options_are_checked(capsys: pytest.CaptureFixture[str]) -> 
     assert capsys.readouterr().err == "paor: error: --keep and --older-than go with --prune\n"
     assert await paor("runs", "--prune", "--keep", "-1") == 2
     assert capsys.readouterr().err == "paor: error: --keep must be 0 or more, not -1\n"
+
+
+def test_several_user_errors_at_once_are_still_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Concurrent tasks failing together (a group of user errors) give one line, the first."""
+
+    async def two_failures(args: object) -> int:
+        raise ExceptionGroup(
+            "tasks", [ConfigurationError("first problem"), JournalError("second problem")]
+        )
+
+    monkeypatch.setattr(cli, "_research", two_failures)
+    assert cli.main(["research", TOPIC]) == 2
+    assert capsys.readouterr().err == "paor: error: first problem\n"
