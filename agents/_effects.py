@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._tools import Tool, ToolContext, ToolOutcome
+from memory.journal import STOP_SEQ
 
 if TYPE_CHECKING:
     import anyio
@@ -28,7 +29,23 @@ if TYPE_CHECKING:
     from agents._report import AgentReport
     from agents._stop import Stop
 
-__all__ = ["AgentCall", "EffectSite", "Effects", "LiveEffects"]
+__all__ = [
+    "PLANNER_AGENT",
+    "RESERVED_AGENTS",
+    "RUN_AGENT",
+    "Addresses",
+    "AgentCall",
+    "EffectSite",
+    "Effects",
+    "LiveEffects",
+]
+
+RUN_AGENT = "run"
+"""The agent id of a run's own effects: its clock reads and recorded choices."""
+PLANNER_AGENT = "planner"
+"""The agent id of the planner's model calls: plan, replans, synthesis."""
+RESERVED_AGENTS: frozenset[str] = frozenset({RUN_AGENT, PLANNER_AGENT})
+"""Agent ids a run uses itself; no sub-agent may take one, or their records would mix."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +69,32 @@ class EffectSite:
     def key(self) -> str:
         """A string key unique within a run."""
         return f"{self.agent_id}#{self.seq}"
+
+
+@dataclass(kw_only=True, slots=True)
+class Addresses:
+    """The one issuer of an agent's effect addresses: 1, 2, 3... in the order the loop asks for
+    them, and `STOP_SEQ` for its stop record. Every loop (run, planner, executor) takes its
+    addresses here, so the numbering rule lives in one place.
+
+    Attributes:
+        run_id: The run.
+        agent_id: The agent.
+        issued: The last seq handed out (0: none yet).
+    """
+
+    run_id: str
+    agent_id: str
+    issued: int = 0
+
+    def next(self, step: int) -> EffectSite:
+        """The address of the agent's next effect."""
+        self.issued += 1
+        return EffectSite(run_id=self.run_id, agent_id=self.agent_id, seq=self.issued, step=step)
+
+    def stop(self, step: int) -> EffectSite:
+        """The address of the agent's stop record."""
+        return EffectSite(run_id=self.run_id, agent_id=self.agent_id, seq=STOP_SEQ, step=step)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

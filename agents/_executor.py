@@ -32,10 +32,10 @@ import structlog
 from pydantic import BaseModel, ConfigDict
 
 from agents._answers import Parrot, described, unusable_answer
-from agents._effects import Effects, EffectSite, LiveEffects
+from agents._effects import Effects, LiveEffects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents._events import EventSink
-from agents._guards import Budget, Limits, StopReason
+from agents._guards import AgentLimits, Budget, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
 from agents._steps import RunState, bounded, settle_turn, start_turn
@@ -172,7 +172,7 @@ class Executor:
         tools: Iterable[Tool] | Toolbox = (),
         *,
         instructions: str = DEFAULT_INSTRUCTIONS,
-        limits: Limits | None = None,
+        limits: AgentLimits | None = None,
         acceptance: AcceptanceCheck | None = None,
         max_rejections: int = 2,
         max_malformed: int = 3,
@@ -186,7 +186,7 @@ class Executor:
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.instructions = instructions
-        self.limits = limits or Limits()
+        self.limits = limits or AgentLimits()
         self.acceptance = acceptance
         self.max_rejections = max_rejections
         self.max_malformed = max_malformed
@@ -335,10 +335,8 @@ class Executor:
         async def pick() -> str:
             return "cancelled" if stop is not None and stop.is_set() else "deadline"
 
-        # Seq 0 is kept for this choice: it is made at most once per agent, last, and a replay
-        # must find it wherever the cut landed.
-        site = EffectSite(run_id=s.run_id, agent_id=s.agent_id, seq=0, step=s.steps)
-        reason = await self.effects.choice(site, pick, options=_CUT_REASONS)
+        # The stop record: made at most once per agent, last, found wherever the cut landed.
+        reason = await self.effects.choice(s.addresses.stop(s.steps), pick, options=_CUT_REASONS)
         return "cancelled" if reason == "cancelled" else "deadline"
 
     async def _advance(self, s: RunState, step: _Step) -> _Step:

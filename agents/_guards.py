@@ -18,12 +18,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents._model import Usage
 
-__all__ = ["Budget", "Limits", "LoopDetector", "StopReason"]
+__all__ = ["AgentLimits", "Budget", "LoopDetector", "StopReason"]
 
 StopReason = Literal["steps", "deadline", "tokens", "requests", "tool_calls", "stuck", "error"]
 
 
-class Limits(BaseModel):
+class AgentLimits(BaseModel):
     """The exits of one agent's loop. None means no cap of that kind.
 
     Attributes:
@@ -64,7 +64,9 @@ class Budget:
     used: Usage = field(default_factory=Usage)
 
     @classmethod
-    def from_limits(cls, limits: Limits, *, now: float, parent: Budget | None = None) -> Budget:
+    def from_limits(
+        cls, limits: AgentLimits, *, now: float, parent: Budget | None = None
+    ) -> Budget:
         """A ledger for `limits` starting at `now`, nested in `parent`."""
         deadline = None if limits.deadline_s is None else now + limits.deadline_s
         return cls(

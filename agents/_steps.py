@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents._answers import Parrot
-from agents._effects import Effects, EffectSite
+from agents._effects import Addresses, Effects, EffectSite
 from agents._errors import ReplayedCancellation
 from agents._events import BreakerOpened, EventSink, LoopWarning, ModelCalled, ToolCalled
 from agents._guards import Budget, LoopDetector
@@ -51,7 +51,6 @@ class RunState:
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     steps: int = 0
-    seq: int = 0
     malformed: int = 0
     rejections: int = 0
     warned: bool = False
@@ -70,18 +69,23 @@ class RunState:
     # paor's own words to the model (guard messages): never valid tool arguments. Tool errors are
     # left out: they quote the model's own arguments, which it may rightly use again elsewhere.
     said: Parrot = field(default_factory=lambda: Parrot(words=_ECHO_WORDS))
+    addresses: Addresses = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.addresses = Addresses(run_id=self.run_id, agent_id=self.agent_id)
 
     def site(self) -> EffectSite:
         """The address of the next effect."""
-        self.seq += 1
-        return EffectSite(run_id=self.run_id, agent_id=self.agent_id, seq=self.seq, step=self.steps)
+        return self.addresses.next(self.steps)
 
     def unique_ids(self, message: AssistantMessage) -> AssistantMessage:
         """The message with every tool call id made unique in this transcript."""
         calls = []
         for index, call in enumerate(message.tool_calls):
             if not call.id or call.id in self.seen_ids:
-                call = call.model_copy(update={"id": f"call_{self.steps}_{index}_{self.seq}"})
+                call = call.model_copy(
+                    update={"id": f"call_{self.steps}_{index}_{self.addresses.issued}"}
+                )
             self.seen_ids.add(call.id)
             calls.append(call)
         if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):

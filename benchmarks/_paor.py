@@ -6,7 +6,8 @@ import time
 from collections.abc import Awaitable, Callable
 
 import agents
-from agents import Executor, ModelRequest, ModelResponse, OpenAIChatModel, Tool, Usage, tool
+from agents import Executor, OpenAIChatModel, Tool, Usage, tool
+from agents.models import ModelRequest, ModelResponse
 from benchmarks._run import TOOL_DESCRIPTION, RunRecord
 from benchmarks._scenarios import Scenario, ScenarioScript
 from benchmarks._sim import Reply, SimChatModel, SimServer, Simulator, Who
@@ -44,7 +45,7 @@ def orchestrator_for(
         max_concurrency=max(n, 1),
         max_subtasks=n,
         max_replans=len(scenario.replans) + 1,
-        agent=agents.Limits(max_steps=40),
+        agent=agents.AgentLimits(max_steps=40),
     )
     return Orchestrator(model, [lookup_tool(body)], limits=limits, keep_events=keep_events)
 
@@ -95,7 +96,7 @@ async def run_executor(scenario: Scenario, *, http: bool) -> RunRecord:
         framework="paor", scenario=scenario.name, transport="http" if http else "inproc"
     )
     tools = [lookup_tool(_sim_lookup(sim, scenario))]
-    limits = agents.Limits(max_steps=sub.steps + 10)
+    limits = agents.AgentLimits(max_steps=sub.steps + 10)
 
     async def run(model: agents.ChatModel) -> None:
         start = time.perf_counter()

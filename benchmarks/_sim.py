@@ -37,15 +37,10 @@ from typing import Any, Literal, Protocol, Self
 import anyio
 import anyio.lowlevel
 
-from agents import (
-    MalformedResponse,
-    ModelRequest,
-    ModelRequestError,
-    ModelResponse,
-    ModelRetryableError,
-    Usage,
-)
+from agents import Usage
 from agents._openai import to_wire
+from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
+from agents.models import ModelRequest, ModelResponse
 from agents.testing import (
     Completion,
     FakeOpenAIServer,

@@ -35,13 +35,15 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 import agents
-from agents import Budget, Executor, ModelRequest
+from agents import Budget, Executor
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from agents.toolkits import Corpus, Document, research_tools
 from benchmarks._paor import lookup_tool
-from orchestrator import SYNTHESIS_INSTRUCTIONS, Limits, Orchestrator
+from orchestrator import Limits, Orchestrator
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._research import RESEARCH_AGENT
+from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import (
     Registry,
     batch_on_temporal,

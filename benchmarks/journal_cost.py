@@ -46,7 +46,7 @@ import anyio.lowlevel
 import structlog
 
 import agents
-from agents import ModelRequest
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from benchmarks._paor import lookup_tool
 from memory import AssistantMessage, Journal
@@ -113,7 +113,7 @@ def _orchestrator(config: Config, journal: Journal | None) -> Orchestrator:
     limits = Limits(
         max_concurrency=config.subtasks,
         max_subtasks=config.subtasks,
-        agent=agents.Limits(max_steps=config.steps + 2),
+        agent=agents.AgentLimits(max_steps=config.steps + 2),
     )
     model = FunctionModel(_decide(config), name="bench")
     return Orchestrator(model, [lookup_tool(_lookup)], limits=limits, journal=journal)

@@ -30,7 +30,8 @@ import structlog
 from pydantic import Field
 
 import agents
-from agents import ChatModel, LocalModel, local_model_available, open_model
+from agents import ChatModel, LocalModel, open_model
+from agents.models import local_model_available
 from agents.toolkits import Corpus
 from benchmarks._report import _table, write_json
 from benchmarks._research_scoring import (
@@ -123,7 +124,7 @@ class Settings(_Frozen):
             max_subtasks=self.max_subtasks,
             deadline_s=self.deadline_s,
             max_tokens=self.max_tokens,
-            agent=agents.Limits(max_steps=self.max_steps),
+            agent=agents.AgentLimits(max_steps=self.max_steps),
         )
 
 

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memory._sqlite import SQLiteFile, shrink
 
 __all__ = [
+    "STOP_SEQ",
     "EffectKind",
     "EffectRecord",
     "Journal",
@@ -57,9 +58,14 @@ __all__ = [
     "RunLocked",
     "RunStatus",
     "default_journal_path",
+    "is_stop_record",
 ]
 
 EffectKind = Literal["model", "tool", "clock", "choice", "intent"]
+STOP_SEQ = 0
+"""The seq of an agent's stop record, the choice of why it was cut short (a stop or a deadline).
+Made at most once per agent, and last; numbered effects start at 1, so wherever the cut landed a
+replay finds it at this one address."""
 RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed"]
 FINISHED_RUNS: frozenset[str] = frozenset({"complete", "incomplete", "failed"})
 _T = TypeVar("_T")
@@ -462,7 +468,7 @@ def _whole(run_id: str, rows: list[tuple[Any, ...]]) -> list[EffectRecord]:
 
 def _order(seq: int, kind: object) -> float:
     """Where a record falls in its agent's sequence (an agent's stop record comes last)."""
-    return math.inf if seq == 0 and kind == "choice" else float(seq)
+    return math.inf if is_stop_record(seq, kind) else float(seq)
 
 
 def _synced(conn: sqlite3.Connection, sql: str, values: tuple[Any, ...]) -> None:
@@ -472,6 +478,11 @@ def _synced(conn: sqlite3.Connection, sql: str, values: tuple[Any, ...]) -> None
         conn.execute(sql, values)
     finally:
         conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def is_stop_record(seq: int, kind: object) -> bool:
+    """Whether (seq, kind) addresses an agent's stop record (see `STOP_SEQ`)."""
+    return seq == STOP_SEQ and kind == "choice"
 
 
 def _record(

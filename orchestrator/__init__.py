@@ -9,56 +9,31 @@ async with orch.stream("goal") as events:     # the same run, as typed events
     async for event in events:
         ...
 ```
+
+Beyond the front door: `orchestrator.events` (every event type), `orchestrator.plans` (drafts,
+diffs, statuses, the planner's prompts), `orchestrator.runs` (backends, replay reports),
+`orchestrator.batch` (reading task files) and `orchestrator.temporal` (the Temporal backend).
 """
 
-from orchestrator._durable import ReplayReport
-from orchestrator._events import (
-    BudgetExhausted,
-    BudgetWarning,
-    Event,
-    PlanCreated,
-    Replanned,
-    RunFinished,
-    SubtaskCancelled,
-    SubtaskFailed,
-    SubtaskFinished,
-    SubtaskInvalidated,
-    SubtaskStarted,
-)
+from orchestrator._batch import BatchSummary, BatchTask, run_batch
+from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._orchestrator import Orchestrator, RunStream
-from orchestrator._plan import Plan, PlanDiff, PlanDraft, Subtask, SubtaskDraft
-from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, ReplanDraft
-from orchestrator._research import Backend, ResearchReport, research
-from orchestrator._state import RunResult, SubtaskStatus
+from orchestrator._plan import Plan, Subtask
+from orchestrator._research import ResearchReport, research
+from orchestrator._state import RunResult
 
 __all__ = [
-    "PLANNER_INSTRUCTIONS",
-    "SYNTHESIS_INSTRUCTIONS",
-    "Backend",
-    "BudgetExhausted",
-    "BudgetWarning",
+    "BatchSummary",
+    "BatchTask",
     "Event",
     "Limits",
     "Orchestrator",
     "Plan",
-    "PlanCreated",
-    "PlanDiff",
-    "PlanDraft",
-    "ReplanDraft",
-    "Replanned",
-    "ReplayReport",
     "ResearchReport",
-    "RunFinished",
     "RunResult",
     "RunStream",
     "Subtask",
-    "SubtaskCancelled",
-    "SubtaskDraft",
-    "SubtaskFailed",
-    "SubtaskFinished",
-    "SubtaskInvalidated",
-    "SubtaskStarted",
-    "SubtaskStatus",
     "research",
+    "run_batch",
 ]

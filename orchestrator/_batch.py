@@ -32,16 +32,11 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agents import (
-    AgentReport,
-    Budget,
-    ConfigurationError,
-    EffectSite,
-    Executor,
-    JournaledEffects,
-    RunError,
-)
-from memory import Journal, RunStatus
+from agents import AgentReport, Budget, ConfigurationError, Executor
+from agents.effects import EffectSite, JournaledEffects
+from agents.errors import RunError
+from memory import Journal
+from memory.journal import RunStatus
 from orchestrator._durable import hold_lease
 
 __all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_tasks", "run_batch"]

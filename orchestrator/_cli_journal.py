@@ -10,8 +10,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from agents import ConfigurationError, ModelRequest, ModelRequestError, ModelResponse
-from memory import Journal, JournalError, RunInfo, default_journal_path
+from agents import ConfigurationError
+from agents.errors import ModelRequestError
+from agents.models import ModelRequest, ModelResponse
+from memory import Journal
+from memory.journal import JournalError, RunInfo, default_journal_path
 from orchestrator._console import say
 from orchestrator._inspect import render_run, render_runs
 

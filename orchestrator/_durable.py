@@ -15,9 +15,10 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from agents import Drift, Effects, JournaledEffects, JournalError, JournalMode
 from agents._tracing import logger
-from memory import Journal, RunStatus
+from agents.effects import Drift, Effects, JournaledEffects, JournalMode
+from memory import Journal
+from memory.journal import JournalError, RunStatus
 from orchestrator._state import RunResult
 
 __all__ = ["ReplayReport", "hold_lease", "open_run", "run_ended"]

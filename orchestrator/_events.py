@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents import AgentReport, BreakerOpened, LoopWarning, ModelCalled, ToolCalled, Usage
+from agents import AgentReport, Usage
+from agents.events import BreakerOpened, LoopWarning, ModelCalled, ToolCalled
 from orchestrator._plan import Plan, PlanDiff
 
 __all__ = [

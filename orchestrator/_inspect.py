@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memory import EffectRecord, RunInfo
+from memory.journal import EffectRecord, RunInfo
 from orchestrator._plan import Plan, PlanDiff
 from orchestrator._state import RunResult
 

@@ -37,4 +37,4 @@ class Limits(BaseModel):
     max_replans: int = Field(default=2, ge=0)
     max_plan_repairs: int = Field(default=2, ge=0)
     synthesis_reserve: float = Field(default=0.15, ge=0, lt=1)
-    agent: agents.Limits = agents.Limits(max_steps=8)
+    agent: agents.AgentLimits = agents.AgentLimits(max_steps=8)

@@ -21,29 +21,24 @@ from typing import Any, Literal
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
-from agents import (
-    DEFAULT_INSTRUCTIONS,
-    AcceptanceCheck,
-    Budget,
-    ChatModel,
-    ConfigurationError,
+from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
+from agents.effects import (
+    RUN_AGENT,
+    Addresses,
     Drift,
     Effects,
-    EffectSite,
-    Executor,
-    FirstLook,
     JournaledEffects,
     JournalMode,
     LiveEffects,
-    ReplayDrift,
-    Tool,
-    Toolbox,
 )
-from memory import Compactor, FactKind, FactStore, Journal, render_facts, user_fact
+from agents.errors import ReplayDrift
+from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
+from agents.tools import Toolbox
+from memory import Compactor, FactStore, Journal
+from memory.facts import FactKind, render_facts, user_fact
 from orchestrator._durable import ReplayReport, hold_lease, open_run, run_ended
 from orchestrator._events import Event
 from orchestrator._limits import Limits
-from orchestrator._plan import RUN_ID
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
 from orchestrator._run import RunLoop
 from orchestrator._state import Halt, RunResult, RunState
@@ -235,7 +230,8 @@ class Orchestrator:
         self, goal: str, run_id: str, send: MemoryObjectSendStream[Event], effects: Effects
     ) -> RunState:
         limits = self.limits
-        now = await effects.now(EffectSite(run_id=run_id, agent_id=RUN_ID, seq=0, step=0))
+        addresses = Addresses(run_id=run_id, agent_id=RUN_AGENT)
+        now = await effects.now(addresses.next(step=0))
         budget = Budget(
             max_tokens=limits.max_tokens,
             max_requests=limits.max_requests,
@@ -262,6 +258,7 @@ class Orchestrator:
         )
         state = RunState(
             run_id=run_id,
+            addresses=addresses,
             goal=goal,
             effects=effects,
             budget=budget,

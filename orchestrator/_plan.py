@@ -13,24 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = [
-    "PLANNER_ID",
-    "RESERVED_IDS",
-    "RUN_ID",
-    "Plan",
-    "PlanDiff",
-    "PlanDraft",
-    "Subtask",
-    "SubtaskDraft",
-]
+from agents.effects import RESERVED_AGENTS
 
-RUN_ID = "run"
-"""The agent id of the run's own effects (its clock and its recorded choices)."""
-PLANNER_ID = "planner"
-"""The agent id of the planner's model calls (plan, replan, synthesis)."""
-RESERVED_IDS: frozenset[str] = frozenset({RUN_ID, PLANNER_ID})
-"""Agent ids the run uses itself: a subtask may not take one, or its journal records would mix
-with the run's."""
+__all__ = ["Plan", "PlanDiff", "PlanDraft", "Subtask", "SubtaskDraft"]
+
 _ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
 MAX_PROBLEMS = 10
 _PROBLEM_CHARS = 300
@@ -168,7 +154,7 @@ def problems(
     duplicates = sorted({i for i, n in counts.items() if n > 1} | (counts.keys() & set(reserved)))
     if duplicates:
         found.append(f"subtask ids must be unique and new: {', '.join(duplicates)}")
-    if taken := sorted(counts.keys() & RESERVED_IDS):
+    if taken := sorted(counts.keys() & RESERVED_AGENTS):
         found.append(f"these ids are reserved for paor itself, choose others: {', '.join(taken)}")
     ids = set(counts)
     for sub in plan.subtasks:
@@ -189,7 +175,7 @@ def salvage(draft: PlanDraft, *, taken: Collection[str], room: int) -> tuple[Pla
     is left is validated as usual.
     """
     notes: list[str] = []
-    used, goals, kept = set(taken) | RESERVED_IDS, set(), []
+    used, goals, kept = set(taken) | RESERVED_AGENTS, set(), []
     for sub in draft.subtasks:
         goal = " ".join(sub.goal.lower().split())
         if goal in goals:

@@ -3,7 +3,7 @@
 Plans and replans are structured output (`ModelRequest.output`), so they work with native tool
 calling and with the JSON decision protocol alike. Whatever the model writes is validated; problems
 go back to it for a bounded number of repairs, and past that a `PlanError` says what was wrong.
-Every model call goes through the effect boundary under the agent id `PLANNER_ID` ("planner").
+Every model call goes through the effect boundary under the agent id `PLANNER_AGENT` ("planner").
 """
 
 from __future__ import annotations
@@ -18,25 +18,13 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from agents import (
-    AgentReport,
-    Budget,
-    ChatModel,
-    Effects,
-    EffectSite,
-    MalformedResponse,
-    ModelError,
-    ModelRequest,
-    ModelResponse,
-    OutputSchema,
-    PlanError,
-    ReplayedCancellation,
-    Usage,
-)
+from agents import AgentReport, Budget, ChatModel, Usage
 from agents._tracing import logger
+from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
+from agents.errors import MalformedResponse, ModelError, PlanError, ReplayedCancellation
+from agents.models import ModelRequest, ModelResponse, OutputSchema
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._plan import (
-    PLANNER_ID,
     Plan,
     PlanDraft,
     SubtaskDraft,
@@ -106,7 +94,10 @@ class Planner:
     usage: Usage = field(default_factory=Usage)
     known: str = ""
     ask_goal: bool = False
-    _seq: int = 0
+    _addresses: Addresses = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._addresses = Addresses(run_id=self.run_id, agent_id=PLANNER_AGENT)
 
     async def make_plan(self, goal: str, *, unavailable: dict[str, str]) -> Plan:
         """The first plan for `goal`.
@@ -279,7 +270,7 @@ class Planner:
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         now = await self.effects.now(self._site())
         # While the planner replays, the recording says whether the deadline cut a call.
-        left = None if self.effects.replaying(PLANNER_ID) else self.budget.time_left(now)
+        left = None if self.effects.replaying(PLANNER_AGENT) else self.budget.time_left(now)
         try:
             with anyio.fail_after(left):
                 response = await self.effects.model_call(self._site(), self.model, request)
@@ -290,8 +281,7 @@ class Planner:
         return response
 
     def _site(self) -> EffectSite:
-        self._seq += 1
-        return EffectSite(run_id=self.run_id, agent_id=PLANNER_ID, seq=self._seq, step=self._seq)
+        return self._addresses.next(step=self._addresses.issued + 1)  # each call is a step
 
     def _goal(self, goal: str) -> str:
         return f"Goal: {goal}\n\n{self.known}" if self.known else f"Goal: {goal}"

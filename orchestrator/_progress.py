@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from agents import BreakerOpened, ModelCalled, ToolCalled
+from agents.events import BreakerOpened, ModelCalled, ToolCalled
 from orchestrator._console import clean
 from orchestrator._events import (
     BudgetExhausted,

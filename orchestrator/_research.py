@@ -15,9 +15,10 @@ from typing import Any, Protocol
 
 import anyio
 
-from agents import ChatModel, ConfigurationError, FirstLook, cites_evidence
+from agents import ChatModel, ConfigurationError, cites_evidence
 from agents._answers import described
 from agents._executor import SIGNALS
+from agents.executor import FirstLook
 from agents.toolkits import Corpus, research_tools
 from memory import Journal
 from orchestrator._events import Event

@@ -24,9 +24,14 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from agents import AgentCall, AgentReport, Executor, PlanError, ReplayDrift, Toolbox
+from agents import AgentReport, Executor
 from agents._tracing import logger
-from memory import Fact, FactStore, JournalError
+from agents.effects import AgentCall
+from agents.errors import PlanError, ReplayDrift
+from agents.tools import Toolbox
+from memory import FactStore
+from memory.facts import Fact
+from memory.journal import JournalError
 from orchestrator._events import (
     BudgetExhausted,
     PlanCreated,

@@ -11,9 +11,12 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel, ConfigDict
 
-from agents import AgentEvent, AgentReport, Budget, Effects, EffectSite, Stop, Usage
+from agents import AgentReport, Budget, Usage
+from agents.effects import Addresses, Effects
+from agents.events import AgentEvent
+from agents.guards import Stop
 from orchestrator._events import BudgetWarning, Event
-from orchestrator._plan import RUN_ID, Plan, PlanDiff, Subtask
+from orchestrator._plan import Plan, PlanDiff, Subtask
 from orchestrator._planner import Planner
 
 __all__ = ["Completion", "Halt", "Record", "RunResult", "RunState", "SubtaskStatus"]
@@ -115,7 +118,7 @@ class RunState:
     dependents: dict[str, list[str]] = field(default_factory=dict)
     deaths: bool = False
     step: int = 0
-    seq: int = 0
+    addresses: Addresses
     exhausted: str | None = None
     halt_asked: str | None = None
     halted: str | None = None
@@ -131,17 +134,13 @@ class RunState:
 
     async def now(self) -> float:
         """Read the clock through the effect boundary."""
-        self.seq += 1
-        site = EffectSite(run_id=self.run_id, agent_id=RUN_ID, seq=self.seq, step=self.step)
-        return await self.effects.now(site)
+        return await self.effects.now(self.addresses.next(self.step))
 
     async def choose(
         self, pick: Callable[[], Awaitable[str]], *, options: Collection[str] = ()
     ) -> str:
         """Make a nondeterministic decision of the run through the effect boundary."""
-        self.seq += 1
-        site = EffectSite(run_id=self.run_id, agent_id=RUN_ID, seq=self.seq, step=self.step)
-        return await self.effects.choice(site, pick, options=options)
+        return await self.effects.choice(self.addresses.next(self.step), pick, options=options)
 
     async def emit(self, event: Event) -> None:
         """Publish an event to the stream (waits only if the consumer is behind)."""

@@ -38,7 +38,7 @@ from agents import (
 )
 from agents._tracing import REDACTED, redact_url
 from agents.toolkits import Corpus, research_tools
-from memory import JournalError, RunInfo, default_journal_path
+from memory.journal import JournalError, RunInfo, default_journal_path
 from orchestrator._batch import BatchSummary, BatchTask, check_output, load_tasks, run_batch
 from orchestrator._cli_journal import (
     Offline,
@@ -347,7 +347,7 @@ def _research_setup(args: argparse.Namespace) -> tuple[Corpus, Limits]:
         max_subtasks=args.max_subtasks,
         deadline_s=args.deadline,
         max_tokens=args.max_tokens,
-        agent=agents.Limits(max_steps=args.max_steps),
+        agent=agents.AgentLimits(max_steps=args.max_steps),
     )
     return corpus, limits
 
@@ -458,7 +458,7 @@ async def _batch(args: argparse.Namespace) -> int:
     # One ledger for the whole command: its deadline bounds the batch, not each task.
     deadline = None if args.deadline is None else time.time() + args.deadline
     budget = Budget(max_tokens=args.max_tokens, deadline=deadline)
-    limits = agents.Limits(max_steps=args.max_steps)
+    limits = agents.AgentLimits(max_steps=args.max_steps)
     async with maybe_journal(_journal_path(args)) as journal, _open_model(args) as model:
         executor = Executor(
             model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits
@@ -485,7 +485,7 @@ async def _batch_on_temporal(args: argparse.Namespace, tasks: list[BatchTask]) -
     require_temporal()
     from orchestrator.temporal import _cli as temporal
 
-    return await temporal.batch(args, tasks, agents.Limits(max_steps=args.max_steps))
+    return await temporal.batch(args, tasks, agents.AgentLimits(max_steps=args.max_steps))
 
 
 async def _worker(args: argparse.Namespace) -> int:

@@ -18,7 +18,8 @@ from typing import Any
 
 import anyio
 
-from agents import ModelRequest, Tool, tool
+from agents import Tool, tool
+from agents.models import ModelRequest
 from agents.testing import call
 from memory import Journal
 from orchestrator import Orchestrator

@@ -15,10 +15,10 @@ from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from agents import ModelRequest
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, reply
 from memory import AssistantMessage, UserMessage
-from orchestrator import SYNTHESIS_INSTRUCTIONS
+from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 
 Behaviour = Callable[[ModelRequest], Turn | Awaitable[Turn]]
 """How one sub-agent answers each of its requests."""

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import anyio
 
-from agents import ModelRequest, ModelRetryableError, ToolContext, tool
+from agents import ToolContext, tool
+from agents.errors import ModelRetryableError
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
-from orchestrator import SYNTHESIS_INSTRUCTIONS
+from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import Registry
 
 PARALLEL = {

@@ -14,15 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import (
-    AgentReport,
-    Budget,
-    ConfigurationError,
-    Executor,
-    ModelRequest,
-    RunError,
-    tool,
-)
+from agents import AgentReport, Budget, ConfigurationError, Executor, tool
+from agents.errors import RunError
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply
 from agents.toolkits import Corpus, Document, research_tools
 from memory import Journal, UserMessage

@@ -9,7 +9,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from agents import Executor, MalformedResponse, ModelRequest, OpenAIChatModel
+from agents import Executor, OpenAIChatModel
+from agents.errors import MalformedResponse
+from agents.models import ModelRequest
 from benchmarks._clock import sleep_until
 from benchmarks._figures import dispatch_gaps, prefix_share, prompt_tokens
 from benchmarks._paor import lookup_tool, run_orchestrator

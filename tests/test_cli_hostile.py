@@ -16,7 +16,8 @@ import pytest
 
 from agents import ConfigurationError
 from agents.testing import FakeOpenAIServer, ServerAction, hang, text
-from memory import Journal, JournalError
+from memory import Journal
+from memory.journal import JournalError
 from orchestrator import cli
 from tests.test_cli import (  # the fixtures are shared with the rest of the CLI's tests
     GEN,

@@ -121,7 +121,7 @@ async def test_resume_finishes_a_crashed_research_run_asking_only_what_was_left(
 
 async def _research(model: OpenAIChatModel, docs: Path, journal: Journal, meta: Any) -> None:
     """`paor research` as the meta says, through the API (its limits must match for a resume)."""
-    limits = Limits(max_subtasks=3, agent=agents.Limits(max_steps=6))
+    limits = Limits(max_subtasks=3, agent=agents.AgentLimits(max_steps=6))
     corpus = Corpus.from_folder(docs)
     await research(TOPIC, model=model, corpus=corpus, limits=limits, journal=journal, meta=meta)
 

@@ -8,20 +8,12 @@ from typing import Any
 
 import pytest
 
-from agents import (
-    Budget,
-    EffectSite,
-    Executor,
-    LiveEffects,
-    ModelRequest,
-    ModelRequestError,
-    ModelResponse,
-    Usage,
-    tool,
-)
+from agents import Budget, Executor, Usage, tool
+from agents.effects import EffectSite, LiveEffects
+from agents.errors import ModelRequestError
+from agents.models import ModelRequest, ModelResponse
 from agents.testing import FunctionModel, Turn
 from memory import (
-    SUMMARY_PREFIX,
     AssistantMessage,
     Compactor,
     Message,
@@ -30,10 +22,9 @@ from memory import (
     ToolMessage,
     Transcript,
     UserMessage,
-    count_tokens,
-    encoding_for,
 )
 from memory import _tokens as tokens_module
+from memory.compaction import SUMMARY_PREFIX, count_tokens, encoding_for
 
 pytestmark = pytest.mark.anyio
 

@@ -10,9 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import Budget, Executor, ModelRequest
+from agents import Budget, Executor
+from agents.models import ModelRequest
 from agents.testing import FunctionModel
-from memory import EffectRecord, Journal, JournalError
+from memory import Journal
+from memory.journal import EffectRecord, JournalError
 from orchestrator import Orchestrator
 from orchestrator._batch import BatchTask, run_batch, run_prefix
 from tests._team import Team, plan, sub

@@ -12,7 +12,8 @@ from types import ModuleType
 import anyio
 import pytest
 
-from agents import BreakerOpened, ModelRequest, ToolCalled
+from agents.events import BreakerOpened, ToolCalled
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from agents.toolkits import Corpus
 from memory import ToolMessage, UserMessage

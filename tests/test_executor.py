@@ -6,25 +6,14 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from agents import (
-    DEFAULT_INSTRUCTIONS,
-    AgentEvent,
-    Budget,
-    Evidence,
-    Executor,
-    Limits,
-    MalformedResponse,
-    ModelRequest,
-    ModelRequestError,
-    Stop,
-    Toolbox,
-    ToolCalled,
-    ToolFailure,
-    Usage,
-    cites_evidence,
-    tool,
-)
+from agents import AgentLimits, Budget, Executor, ToolFailure, Usage, cites_evidence, tool
+from agents.errors import MalformedResponse, ModelRequestError
+from agents.events import AgentEvent, ToolCalled
+from agents.executor import DEFAULT_INSTRUCTIONS
+from agents.guards import Stop
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, Turn, call, calls, reply
+from agents.tools import Evidence, Toolbox
 from memory import AssistantMessage, SystemMessage, ToolCall, ToolMessage, Transcript, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -262,7 +251,7 @@ async def test_step_limit_asks_for_a_last_tool_less_answer() -> None:
     model = ScriptedModel(
         [call("search", query="a"), call("search", query="b"), reply("Partly: a and b.")]
     )
-    report = await Executor(model, tools=[search], limits=Limits(max_steps=2)).run("t")
+    report = await Executor(model, tools=[search], limits=AgentLimits(max_steps=2)).run("t")
     model.assert_complete()
     assert (report.status, report.stop_reason) == ("partial", "steps")
     assert report.answer == "Partly: a and b."
@@ -277,7 +266,7 @@ async def test_failed_last_answer_falls_back_to_a_digest() -> None:
     model = ScriptedModel(
         [call("search", query="a"), call("search", query="b"), ModelRequestError("HTTP 400: no")]
     )
-    report = await Executor(model, tools=[search], limits=Limits(max_steps=2)).run("t")
+    report = await Executor(model, tools=[search], limits=AgentLimits(max_steps=2)).run("t")
     model.assert_complete()
     assert (report.status, report.stop_reason) == ("partial", "steps")
     assert report.answer == (
@@ -292,7 +281,7 @@ async def test_failed_last_answer_falls_back_to_a_digest() -> None:
 async def test_token_limit_ends_with_a_digest() -> None:
     """Spending the token budget ends the run as partial without asking the model again."""
     model = ScriptedModel([call("search", query="a"), call("search", query="b")])
-    report = await Executor(model, tools=[search], limits=Limits(max_tokens=30)).run("t")
+    report = await Executor(model, tools=[search], limits=AgentLimits(max_tokens=30)).run("t")
     model.assert_complete()
     assert len(model.requests) == 2
     assert (report.status, report.stop_reason) == ("partial", "tokens")
@@ -306,7 +295,7 @@ async def test_tool_call_limit_skips_extra_calls() -> None:
     turn = calls(("search", {"query": "a"}), ("search", {"query": "b"}), ("search", {"query": "c"}))
     model = ScriptedModel([turn, reply("a and b only")])
     sink = _Sink()
-    limits = Limits(max_tool_calls=2)
+    limits = AgentLimits(max_tool_calls=2)
     report = await Executor(model, tools=[search], limits=limits).run("t", events=sink)
     model.assert_complete()
     assert (report.status, report.stop_reason, report.answer) == (
@@ -328,7 +317,7 @@ async def test_deadline_keeps_finished_results_and_cancels_the_rest() -> None:
     turn = calls(("search", {"query": "fast"}), ("hang", {}))
     model = ScriptedModel([turn])
     sink = _Sink()
-    executor = Executor(model, tools=[search, hang], limits=Limits(deadline_s=0.5))
+    executor = Executor(model, tools=[search, hang], limits=AgentLimits(deadline_s=0.5))
     report = await executor.run("t", events=sink)
     model.assert_complete()
     assert (report.status, report.stop_reason) == ("partial", "deadline")
@@ -444,7 +433,7 @@ async def test_too_many_malformed_replies_end_the_run() -> None:
 async def test_too_many_empty_replies_end_the_run() -> None:
     """Empty replies count as unusable replies in a row, not as fresh starts."""
     model = ScriptedModel(["", "", "", "never asked"])
-    report = await Executor(model, max_malformed=2, limits=Limits(max_steps=10)).run("t")
+    report = await Executor(model, max_malformed=2, limits=AgentLimits(max_steps=10)).run("t")
     assert len(model.requests) == 3
     assert (report.status, report.stop_reason) == ("failed", "error")
     assert model.requests[1].messages[-1] == UserMessage(

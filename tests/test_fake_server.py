@@ -10,7 +10,9 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from agents import ModelRequest, ModelRetryableError, OpenAIChatModel
+from agents import OpenAIChatModel
+from agents.errors import ModelRetryableError
+from agents.models import ModelRequest
 from agents.testing import (
     FakeOpenAIServer,
     ServerAction,

@@ -60,35 +60,23 @@ from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
 import agents
-from agents import (
-    AgentReport,
-    Budget,
-    ConfigurationError,
-    Executor,
-    ModelRequest,
-    ModelRequestError,
-    ModelRetryableError,
-    OpenAIChatModel,
-    PlanError,
-    tool,
-)
+from agents import AgentReport, Budget, ConfigurationError, Executor, OpenAIChatModel, tool
 from agents._report import cited_ids
+from agents.errors import ModelRequestError, ModelRetryableError, PlanError
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from agents.toolkits import Corpus
 from memory import Journal, UserMessage
-from orchestrator import (
-    Limits,
-    Orchestrator,
-    Plan,
+from orchestrator import Limits, Orchestrator, Plan, RunResult
+from orchestrator._batch import BatchTask, load_tasks, run_batch
+from orchestrator.cli import main
+from orchestrator.events import (
     RunFinished,
-    RunResult,
     SubtaskCancelled,
     SubtaskFailed,
     SubtaskFinished,
     SubtaskStarted,
 )
-from orchestrator._batch import BatchTask, load_tasks, run_batch
-from orchestrator.cli import main
 from tests._fuzz_server import FuzzServer, Shape, Wire
 
 pytestmark = pytest.mark.anyio
@@ -358,7 +346,7 @@ def check_report(report: AgentReport) -> None:
 async def run_agent(server: FuzzServer, protocol: Any, **options: Any) -> AgentReport:
     """One executor run against `server`, guarded: past its deadline plus the margin it fails."""
     model = model_for(server, protocol, **options)
-    limits = agents.Limits(max_steps=3, max_requests=6, deadline_s=AGENT_DEADLINE_S)
+    limits = agents.AgentLimits(max_steps=3, max_requests=6, deadline_s=AGENT_DEADLINE_S)
     try:
         with within(AGENT_DEADLINE_S + MARGIN_S, "the executor"):
             return await Executor(model, [lookup], limits=limits).run("Weather in Paris?")
@@ -548,7 +536,7 @@ PLAN_LIMITS = Limits(
     max_subtasks=4,
     max_replans=1,
     max_plan_repairs=1,
-    agent=agents.Limits(max_steps=2),
+    agent=agents.AgentLimits(max_steps=2),
 )
 
 
@@ -937,7 +925,7 @@ async def test_run_batch_writes_each_task_once(
 ) -> None:
     """Each finished task is written exactly once, one that did not start never; a re-run with
     a fresh budget writes the rest, and no task twice."""
-    executor = Executor(batch_model(behaviours), limits=agents.Limits(max_steps=2))
+    executor = Executor(batch_model(behaviours), limits=agents.AgentLimits(max_steps=2))
     with tempfile.TemporaryDirectory() as folder:
         text = "".join(json.dumps(t, ensure_ascii=ascii_only) + "\n" for t in tasks)
         source = write_file(Path(folder, "tasks.jsonl"), text.encode("utf-8", "surrogatepass"))

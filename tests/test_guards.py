@@ -7,25 +7,26 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from agents import Budget, Limits, LoopDetector, Usage
+from agents import AgentLimits, Budget, Usage
+from agents.guards import LoopDetector
 
 pytestmark = pytest.mark.anyio
 
 
 def test_limits_reject_impossible_values() -> None:
-    """Limits refuse zero steps, a non-positive deadline and a zero token cap."""
+    """AgentLimits refuse zero steps, a non-positive deadline and a zero token cap."""
     for bad in ({"max_steps": 0}, {"deadline_s": 0}, {"max_tokens": 0}, {"max_tool_calls": -1}):
         with pytest.raises(ValidationError):
-            Limits.model_validate(bad)
+            AgentLimits.model_validate(bad)
 
 
 def test_from_limits_turns_the_deadline_absolute() -> None:
     """A ledger built from limits carries their caps and a deadline relative to `now`."""
-    limits = Limits(deadline_s=10, max_tokens=100, max_requests=3, max_tool_calls=4)
+    limits = AgentLimits(deadline_s=10, max_tokens=100, max_requests=3, max_tool_calls=4)
     budget = Budget.from_limits(limits, now=1000.0)
     assert (budget.deadline, budget.max_tokens) == (1010.0, 100)
     assert (budget.max_requests, budget.max_tool_calls) == (3, 4)
-    assert Budget.from_limits(Limits(), now=5.0).deadline is None
+    assert Budget.from_limits(AgentLimits(), now=5.0).deadline is None
 
 
 def test_child_charges_its_parent() -> None:

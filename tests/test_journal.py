@@ -20,14 +20,8 @@ import anyio
 import anyio.abc
 import pytest
 
-from memory import (
-    EffectRecord,
-    Journal,
-    JournalError,
-    RunLocked,
-    RunStatus,
-    default_journal_path,
-)
+from memory import Journal
+from memory.journal import EffectRecord, JournalError, RunLocked, RunStatus, default_journal_path
 
 pytestmark = pytest.mark.anyio
 

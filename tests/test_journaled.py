@@ -14,32 +14,25 @@ import anyio
 import pytest
 
 import agents
-from agents import (
-    ConfigurationError,
-    ModelRequest,
-    ModelRetryableError,
-    Tool,
-    ToolContext,
-    tool,
-)
+from agents import ConfigurationError, Tool, ToolContext, tool
+from agents.errors import ModelRetryableError
+from agents.models import ModelRequest
 from agents.testing import ScriptedModel, call
-from memory import Journal, JournalError, RunLocked, ToolMessage
-from orchestrator import (
+from memory import Journal, ToolMessage
+from memory.journal import JournalError, RunLocked
+from orchestrator import Event, Limits, Orchestrator, RunResult
+from orchestrator._planner import SYNTHESIS_INSTRUCTIONS
+from orchestrator.events import (
     BudgetExhausted,
     BudgetWarning,
-    Event,
-    Limits,
-    Orchestrator,
     PlanCreated,
     Replanned,
     RunFinished,
-    RunResult,
     SubtaskCancelled,
     SubtaskFailed,
     SubtaskFinished,
     SubtaskInvalidated,
 )
-from orchestrator._planner import SYNTHESIS_INSTRUCTIONS
 from tests._team import WRITER, Team, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
@@ -244,7 +237,7 @@ async def test_a_sub_agent_cut_by_its_deadline_replays_as_cut_by_its_deadline(
         raise AssertionError("unreachable")
 
     team = Team([plan(sub("a"))], {"a": script(call("stall", key="a"))})
-    limits = Limits(max_replans=0, agent=agents.Limits(deadline_s=0.2))
+    limits = Limits(max_replans=0, agent=agents.AgentLimits(deadline_s=0.2))
     with anyio.fail_after(GUARD_S):
         recorded = await Orchestrator(team.model, [stall], journal=journal, limits=limits).run("g")
         replayer = Orchestrator(ScriptedModel([]), [stall], journal=journal, limits=limits)

@@ -10,14 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agents import (
-    ConfigurationError,
-    LocalModel,
-    ModelError,
-    ModelRequest,
-    ToolSpec,
-    local_model_available,
-)
+from agents import ConfigurationError, LocalModel
+from agents.errors import ModelError
+from agents.models import ModelRequest, ToolSpec, local_model_available
 from memory import AssistantMessage, SystemMessage, UserMessage
 
 pytestmark = pytest.mark.anyio

@@ -18,19 +18,9 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from structlog.testing import capture_logs
 
 import agents._openai
-from agents import (
-    ConfigurationError,
-    Executor,
-    MalformedResponse,
-    ModelRequest,
-    ModelRequestError,
-    ModelRetryableError,
-    OpenAIChatModel,
-    OutputSchema,
-    ToolSpec,
-    Usage,
-    tool,
-)
+from agents import ConfigurationError, Executor, OpenAIChatModel, Usage, tool
+from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
+from agents.models import ModelRequest, OutputSchema, ToolSpec
 from agents.testing import (
     FakeOpenAIServer,
     MalformedBody,

@@ -16,15 +16,9 @@ from agents.testing import (
     text,
     tool_calls,
 )
-from orchestrator import (
-    SYNTHESIS_INSTRUCTIONS,
-    Limits,
-    Orchestrator,
-    PlanDraft,
-    ReplanDraft,
-    Replanned,
-    SubtaskStarted,
-)
+from orchestrator import Limits, Orchestrator
+from orchestrator.events import Replanned, SubtaskStarted
+from orchestrator.plans import SYNTHESIS_INSTRUCTIONS, PlanDraft, ReplanDraft
 from tests._team import goal, plan, sub
 
 pytestmark = pytest.mark.anyio

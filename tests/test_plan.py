@@ -10,23 +10,15 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from agents import ModelRequest, ModelRequestError, PlanError, tool
+from agents import tool
+from agents.errors import ModelRequestError, PlanError
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, call
 from memory import AssistantMessage, UserMessage
-from orchestrator import (
-    Event,
-    Limits,
-    Orchestrator,
-    Plan,
-    PlanCreated,
-    PlanDraft,
-    ReplanDraft,
-    Replanned,
-    RunFinished,
-    Subtask,
-    SubtaskDraft,
-)
+from orchestrator import Event, Limits, Orchestrator, Plan, Subtask
 from orchestrator._plan import problems, salvage
+from orchestrator.events import PlanCreated, Replanned, RunFinished
+from orchestrator.plans import PlanDraft, ReplanDraft, SubtaskDraft
 from tests._team import PLANNER, PlannerTurn, Team, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio

@@ -6,16 +6,9 @@ import io
 import re
 
 from agents import AgentReport
-from orchestrator import (
-    Event,
-    Plan,
-    PlanCreated,
-    RunFinished,
-    Subtask,
-    SubtaskFinished,
-    SubtaskStarted,
-)
+from orchestrator import Event, Plan, Subtask
 from orchestrator._progress import Progress
+from orchestrator.events import PlanCreated, RunFinished, SubtaskFinished, SubtaskStarted
 
 PLAN = Plan(
     subtasks=(

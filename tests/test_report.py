@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from agents import AgentReport, Evidence
+from agents import AgentReport
 from agents.toolkits import Corpus, Document
+from agents.tools import Evidence
 from orchestrator import RunResult
 from orchestrator._report import clean_citations, write_report
 

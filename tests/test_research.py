@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 
-from agents import AgentReport, ConfigurationError, Evidence, ModelRequest
+from agents import AgentReport, ConfigurationError
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn
 from agents.toolkits import Corpus, Document
+from agents.tools import Evidence
 from memory import AssistantMessage, UserMessage
-from orchestrator import Event, Limits, PlanCreated, RunFinished, RunResult
+from orchestrator import Event, Limits, RunResult
 from orchestrator._research import (
     RESEARCH_AGENT,
     RESEARCH_PLANNER,
@@ -21,6 +23,7 @@ from orchestrator._research import (
     render_report,
     research,
 )
+from orchestrator.events import PlanCreated, RunFinished
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agents import ModelRequest
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call
 from agents.toolkits import Corpus
 from benchmarks._report import write_json

@@ -11,24 +11,17 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from agents import (
-    ConfigurationError,
-    ModelRequest,
-    ModelRequestError,
-    Tool,
-    ToolCalled,
-    Usage,
-    cites_evidence,
-    tool,
-)
+from agents import ConfigurationError, Tool, Usage, cites_evidence, tool
+from agents.errors import ModelRequestError
+from agents.events import ToolCalled
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, call, reply
 from memory import InMemoryFactStore, Journal
-from orchestrator import (
+from orchestrator import Event, Limits, Orchestrator
+from orchestrator._stream import EventStream
+from orchestrator.events import (
     BudgetExhausted,
     BudgetWarning,
-    Event,
-    Limits,
-    Orchestrator,
     PlanCreated,
     Replanned,
     RunFinished,
@@ -38,7 +31,6 @@ from orchestrator import (
     SubtaskInvalidated,
     SubtaskStarted,
 )
-from orchestrator._stream import EventStream
 from tests._team import PLANNER, WRITER, Behaviour, Team, goal, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio

@@ -21,7 +21,8 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from agents import ModelRequest, PlanError
+from agents.errors import PlanError
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, reply
 from agents.toolkits import Corpus, research_tools
 from orchestrator import Event, Limits, Orchestrator, RunResult, research

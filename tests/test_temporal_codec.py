@@ -17,9 +17,11 @@ from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryRequest
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 
-from agents import ModelRequest, tool
+from agents import tool
+from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
-from orchestrator import SYNTHESIS_INSTRUCTIONS, Orchestrator
+from orchestrator import Orchestrator
+from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import (
     BlobCodec,
     BlobError,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agents import MalformedResponse
 from agents._textcalls import recover_calls
+from agents.errors import MalformedResponse
 
 TOOLS = {"search_docs", "read_doc"}
 

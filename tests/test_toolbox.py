@@ -7,17 +7,8 @@ from typing import Any
 
 import pytest
 
-from agents import (
-    ConfigurationError,
-    Tool,
-    Toolbox,
-    ToolContext,
-    ToolFailure,
-    ToolOutcome,
-    ToolResult,
-    not_empty,
-    tool,
-)
+from agents import ConfigurationError, Tool, ToolContext, ToolFailure, tool
+from agents.tools import Toolbox, ToolOutcome, ToolResult, not_empty
 from memory import ToolCall
 
 pytestmark = pytest.mark.anyio

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from agents import ConfigurationError, Executor, Tool, Toolbox, ToolContext, ToolResult
+from agents import ConfigurationError, Executor, Tool, ToolContext
 from agents._report import cited_ids
 from agents.testing import ScriptedModel, call, reply
 from agents.toolkits import Corpus, Document, research_tools
+from agents.tools import Toolbox, ToolResult
 from memory import ToolCall
 
 pytestmark = pytest.mark.anyio

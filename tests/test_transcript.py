@@ -11,9 +11,9 @@ from memory import (
     ToolCall,
     ToolMessage,
     Transcript,
-    TranscriptError,
     UserMessage,
 )
+from memory.compaction import TranscriptError
 
 pytestmark = pytest.mark.anyio
 

@@ -33,14 +33,15 @@ from agents import (
     open_model,
 )
 from agents.toolkits import Corpus, research_tools
-from orchestrator._batch import BatchSummary, load_tasks, run_batch
+from orchestrator import BatchSummary, run_batch
+from orchestrator.batch import load_tasks
 
 HERE = Path(__file__).resolve().parent
 TASKS = HERE / "tasks.jsonl"
 OUT = HERE / "results.jsonl"
 CONCURRENCY = 3
 MAX_TOKENS = 150_000  # for the whole batch: every agent charges this one ledger
-AGENT_LIMITS = agents.Limits(max_steps=4, deadline_s=300)
+AGENT_LIMITS = agents.AgentLimits(max_steps=4, deadline_s=300)
 INSTRUCTIONS = (
     "You answer one question about the Python language from its reference documentation. Use "
     "search_docs to find passages and read_doc to read more, then answer in two or three "

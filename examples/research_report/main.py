@@ -42,7 +42,7 @@ LIMITS = Limits(
     max_concurrency=3,
     max_replans=1,
     deadline_s=600,
-    agent=agents.Limits(max_steps=5),
+    agent=agents.AgentLimits(max_steps=5),
 )
 
 

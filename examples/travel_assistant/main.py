@@ -32,26 +32,14 @@ import anyio
 import structlog
 
 import agents
-from agents import (
-    BreakerOpened,
-    ChatModel,
-    PaorError,
-    Toolbox,
-    ToolCalled,
-    ToolContext,
-    ToolFailure,
-    not_empty,
-    open_model,
-    tool,
-)
-from orchestrator import (
-    Event,
-    Limits,
-    Orchestrator,
+from agents import ChatModel, PaorError, ToolContext, ToolFailure, open_model, tool
+from agents.events import BreakerOpened, ToolCalled
+from agents.tools import Toolbox, not_empty
+from orchestrator import Event, Limits, Orchestrator, RunResult
+from orchestrator.events import (
     PlanCreated,
     Replanned,
     RunFinished,
-    RunResult,
     SubtaskFailed,
     SubtaskFinished,
     SubtaskStarted,
@@ -70,7 +58,7 @@ LIMITS = Limits(
     max_subtasks=3,
     max_replans=1,
     deadline_s=300,
-    agent=agents.Limits(max_steps=6),
+    agent=agents.AgentLimits(max_steps=6),
 )
 
 # What the flight API returns per route: the fields the model needs, and the noise it does not.

@@ -19,18 +19,10 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from agents import (
-    ChatModel,
-    MalformedResponse,
-    ModelRequest,
-    ModelRequestError,
-    ModelResponse,
-    ModelRetryableError,
-    OpenAIChatModel,
-    Tool,
-    ToolContext,
-    ToolOutcome,
-)
+from agents import ChatModel, OpenAIChatModel, Tool, ToolContext
+from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
+from agents.models import ModelRequest, ModelResponse
+from agents.tools import ToolOutcome
 
 __all__ = [
     "DEFAULT_TASK_QUEUE",

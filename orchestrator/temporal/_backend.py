@@ -17,7 +17,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from agents import Limits as AgentLimits
+from agents import AgentLimits as AgentLimits
 from agents.toolkits import Corpus
 from orchestrator._batch import BatchSummary, BatchTask
 from orchestrator._events import Event

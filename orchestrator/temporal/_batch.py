@@ -35,7 +35,7 @@ with workflow.unsafe.imports_passed_through():
     import anyio
     import anyio.to_thread
 
-    from agents import Budget, ConfigurationError, Executor, Limits, Usage
+    from agents import AgentLimits, Budget, ConfigurationError, Executor, Usage
     from orchestrator._batch import (
         BatchSummary,
         BatchTask,
@@ -79,7 +79,7 @@ class BatchInput(BaseModel):
     model: str = "default"
     tools: tuple[str, ...] = RESEARCH_TOOLS
     instructions: str = RESEARCH_AGENT
-    limits: Limits = Limits()
+    limits: AgentLimits = AgentLimits()
     heartbeat_timeout: float = 30.0
     max_tokens: int | None = Field(default=None, ge=1)
     deadline: float | None = None
@@ -144,7 +144,7 @@ async def batch_on_temporal(
     out: Path,
     concurrency: int = 4,
     chunk_size: int = CHUNK_SIZE,
-    limits: Limits | None = None,
+    limits: AgentLimits | None = None,
     max_tokens: int | None = None,
     deadline_s: float | None = None,
     task_queue: str = DEFAULT_TASK_QUEUE,
@@ -189,7 +189,7 @@ async def batch_on_temporal(
             given = BatchInput(
                 tasks=todo,
                 concurrency=concurrency,
-                limits=limits or Limits(),
+                limits=limits or AgentLimits(),
                 max_tokens=share,
                 deadline=deadline,
             )

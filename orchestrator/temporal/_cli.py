@@ -26,8 +26,9 @@ from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExec
 from temporalio.client import WorkflowHandle as Handle
 from temporalio.service import RPCError, RPCStatusCode
 
-from agents import ChatModel, ConfigurationError, RunError
-from agents import Limits as AgentLimits
+from agents import AgentLimits as AgentLimits
+from agents import ChatModel, ConfigurationError
+from agents.errors import RunError
 from agents.toolkits import Corpus, research_tools
 from orchestrator._batch import BatchSummary, BatchTask
 from orchestrator._events import Event

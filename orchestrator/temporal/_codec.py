@@ -41,7 +41,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 from temporalio.exceptions import ApplicationError
 
-from agents import RunError
+from agents.errors import RunError
 
 __all__ = [
     "DEFAULT_INLINE_LIMIT",

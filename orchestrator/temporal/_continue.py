@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterable
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from agents import ChatModel, JournaledEffects, JournalMode, ModelRequest, ModelResponse
+    from agents import ChatModel
     from agents._effects import EffectSite
-    from memory import EffectRecord
+    from agents.effects import JournaledEffects, JournalMode
+    from agents.models import ModelRequest, ModelResponse
+    from memory.journal import EffectRecord, is_stop_record
     from orchestrator.temporal._effects import TemporalEffects
     from orchestrator.temporal._inputs import AgentInput
 
@@ -39,7 +41,7 @@ class CarriedRecords:
     async def forget(self, run_id: str, agent_id: str, from_seq: int) -> None:
         """Drop the agent's records from `from_seq` on, and its stop record."""
         for key in [k for k in self._records if k[0] == agent_id]:
-            if key[1] >= from_seq or key[1:] == (0, "choice"):
+            if key[1] >= from_seq or is_stop_record(key[1], key[2]):
                 del self._records[key]
 
     def records(self) -> tuple[EffectRecord, ...]:

@@ -21,23 +21,12 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 with workflow.unsafe.imports_passed_through():
     import anyio
 
-    from agents import (
-        AgentCall,
-        AgentReport,
-        ChatModel,
-        EffectSite,
-        Executor,
-        LiveEffects,
-        MalformedResponse,
-        ModelRequest,
-        ModelRequestError,
-        ModelResponse,
-        ModelRetryableError,
-        Stop,
-        Tool,
-        ToolContext,
-        ToolOutcome,
-    )
+    from agents import AgentReport, ChatModel, Executor, Tool, ToolContext
+    from agents.effects import AgentCall, EffectSite, LiveEffects
+    from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
+    from agents.guards import Stop
+    from agents.models import ModelRequest, ModelResponse
+    from agents.tools import ToolOutcome
     from orchestrator.temporal._activities import Activities, ModelCall, ToolCall, registry_for
     from orchestrator.temporal._inputs import AgentInput, RunInput
 

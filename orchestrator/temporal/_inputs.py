@@ -11,16 +11,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents import (
-    DEFAULT_INSTRUCTIONS,
-    AcceptanceCheck,
-    AgentCall,
-    Budget,
-    FirstLook,
-    Stop,
-    cites_evidence,
-)
-from memory import EffectRecord
+from agents import AcceptanceCheck, Budget, cites_evidence
+from agents.effects import AgentCall
+from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
+from agents.guards import Stop
+from memory.journal import EffectRecord
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
 

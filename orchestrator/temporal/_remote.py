@@ -26,7 +26,7 @@ from temporalio.client import (
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError, TimeoutError
 from temporalio.service import RPCError
 
-from agents import PlanError, RunError
+from agents.errors import PlanError, RunError
 from orchestrator._state import RunResult
 from orchestrator._stream import EventStream
 from orchestrator.temporal._eventlog import EventPage

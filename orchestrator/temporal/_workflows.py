@@ -19,7 +19,9 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from agents import AgentReport, Effects, PaorError, Stop
+    from agents import AgentReport, PaorError
+    from agents.effects import Effects
+    from agents.guards import Stop
     from orchestrator._orchestrator import Orchestrator
     from orchestrator._state import RunResult
     from orchestrator.temporal._activities import registry_for

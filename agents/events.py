@@ -1,0 +1,19 @@
+"""A sub-agent's events: what `Executor.run(events=...)` receives."""
+
+from agents._events import (
+    AgentEvent,
+    BreakerOpened,
+    EventSink,
+    LoopWarning,
+    ModelCalled,
+    ToolCalled,
+)
+
+__all__ = [
+    "AgentEvent",
+    "BreakerOpened",
+    "EventSink",
+    "LoopWarning",
+    "ModelCalled",
+    "ToolCalled",
+]

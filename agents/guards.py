@@ -1,0 +1,13 @@
+"""The loop guards: circuit breakers, the loop detector, and the stop handle."""
+
+from agents._breaker import BreakerState, CircuitBreaker
+from agents._guards import LoopDetector, StopReason
+from agents._stop import Stop
+
+__all__ = [
+    "BreakerState",
+    "CircuitBreaker",
+    "LoopDetector",
+    "Stop",
+    "StopReason",
+]

@@ -1,0 +1,14 @@
+"""What a `ChatModel` is asked and answers, for writing one's own model."""
+
+from agents._local import local_model_available
+from agents._model import ModelRequest, ModelResponse, OutputSchema, ToolSpec
+from agents._openai import DecisionProtocol
+
+__all__ = [
+    "DecisionProtocol",
+    "ModelRequest",
+    "ModelResponse",
+    "OutputSchema",
+    "ToolSpec",
+    "local_model_available",
+]

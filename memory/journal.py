@@ -1,0 +1,25 @@
+"""The durable journal's records, run listings and errors."""
+
+from memory._journal import (
+    STOP_SEQ,
+    EffectKind,
+    EffectRecord,
+    JournalError,
+    RunInfo,
+    RunLocked,
+    RunStatus,
+    default_journal_path,
+    is_stop_record,
+)
+
+__all__ = [
+    "STOP_SEQ",
+    "EffectKind",
+    "EffectRecord",
+    "JournalError",
+    "RunInfo",
+    "RunLocked",
+    "RunStatus",
+    "default_journal_path",
+    "is_stop_record",
+]
