@@ -19,10 +19,11 @@ boundary and the journaled effects), `agents.executor` (the prompt, the first lo
 `agents.toolkits` (the corpus and research tools) and `agents.testing` (fake models and servers).
 """
 
+from agents._endpoint import open_model
 from agents._errors import ConfigurationError, PaorError, ToolFailure
 from agents._executor import Executor
 from agents._guards import AgentLimits, Budget
-from agents._local import LocalModel, open_model
+from agents._local import LocalModel
 from agents._model import ChatModel, Usage
 from agents._openai import OpenAIChatModel
 from agents._report import AcceptanceCheck, AgentReport, cites_evidence

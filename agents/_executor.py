@@ -38,8 +38,8 @@ from agents._events import EventSink
 from agents._guards import AgentLimits, Budget, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
-from agents._steps import RunState, bounded, settle_turn, start_turn
-from agents._stop import Stop
+from agents._steps import AgentState, bounded, settle_turn, start_turn
+from agents._stop import Stop, cancel_when_set
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
 from memory import (
@@ -239,7 +239,7 @@ class Executor:
         run_id = run_id or uuid.uuid4().hex[:12]
         agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
-            s = RunState(run_id=run_id, agent_id=agent_id, task=task, events=events)
+            s = AgentState(run_id=run_id, agent_id=agent_id, task=task, events=events)
             s.allowed = _narrow(self.allowed_tools, allowed_tools)
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
@@ -253,21 +253,21 @@ class Executor:
                 sole = group.exceptions[0]
                 raise sole from sole.__cause__
 
-    async def _drive(self, s: RunState, stop: anyio.Event | Stop | None) -> AgentReport:
+    async def _drive(self, s: AgentState, stop: anyio.Event | Stop | None) -> AgentReport:
         if not isinstance(stop, anyio.Event):
             return await self._drive_scoped(s, stop, stop.attach if stop else None)
         # An anyio.Event can only be waited on: a watcher task turns it into a cancellation.
         async with anyio.create_task_group() as tg:
 
             def watch(scope: anyio.CancelScope) -> None:
-                tg.start_soon(_cancel_when_set, stop, scope)
+                tg.start_soon(cancel_when_set, stop, scope)
 
             report = await self._drive_scoped(s, stop, watch)
             tg.cancel_scope.cancel()
         return report
 
     async def _drive_scoped(
-        self, s: RunState, stop: anyio.Event | Stop | None, on_arm: _OnArm | None
+        self, s: AgentState, stop: anyio.Event | Stop | None, on_arm: _OnArm | None
     ) -> AgentReport:
         replayed_cut = False
         with anyio.CancelScope() as scope:
@@ -287,7 +287,7 @@ class Executor:
 
     async def _loop(
         self,
-        s: RunState,
+        s: AgentState,
         scope: anyio.CancelScope,
         on_arm: _OnArm | None,
         stop: anyio.Event | Stop | None,
@@ -311,7 +311,7 @@ class Executor:
             step = await self._advance(s, step)
         return step
 
-    def _first_step(self, s: RunState) -> _Step:
+    def _first_step(self, s: AgentState) -> _Step:
         """Decide, or first take the `first_look` (when its tool is on this agent's menu)."""
         look = self.first_look
         if look is None or self.toolbox.get(look.tool) is None:
@@ -320,7 +320,7 @@ class Executor:
             return _Decide()
         return _Look(look.call(s.task))
 
-    def _arm(self, s: RunState, scope: anyio.CancelScope, on_arm: _OnArm | None) -> None:
+    def _arm(self, s: AgentState, scope: anyio.CancelScope, on_arm: _OnArm | None) -> None:
         if on_arm is not None:
             on_arm(scope)
         left = s.budget.time_left(s.now)
@@ -328,7 +328,7 @@ class Executor:
             scope.deadline = anyio.current_time() + left
 
     async def _cut_reason(
-        self, s: RunState, stop: anyio.Event | Stop | None
+        self, s: AgentState, stop: anyio.Event | Stop | None
     ) -> Literal["cancelled", "deadline"]:
         """Why the loop was cut short: a recorded choice, so a replay gives the same reason."""
 
@@ -339,7 +339,7 @@ class Executor:
         reason = await self.effects.choice(s.addresses.stop(s.steps), pick, options=_CUT_REASONS)
         return "cancelled" if reason == "cancelled" else "deadline"
 
-    async def _advance(self, s: RunState, step: _Step) -> _Step:
+    async def _advance(self, s: AgentState, step: _Step) -> _Step:
         match step:
             case _Decide():
                 return await self._decide(s)
@@ -352,7 +352,7 @@ class Executor:
             case _:
                 raise AssertionError(f"not a loop step: {step!r}")
 
-    async def _decide(self, s: RunState) -> _Step:
+    async def _decide(self, s: AgentState) -> _Step:
         s.now = await self.effects.now(s.site())
         reason = s.budget.exhausted(s.now) or (
             "steps" if s.steps >= self.limits.max_steps else None
@@ -382,11 +382,11 @@ class Executor:
             return _Act(message.tool_calls)
         return _Check(message.content or "")
 
-    async def _ask(self, s: RunState, request: ModelRequest) -> ModelResponse:
+    async def _ask(self, s: AgentState, request: ModelRequest) -> ModelResponse:
         s.steps += 1
         return await self._call(s, request)
 
-    async def _call(self, s: RunState, request: ModelRequest) -> ModelResponse:
+    async def _call(self, s: AgentState, request: ModelRequest) -> ModelResponse:
         site = s.site()
         start = anyio.current_time()
         response = await self.effects.model_call(site, self.model, request)
@@ -395,7 +395,7 @@ class Executor:
         await s.model_called(response, ms=(anyio.current_time() - start) * 1000)
         return response
 
-    async def _compact(self, s: RunState) -> None:
+    async def _compact(self, s: AgentState) -> None:
         """Shrink the transcript under the compactor's budget (nothing changes while it fits)."""
         if self.compactor is None:
             return
@@ -406,7 +406,7 @@ class Executor:
             s.transcript = Transcript(done.messages)
 
     async def _summarise(
-        self, s: RunState, prompt: tuple[Message, ...], max_tokens: int
+        self, s: AgentState, prompt: tuple[Message, ...], max_tokens: int
     ) -> str | None:
         """The compactor's summary call: a model effect like any other, charged to the budget."""
         try:
@@ -417,13 +417,13 @@ class Executor:
             return None
         return response.message.content
 
-    def _citable(self, s: RunState) -> tuple[str, ...]:
+    def _citable(self, s: AgentState) -> tuple[str, ...]:
         if not self.cite:
             return ()
         sources = dict.fromkeys(e.source for e in s.evidence if e.tool != "report_issue")
         return tuple(sources)[:_MAX_CITABLE]
 
-    def _malformed(self, s: RunState, raw: str, problem: str) -> _Step:
+    def _malformed(self, s: AgentState, raw: str, problem: str) -> _Step:
         s.malformed += 1
         s.notes.append(f"unusable model reply: {problem}")
         if s.malformed > self.max_malformed:
@@ -434,7 +434,7 @@ class Executor:
         _tell(s, f"Your last reply could not be used: {problem}.{quoted} Try again.")
         return _Decide()
 
-    async def _act(self, s: RunState, calls: tuple[ToolCall, ...]) -> _Step:
+    async def _act(self, s: AgentState, calls: tuple[ToolCall, ...]) -> _Step:
         await self._run_turn(s, calls)
         if s.blocked is not None:
             return _Finish(s.report(status="blocked", answer=s.blocked))
@@ -449,7 +449,7 @@ class Executor:
         _tell(s, f"Loop warning: {stuck}. Change approach, or give your final answer now.")
         return _Decide()
 
-    async def _run_turn(self, s: RunState, calls: tuple[ToolCall, ...]) -> None:
+    async def _run_turn(self, s: AgentState, calls: tuple[ToolCall, ...]) -> None:
         """Run a turn's calls, concurrently, and give each its result in the transcript."""
         s.now = await self.effects.now(s.site())
         start_turn(s, calls, self.toolbox, self.control, s.allowed)
@@ -466,7 +466,7 @@ class Executor:
         s.now = await self.effects.now(s.site())
         await settle_turn(s, self.toolbox, self.control, cancelled=False)
 
-    async def _look(self, s: RunState, call: ToolCall) -> _Step:
+    async def _look(self, s: AgentState, call: ToolCall) -> _Step:
         """The first look: run it as a turn (journaled, its results evidence), then hand its
         result to the model as part of the task. Shown as a call of its own, a small model
         repeats it; shown as what is known, it answers from it."""
@@ -477,7 +477,7 @@ class Executor:
         s.transcript = Transcript([*before, UserMessage(content=f"{_LOOK_INTRO}\n{found}")])
         return _Decide()
 
-    def _check(self, s: RunState, answer: str) -> _Step:
+    def _check(self, s: AgentState, answer: str) -> _Step:
         s.malformed = 0
         problem = unusable_answer(answer, parrot=self._parrot, tools=self._names)
         if problem is None and self.acceptance is not None:
@@ -495,7 +495,7 @@ class Executor:
         return _Decide()
 
     async def _wrap_up(
-        self, s: RunState, step: _WrapUp, stop: anyio.Event | Stop | None
+        self, s: AgentState, step: _WrapUp, stop: anyio.Event | Stop | None
     ) -> _Finish:
         """End early with the best answer available: one last tool-less call, else a digest."""
         await settle_turn(s, self.toolbox, self.control, cancelled=True)
@@ -513,7 +513,7 @@ class Executor:
         )
 
     async def _last_word(
-        self, s: RunState, step: _WrapUp, stop: anyio.Event | Stop | None
+        self, s: AgentState, step: _WrapUp, stop: anyio.Event | Stop | None
     ) -> str | None:
         why = step.detail or f"the {step.reason.replace('_', ' ')} limit was reached"
         _tell(
@@ -547,7 +547,7 @@ class Executor:
             return answer
         return None
 
-    async def _stopped(self, s: RunState, stop: anyio.Event | Stop | None) -> bool:
+    async def _stopped(self, s: AgentState, stop: anyio.Event | Stop | None) -> bool:
         """Whether a stop request is in, as a recorded choice (a replay meets it at this point)."""
 
         async def pick() -> str:
@@ -563,13 +563,13 @@ class Executor:
         return [SystemMessage(content=self.instructions), UserMessage(content=body)]
 
 
-def _tell(s: RunState, text: str) -> None:
+def _tell(s: AgentState, text: str) -> None:
     """Say something to the model as paor (remembered: it is never a valid tool argument)."""
     s.transcript.append(UserMessage(content=text))
     s.said.add(text)
 
 
-def _digest(s: RunState, reason: str, detail: str) -> str:
+def _digest(s: AgentState, reason: str, detail: str) -> str:
     """The answer built from what was gathered, when the model gave none worth keeping: each
     source once, with its first excerpt."""
     lines = [f"Incomplete: stopped early ({reason}{': ' + detail if detail else ''})."]
@@ -588,8 +588,3 @@ def _narrow(own: frozenset[str] | None, extra: Collection[str] | None) -> frozen
     if extra is None:
         return own
     return frozenset(extra) if own is None else own & frozenset(extra)
-
-
-async def _cancel_when_set(stop: anyio.Event, scope: anyio.CancelScope) -> None:
-    await stop.wait()
-    scope.cancel()

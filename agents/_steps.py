@@ -27,7 +27,7 @@ from agents._tools import MAX_ARG_CHARS, ToolContext, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
 from memory import AssistantMessage, ToolCall, Transcript
 
-__all__ = ["RunState", "bounded", "settle_turn", "start_turn"]
+__all__ = ["AgentState", "bounded", "settle_turn", "start_turn"]
 
 _log = logger("paor.agent")
 _ECHO_WORDS = 5
@@ -35,7 +35,7 @@ _ERROR_CHARS = 300
 
 
 @dataclass(kw_only=True, slots=True)
-class RunState:
+class AgentState:
     """Everything one executor run has gathered so far (internal bookkeeping)."""
 
     run_id: str
@@ -183,7 +183,7 @@ def bounded(message: AssistantMessage, toolbox: Toolbox) -> AssistantMessage:
 
 
 def start_turn(
-    s: RunState,
+    s: AgentState,
     calls: tuple[ToolCall, ...],
     toolbox: Toolbox,
     control: Toolbox,
@@ -228,7 +228,9 @@ def start_turn(
     s.usage = s.usage + Usage(tool_calls=launched)
 
 
-async def settle_turn(s: RunState, toolbox: Toolbox, control: Toolbox, *, cancelled: bool) -> None:
+async def settle_turn(
+    s: AgentState, toolbox: Toolbox, control: Toolbox, *, cancelled: bool
+) -> None:
     """Give every call of the open turn exactly one result, append them, and trace them."""
     if not s.turn:
         return
@@ -258,7 +260,7 @@ async def settle_turn(s: RunState, toolbox: Toolbox, control: Toolbox, *, cancel
         await _trace_result(s, call, result, args.get(call.id), toolbox)
 
 
-def _echo(s: RunState, call: ToolCall) -> str | None:
+def _echo(s: AgentState, call: ToolCall) -> str | None:
     """A phrase of paor's own messages that a call's string arguments repeat, if any."""
     if not s.said:
         return None  # the usual turn: nothing said yet, so no second parse of the arguments
@@ -270,7 +272,7 @@ def _echo(s: RunState, call: ToolCall) -> str | None:
     return next((c for v in values if isinstance(v, str) and (c := s.said.copied(v))), None)
 
 
-def _apply_signal(s: RunState, args: dict[str, Any]) -> None:
+def _apply_signal(s: AgentState, args: dict[str, Any]) -> None:
     reason = str(args.get("reason", "")).strip() or "no reason given"
     if args.get("kind") == "blocked":
         s.blocked = reason
@@ -279,7 +281,7 @@ def _apply_signal(s: RunState, args: dict[str, Any]) -> None:
 
 
 async def _trace_result(
-    s: RunState, call: ToolCall, result: ToolResult, args: dict[str, Any] | None, toolbox: Toolbox
+    s: AgentState, call: ToolCall, result: ToolResult, args: dict[str, Any] | None, toolbox: Toolbox
 ) -> None:
     found = toolbox.get(call.name)
     sensitive = found.sensitive if found else frozenset[str]()

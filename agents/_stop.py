@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import anyio
 
-__all__ = ["Stop"]
+__all__ = ["Stop", "cancel_when_set"]
 
 
 class Stop:
@@ -45,3 +45,9 @@ class Stop:
     def detach(self, scope: anyio.CancelScope) -> None:
         """Forget `scope` (its loop is over)."""
         self._scopes.discard(scope)
+
+
+async def cancel_when_set(stop: anyio.Event, scope: anyio.CancelScope) -> None:
+    """Cancel `scope` once `stop` is set: the watcher task an `anyio.Event` needs."""
+    await stop.wait()
+    scope.cancel()

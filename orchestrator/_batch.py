@@ -38,12 +38,14 @@ from agents.errors import RunError
 from memory import Journal
 from memory.journal import RunStatus
 from orchestrator._durable import hold_lease
+from orchestrator._limits import Limits
 
 __all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_tasks", "run_batch"]
 # Also shared with the Temporal batch: finished_ids, run_prefix, repair_tail, append_line, record,
 # exclusive_output.
 
 
+BATCH_AGENT = "batch"  # the address of the batch's own clock read (its deadline's start)
 _RUN_STATUS: dict[str, RunStatus] = {
     "done": "complete", "partial": "incomplete", "blocked": "incomplete", "failed": "failed"
 }  # fmt: skip
@@ -157,7 +159,8 @@ async def run_batch(
     executor: Executor,
     out: Path,
     concurrency: int,
-    budget: Budget,
+    budget: Budget | None = None,
+    limits: Limits | None = None,
     on_result: Callable[[str, AgentReport], None] | None = None,
     journal: Journal | None = None,
 ) -> BatchSummary:
@@ -171,7 +174,10 @@ async def run_batch(
         executor: Runs each goal.
         out: The JSON Lines output, appended to; locked against other batches while this runs.
         concurrency: Goals running at once.
-        budget: The one ledger every goal charges.
+        budget: The one ledger every goal charges (or give `limits`).
+        limits: The whole batch's limits instead: its deadline counts from now, read on the
+            executor's effect clock; its token, request and tool-call limits are shared by
+            every goal. (Each goal's own steps are the executor's `AgentLimits`.)
         on_result: Called with each task's id and report as it finishes.
         journal: Journal each task's run here (resumable from its records on a re-run).
 
@@ -183,6 +189,11 @@ async def run_batch(
     """
     if concurrency < 1:
         raise ConfigurationError(f"concurrency must be at least 1, not {concurrency}")
+    if (budget is None) == (limits is None):
+        raise ConfigurationError("run_batch takes a budget or limits, one of the two")
+    if budget is None:
+        assert limits is not None
+        budget = await _ledger(executor, limits)
     tasks = list(tasks)
     with exclusive_output(out) as sink:
         done = finished_ids(out)
@@ -306,6 +317,18 @@ async def _run(
 
 def _ended(report: AgentReport) -> tuple[RunStatus, dict[str, Any]]:
     return _RUN_STATUS[report.status], report.model_dump(mode="json")
+
+
+async def _ledger(executor: Executor, limits: Limits) -> Budget:
+    """The batch's shared ledger from its limits, the deadline read on the effect clock."""
+    site = EffectSite(run_id="batch", agent_id=BATCH_AGENT, seq=0, step=0)
+    now = await executor.effects.now(site)
+    return Budget(
+        max_tokens=limits.max_tokens,
+        max_requests=limits.max_requests,
+        max_tool_calls=limits.max_tool_calls,
+        deadline=None if limits.deadline_s is None else now + limits.deadline_s,
+    )
 
 
 async def _spent(executor: Executor, budget: Budget, task: BatchTask) -> bool:

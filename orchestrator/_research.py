@@ -134,7 +134,7 @@ async def research(
     stream = orch.stream_resume(resume) if resume else orch.stream(topic, meta=meta)
     async with stream as events, anyio.create_task_group() as tg:
         if stop is not None:
-            tg.start_soon(_cancel_when_set, stop, events)
+            tg.start_soon(_cancel_run_when_set, stop, events)
         async for event in events:
             if on_event is not None:
                 on_event(event)
@@ -144,7 +144,7 @@ async def research(
     return ResearchReport(topic=topic, markdown=render_report(topic, result, corpus), result=result)
 
 
-async def _cancel_when_set(stop: anyio.Event, events: RunStream) -> None:
+async def _cancel_run_when_set(stop: anyio.Event, events: RunStream) -> None:
     await stop.wait()
     events.cancel("stopped by the user")
 

@@ -134,7 +134,7 @@ class RunLoop:
                 s.notes.append(f"planning failed, ran the goal as one subtask: {exc}")
                 _log.warning("plan_fallback", error=str(exc))
                 plan = Plan(subtasks=(Subtask(id="goal", goal=s.goal),), rationale=str(exc))
-                self._adopt(s, plan)
+                s.adopt(plan)
                 await s.emit(PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
                 return _Schedule()
             await s.emit(
@@ -147,7 +147,7 @@ class RunLoop:
                 )
             )
             raise
-        self._adopt(s, plan)
+        s.adopt(plan)
         _log.info("plan_created", version=plan.version, subtasks=len(plan.subtasks))
         await s.emit(PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
         return _Schedule()
@@ -269,7 +269,7 @@ class RunLoop:
             return _Schedule()
         cancelled = await self._apply_removals(s, removed, plan.version)
         added = tuple(i for i in plan.ids if i not in s.records)
-        self._adopt(s, plan)
+        s.adopt(plan)
         diff = PlanDiff(
             version=plan.version,
             trigger=trigger,
@@ -328,9 +328,6 @@ class RunLoop:
                 run_id=s.run_id, subtask_id=record.subtask.id, step=s.step, reason=reason
             )
         )
-
-    def _adopt(self, s: RunState, plan: Plan) -> None:
-        s.adopt(plan)
 
     async def _run_subtask(self, s: RunState, record: Record) -> None:
         sub = record.subtask

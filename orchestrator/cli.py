@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -29,7 +28,6 @@ import anyio
 
 import agents
 from agents import (
-    Budget,
     ChatModel,
     ConfigurationError,
     Executor,
@@ -455,20 +453,22 @@ async def _batch(args: argparse.Namespace) -> int:
         say((await _batch_on_temporal(args, tasks)).line())
         return 0
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    # One ledger for the whole command: its deadline bounds the batch, not each task.
-    deadline = None if args.deadline is None else time.time() + args.deadline
-    budget = Budget(max_tokens=args.max_tokens, deadline=deadline)
-    limits = agents.AgentLimits(max_steps=args.max_steps)
+    # One set of limits for the whole command: its deadline bounds the batch, not each task.
+    limits = Limits(
+        deadline_s=args.deadline,
+        max_tokens=args.max_tokens,
+        agent=agents.AgentLimits(max_steps=args.max_steps),
+    )
     async with maybe_journal(_journal_path(args)) as journal, _open_model(args) as model:
         executor = Executor(
-            model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits
+            model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits.agent
         )
         summary = await run_batch(
             tasks,
             executor=executor,
             out=args.out,
             concurrency=args.concurrency,
-            budget=budget,
+            limits=limits,
             on_result=lambda key, report: say(f"{key}: {report.status}", file=sys.stderr),
             journal=journal,
         )

@@ -7,6 +7,7 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,13 @@ import anyio
 import pytest
 
 from agents import AgentReport, Budget, ConfigurationError, Executor, tool
+from agents.effects import EffectSite, LiveEffects
 from agents.errors import RunError
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply
 from agents.toolkits import Corpus, Document, research_tools
 from memory import Journal, UserMessage
+from orchestrator import Limits
 from orchestrator._batch import (
     BatchSummary,
     BatchTask,
@@ -318,6 +321,47 @@ async def test_tasks_left_when_the_budget_is_spent_are_not_written(tmp_path: Pat
     assert asked_goals(fresh.requests) == ["Goal b", "Goal c"]
     assert [r["id"] for r in records(out)] == ["a", "b", "c"]
     assert (second.skipped, second.not_started) == (1, 0)
+
+
+class _Clock(LiveEffects):
+    """Live effects whose clock reads `time()` (the batch's deadline is read on it)."""
+
+    def __init__(self, time: Callable[[], float]) -> None:
+        self.time = time
+
+    async def now(self, site: EffectSite) -> float:
+        """The scripted time."""
+        return self.time()
+
+
+async def test_run_batch_limits_count_the_deadline_on_the_effect_clock(tmp_path: Path) -> None:
+    """With `limits`, the batch's deadline starts at the effect clock's reading: once that clock
+    says it has passed, the next task is not started (and not written)."""
+    model = ScriptedModel(["A"])
+    clock = _Clock(lambda: 1000.0 if not model.requests else 2000.0)  # a minute is 60 s
+
+    summary = await run_batch(
+        tasks("a", "b"),
+        executor=Executor(model, effects=clock),
+        out=tmp_path / "r.jsonl",
+        concurrency=1,
+        limits=Limits(deadline_s=60),
+    )
+
+    assert asked_goals(model.requests) == ["Goal a"]
+    assert (summary.statuses["done"], summary.not_started) == (1, 1)
+
+
+async def test_run_batch_takes_a_budget_or_limits(tmp_path: Path) -> None:
+    """Both, or neither, is a `ConfigurationError` before anything runs."""
+    executor = Executor(ScriptedModel([]))
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(ConfigurationError, match="a budget or limits, one of the two"):
+        await run_batch(tasks("a"), executor=executor, out=out, concurrency=1)
+    with pytest.raises(ConfigurationError, match="a budget or limits, one of the two"):
+        await run_batch(
+            tasks("a"), executor=executor, out=out, concurrency=1, budget=Budget(), limits=Limits()
+        )
 
 
 async def test_run_batch_rejects_a_concurrency_below_one(tmp_path: Path) -> None:

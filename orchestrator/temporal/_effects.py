@@ -22,6 +22,7 @@ with workflow.unsafe.imports_passed_through():
     import anyio
 
     from agents import AgentReport, ChatModel, Executor, Tool, ToolContext
+    from agents._stop import cancel_when_set
     from agents.effects import AgentCall, EffectSite, LiveEffects
     from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
     from agents.guards import Stop
@@ -203,7 +204,7 @@ async def _until_reported(
             if isinstance(stop, Stop):
                 stop.attach(tg.cancel_scope)
             elif stop is not None:
-                tg.start_soon(_cancel_when_set, stop, tg.cancel_scope)
+                tg.start_soon(cancel_when_set, stop, tg.cancel_scope)
             await done.wait()
             tg.cancel_scope.cancel()
         if isinstance(stop, Stop):
@@ -228,11 +229,6 @@ def _cancel(handle: asyncio.Future[Any]) -> None:
     """Cancel the activity or child workflow behind `handle`, once, unless it is done."""
     if not handle.done():
         handle.cancel()
-
-
-async def _cancel_when_set(stop: anyio.Event, scope: anyio.CancelScope) -> None:
-    await stop.wait()
-    scope.cancel()
 
 
 def _too_large(size: int) -> str:
