@@ -167,9 +167,15 @@ class Effects(Protocol):
         """
         ...
 
-    def replaying(self, agent_id: str) -> bool:
-        """Whether the agent is still being fed recorded results (then live stops and deadlines
-        must not cut it short: the recording says where it was cut)."""
+    def obeys_stops(self, agent_id: str) -> bool:
+        """Whether a live stop request or deadline may cut the agent short now. Not while its
+        recorded results are still being served: the recording says where it was cut."""
+        ...
+
+    def time_limit(self, agent_id: str, left: float | None) -> float | None:
+        """How long the agent's next effect may take: `left` (its budget's time) when it runs
+        live; no limit while its recorded results are served (a recorded cut says where the
+        deadline fell)."""
         ...
 
     async def sub_agent(self, executor: Executor, call: AgentCall) -> AgentReport:
@@ -204,9 +210,13 @@ class LiveEffects:
         """Make the decision now."""
         return await pick()
 
-    def replaying(self, agent_id: str) -> bool:
-        """Never: everything is live."""
-        return False
+    def obeys_stops(self, agent_id: str) -> bool:
+        """Always: everything is live."""
+        return True
+
+    def time_limit(self, agent_id: str, left: float | None) -> float | None:
+        """`left`: everything is live."""
+        return left
 
     async def sub_agent(self, executor: Executor, call: AgentCall) -> AgentReport:
         """Run the sub-agent here, in the caller's task."""

@@ -295,7 +295,7 @@ class Executor:
         step = self._first_step(s)
         armed = False
         while not isinstance(step, _WrapUp | _Finish):
-            if not armed and not self.effects.replaying(s.agent_id):
+            if not armed and self.effects.obeys_stops(s.agent_id):
                 # The live exits are armed at the first step with no recorded model or tool
                 # result ahead of the agent (at once, when nothing is recorded). While it
                 # replays, the recording says where a stop or deadline cut it; a live one would
@@ -524,8 +524,8 @@ class Executor:
         s.now = await self.effects.now(s.site())
         stopped = await self._stopped(s, stop)
         with anyio.CancelScope() as scope:
-            left = s.budget.time_left(s.now)
-            if left is not None and not self.effects.replaying(s.agent_id):
+            left = self.effects.time_limit(s.agent_id, s.budget.time_left(s.now))
+            if left is not None:
                 scope.deadline = anyio.current_time() + left
             if stopped:
                 scope.cancel()

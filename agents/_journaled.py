@@ -146,6 +146,14 @@ class JournaledEffects:
         # Appends and drops in the order the loops asked for them (anyio's lock is fair).
         self._writing = anyio.Lock()
 
+    def obeys_stops(self, agent_id: str) -> bool:
+        """Whether a live stop or deadline may cut the agent: once nothing recorded is ahead."""
+        return not self.replaying(agent_id)
+
+    def time_limit(self, agent_id: str, left: float | None) -> float | None:
+        """`left` once the agent runs live; no limit while its recording is served."""
+        return None if self.replaying(agent_id) else left
+
     def replaying(self, agent_id: str) -> bool:
         """Whether recorded model or tool results (or a recorded stop) are still ahead of the
         agent; always, in replay mode."""

@@ -191,30 +191,15 @@ class Orchestrator:
             await _drain(stream)
         except* ReplayDrift:
             pass  # reported below, from the effects that saw it
-        return ReplayReport(run_id=run_id, result=stream._result, drift=tuple(stream.drift))
+        return ReplayReport(run_id=run_id, result=stream.ended_with, drift=tuple(stream.drift))
 
     def _needs_journal(self, what: str) -> Journal:
         if self.journal is None:
             raise ConfigurationError(f"{what}() needs Orchestrator(journal=...)")
         return self.journal
 
-    async def _execute(self, goal: str, run_id: str, stream: RunStream) -> RunResult:
-        async with stream._send:  # closing it ends the consumer's iteration
-            if self.journal is None:
-                return await self._loop(goal, run_id, stream, self.effects)
-            goal, effects = await open_run(
-                self.journal, self.effects, run_id, mode=stream.mode, goal=goal, meta=stream.meta
-            )
-            stream._effects = effects
-            if stream.mode == "replay":
-                return await self._loop(goal, run_id, stream, effects)
-            body = partial(self._loop, goal, run_id, stream, effects)
-            return await hold_lease(self.journal, run_id, body, run_ended)
-
-    async def _loop(self, goal: str, run_id: str, stream: RunStream, effects: Effects) -> RunResult:
-        stream._state = await self._new_state(goal, run_id, stream._send, effects)
-        if stream._cancelled is not None:  # asked before the run had a state
-            stream._state.done_send.send_nowait(Halt(stream._cancelled))
+    async def _loop(self, state: RunState, effects: Effects) -> RunResult:
+        """Run the main loop over `state` (the stream that made it holds it)."""
         executor = self.executor if effects is self.effects else self.executor.with_effects(effects)
         loop = RunLoop(
             executor=executor,
@@ -224,7 +209,7 @@ class Orchestrator:
             facts=self.facts,
             scope=self.scope,
         )
-        return await loop.execute(stream._state)
+        return await loop.execute(state)
 
     async def _new_state(
         self, goal: str, run_id: str, send: MemoryObjectSendStream[Event], effects: Effects
@@ -335,18 +320,34 @@ class RunStream(EventStream):
 
     def cancel_subtask(self, subtask_id: str) -> bool:
         """Stop one running or pending subtask; the run goes on. Returns whether it was live."""
-        record = self._state.records.get(subtask_id) if self._state else None
-        if record is None or record.status not in ("pending", "running"):
-            return False
-        record.stop.set()
-        if record.status == "pending":
-            record.status = "cancelled"
-            assert self._state is not None
-            self._state.deaths = True  # its dependents are orphans now
-        return True
+        return self._state is not None and self._state.cancel_subtask(subtask_id)
+
+    @property
+    def ended_with(self) -> RunResult | None:
+        """The run's result, or None while it runs (or if it ended with an error)."""
+        return self._result
 
     async def _produce(self) -> None:
-        self._result = await self._orchestrator._execute(self._goal, self.run_id, self)
+        orch = self._orchestrator
+        async with self._send:  # closing it ends the consumer's iteration
+            if orch.journal is None:
+                self._result = await self._run(self._goal, orch.effects)
+                return
+            goal, self._effects = await open_run(
+                orch.journal, orch.effects, self.run_id, mode=self.mode, goal=self._goal,
+                meta=self.meta,
+            )  # fmt: skip
+            if self.mode == "replay":
+                self._result = await self._run(goal, self._effects)
+                return
+            body = partial(self._run, goal, self._effects)
+            self._result = await hold_lease(orch.journal, self.run_id, body, run_ended)
+
+    async def _run(self, goal: str, effects: Effects) -> RunResult:
+        self._state = await self._orchestrator._new_state(goal, self.run_id, self._send, effects)
+        if self._cancelled is not None:  # asked before the run had a state
+            self._state.done_send.send_nowait(Halt(self._cancelled))
+        return await self._orchestrator._loop(self._state, effects)
 
 
 async def _drain(stream: RunStream) -> RunResult:

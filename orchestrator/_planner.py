@@ -270,7 +270,7 @@ class Planner:
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         now = await self.effects.now(self._site())
         # While the planner replays, the recording says whether the deadline cut a call.
-        left = None if self.effects.replaying(PLANNER_AGENT) else self.budget.time_left(now)
+        left = self.effects.time_limit(PLANNER_AGENT, self.budget.time_left(now))
         try:
             with anyio.fail_after(left):
                 response = await self.effects.model_call(self._site(), self.model, request)

@@ -132,6 +132,17 @@ class RunState:
             math.inf
         )
 
+    def cancel_subtask(self, subtask_id: str) -> bool:
+        """Stop one running or pending subtask (the caller's request); whether it was live."""
+        record = self.records.get(subtask_id)
+        if record is None or record.status not in ("pending", "running"):
+            return False
+        record.stop.set()
+        if record.status == "pending":
+            record.status = "cancelled"
+            self.deaths = True  # its dependents are orphans now
+        return True
+
     async def now(self) -> float:
         """Read the clock through the effect boundary."""
         return await self.effects.now(self.addresses.next(self.step))

@@ -3,8 +3,8 @@
 Each model call and tool call becomes an activity whose id is the effect's site (`model:a#3`), each
 sub-agent of a run a child workflow (`paor.Agent`, id `{run}.{agent}`), the clock is the
 workflow's, and a `choice` is made live: Temporal's history replays the order in which activities
-and children completed, so the pick comes out the same on every replay. Nothing is ever
-"replaying" from the loop's point of view: Temporal replays transparently.
+and children completed, so the pick comes out the same on every replay. From the loop's point of
+view everything is live (stops obeyed, deadlines applied): Temporal replays transparently.
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ class ActivityModel:
 class TemporalEffects(LiveEffects):
     """Effects as workflow operations (use it only inside a workflow).
 
-    `choice` and `replaying` are the live ones: a choice is made at once (the workflow's history
-    orders the wake-ups it depends on), and nothing replays as the loops see it (deadlines are
-    timers, stops are live).
+    `choice`, `obeys_stops` and `time_limit` are the live ones: a choice is made at once (the
+    workflow's history orders the wake-ups it depends on), and nothing replays as the loops see
+    it (deadlines are timers, stops are live).
 
     Attributes:
         model_timeout: Seconds one model attempt may take (above the model's own timeout, 120 s by
