@@ -32,11 +32,6 @@ __all__ = [
 
 async def runs(args: argparse.Namespace) -> int:
     """`paor runs`: list the journal's runs (or, with `--prune`, delete the old finished ones)."""
-    if args.temporal:
-        require_temporal()
-        from orchestrator.temporal import _cli as temporal
-
-        return await temporal.runs(args)
     path = args.journal or default_journal_path()
     if not path.exists():
         say(f"no runs (no journal at {path})")
@@ -63,11 +58,6 @@ async def prune(journal: Journal, args: argparse.Namespace) -> int:
 
 async def show(args: argparse.Namespace) -> int:
     """`paor show RUN_ID`: a run's plan versions and step trace."""
-    if args.temporal:
-        require_temporal()
-        from orchestrator.temporal import _cli as temporal
-
-        return await temporal.show(args)
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
         say(render_run(info, await journal.load(info.run_id)))

@@ -34,10 +34,9 @@ from agents import (
     PaorError,
     open_model,
 )
-from agents._tracing import REDACTED, redact_url
 from agents.toolkits import Corpus, research_tools
-from memory.journal import JournalError, RunInfo, default_journal_path
-from orchestrator._batch import BatchSummary, BatchTask, check_output, load_tasks, run_batch
+from memory.journal import JournalError, default_journal_path
+from orchestrator._batch import BatchTask, check_output, load_tasks, run_batch
 from orchestrator._cli_journal import (
     Offline,
     find,
@@ -47,6 +46,7 @@ from orchestrator._cli_journal import (
     runs,
     show,
 )
+from orchestrator._cli_spec import ResearchSpec
 from orchestrator._console import (
     clean,
     configure_logging,
@@ -71,10 +71,6 @@ __all__ = ["main"]
 
 EXIT_DRIFT = 1
 EXIT_INTERRUPTED = 130
-_RESEARCH_ARGS = (
-    "topic", "docs", "out", "max_subtasks", "deadline", "max_tokens", "max_steps", "model",
-    "base_url", "protocol", "gguf",
-)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -105,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 async def _command(args: argparse.Namespace) -> int:
     """The command's handler; `research` and `resume` stop gracefully on the first Ctrl-C."""
     args.stop = anyio.Event()
+    if getattr(args, "temporal", None) and args.command != "worker":
+        return await _on_temporal(args)
     if args.handler not in (_research, _resume) or not in_main_thread():
         return int(await args.handler(args))
     status = None
@@ -273,10 +271,8 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
 async def _research(args: argparse.Namespace) -> int:
     args.topic = _checked_goal(args.topic)
     _check_writable(args.out)
-    corpus, limits = _research_setup(args)
-    if args.temporal:
-        _write_report(args.out, await _research_on_temporal(args, corpus, limits))
-        return 0
+    spec = ResearchSpec.from_args(args)
+    corpus = spec.corpus()
     progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
     path = _journal_path(args)
     async with maybe_journal(path) as journal, _open_model(args) as model:
@@ -284,10 +280,10 @@ async def _research(args: argparse.Namespace) -> int:
             args.topic,
             model=model,
             corpus=corpus,
-            limits=limits,
+            limits=spec.limits,
             on_event=_announcing(progress.update, path),
             journal=journal,
-            meta=_research_meta(args),
+            meta=spec.meta(),
             stop=getattr(args, "stop", None),
         )
     _write_report(args.out, report)
@@ -308,7 +304,7 @@ def _checked_goal(text: str, what: str = "topic") -> str:
 def _journal_path(args: argparse.Namespace) -> Path | None:
     """Where `research` and `batch` record their runs: `--journal`, else the default journal,
     unless `--no-journal` (with `--temporal`, Temporal records them instead)."""
-    if args.no_journal or args.temporal:
+    if args.no_journal:
         return None
     return args.journal or default_journal_path()
 
@@ -327,39 +323,34 @@ def _announcing(on_event: Callable[[Event], None], path: Path | None) -> Callabl
     return update
 
 
-async def _research_on_temporal(
-    args: argparse.Namespace, corpus: Corpus, limits: Limits
-) -> ResearchReport:
-    """The run on the workers of `--task-queue`; the report rendered with our own `corpus`."""
-    if args.journal is not None:
-        raise ConfigurationError("--journal is not available with --temporal: Temporal records it")
+async def _on_temporal(args: argparse.Namespace) -> int:
+    """A command given `--temporal HOST:PORT`: the backend is chosen here, once. Runs go to the
+    `paor worker`s of `--task-queue` (they hold the model and corpus); reports are rendered with
+    our own corpus, and batch results appended per workflow."""
     require_temporal()
     from orchestrator.temporal import _cli as temporal
 
-    return await temporal.research(args, corpus, limits, _research_meta(args))
-
-
-def _research_setup(args: argparse.Namespace) -> tuple[Corpus, Limits]:
-    corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    limits = Limits(
-        max_subtasks=args.max_subtasks,
-        deadline_s=args.deadline,
-        max_tokens=args.max_tokens,
-        agent=agents.AgentLimits(max_steps=args.max_steps),
-    )
-    return corpus, limits
-
-
-def _research_meta(args: argparse.Namespace) -> dict[str, Any]:
-    """What `resume` and `replay` need to rebuild the run (never the API key)."""
-    meta = {name: getattr(args, name) for name in _RESEARCH_ARGS}
-    meta["docs"] = str(args.docs.resolve()) if args.docs else None
-    meta["out"] = str(args.out.resolve())
-    meta["gguf"] = str(args.gguf.resolve()) if args.gguf else None
-    # Credentials in the URL are not stored: `resume` takes them from --base-url or the
-    # environment again, as it does the API key.
-    meta["base_url"] = redact_url(args.base_url) if args.base_url else None
-    return {"command": "research", **meta}
+    if args.command in ("research", "batch") and args.journal is not None:
+        raise ConfigurationError(
+            "--journal is not available with --temporal (Temporal records the runs)"
+        )
+    match args.command:
+        case "research":
+            args.topic = _checked_goal(args.topic)
+            _check_writable(args.out)
+            spec = ResearchSpec.from_args(args)
+            report = await temporal.research(args, spec.corpus(), spec.limits, spec.meta())
+            _write_report(args.out, report)
+        case "batch":
+            steps = agents.AgentLimits(max_steps=args.max_steps)
+            say((await temporal.batch(args, _batch_tasks(args), steps)).line())
+        case "resume":
+            return await temporal.resume(args, _write_report)
+        case "runs":
+            return await temporal.runs(args)
+        case _:
+            return await temporal.show(args)
+    return 0
 
 
 def _write_report(out: Path, report: ResearchReport) -> None:
@@ -369,41 +360,37 @@ def _write_report(out: Path, report: ResearchReport) -> None:
 
 
 async def _resume(args: argparse.Namespace) -> int:
-    if args.temporal:
-        require_temporal()
-        from orchestrator.temporal import _cli as temporal
-
-        return await temporal.resume(args, _write_report)
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
         if info.finished:  # before the model is reached: nothing is left to do
             raise JournalError(
                 f"run {info.run_id} already ended ({info.status}); replay it instead"
             )
-        saved = _saved_args(info, args)
-        _check_writable(saved.out)
-        corpus, limits = _research_setup(saved)
+        spec = ResearchSpec.from_meta(info.run_id, info.meta).given(args)
+        out = Path(spec.out)
+        _check_writable(out)
+        corpus = spec.corpus()
         progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
-        async with _open_model(saved) as model:
+        async with _open_model(spec) as model:
             report = await research(
                 info.goal,
                 model=model,
                 corpus=corpus,
-                limits=limits,
+                limits=spec.limits,
                 on_event=progress.update,
                 journal=journal,
                 resume=info.run_id,
                 stop=args.stop,
             )
-    _write_report(saved.out, report)
+    _write_report(out, report)
     return 0
 
 
 async def _replay(args: argparse.Namespace) -> int:
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
-        corpus, limits = _research_setup(_saved_args(info, args))
-        orch = research_orchestrator(Offline(), corpus, limits=limits, journal=journal)
+        spec = ResearchSpec.from_meta(info.run_id, info.meta)
+        orch = research_orchestrator(Offline(), spec.corpus(), limits=spec.limits, journal=journal)
         report = await orch.replay(info.run_id)
     for drift in report.drift:
         say(f"drift: {drift.describe()}")
@@ -414,44 +401,16 @@ async def _replay(args: argparse.Namespace) -> int:
     return EXIT_DRIFT
 
 
-def _saved_args(info: RunInfo, args: argparse.Namespace) -> argparse.Namespace:
-    """The arguments a research run was recorded with; model options given now win."""
-    if info.meta.get("command") == "batch":
-        raise ConfigurationError(
-            f"run {info.run_id} is a task of `paor batch`, which resumes its own tasks: run the "
-            "batch again with the same --out and --journal"
-        )
-    if info.meta.get("command") != "research":
-        raise ConfigurationError(
-            f"run {info.run_id} was not started by `paor research`: resume or replay it "
-            "through the API (Orchestrator.resume, Orchestrator.replay)"
-        )
-    saved = argparse.Namespace(**{name: info.meta.get(name) for name in _RESEARCH_ARGS})
-    saved.docs = Path(saved.docs) if saved.docs else None
-    saved.out = getattr(args, "out", None) or Path(saved.out)
-    saved.gguf = Path(saved.gguf) if saved.gguf else None
-    for name in ("model", "base_url", "protocol"):
-        if getattr(args, name, None):
-            setattr(saved, name, getattr(args, name))
-    if saved.base_url and REDACTED in saved.base_url:
-        saved.base_url = os.environ.get("OPENAI_BASE_URL") or _refuse_redacted(info.run_id)
-    return saved
-
-
-def _refuse_redacted(run_id: str) -> str:
-    raise ConfigurationError(
-        f"run {run_id} was recorded with credentials in --base-url, which are never stored: "
-        "pass --base-url again (or set OPENAI_BASE_URL)"
-    )
-
-
-async def _batch(args: argparse.Namespace) -> int:
+def _batch_tasks(args: argparse.Namespace) -> list[BatchTask]:
+    """The task file's goals, checked, before any work: and the output must be another file."""
     tasks = load_tasks(args.tasks)
     check_output(args.tasks, args.out)
     _check_writable(args.out)
-    if args.temporal:
-        say((await _batch_on_temporal(args, tasks)).line())
-        return 0
+    return tasks
+
+
+async def _batch(args: argparse.Namespace) -> int:
+    tasks = _batch_tasks(args)
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     # One set of limits for the whole command: its deadline bounds the batch, not each task.
     limits = Limits(
@@ -476,18 +435,6 @@ async def _batch(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _batch_on_temporal(args: argparse.Namespace, tasks: list[BatchTask]) -> BatchSummary:
-    """The goals in workflows on the workers of `--task-queue`; results appended per workflow."""
-    if args.journal is not None:
-        raise ConfigurationError(
-            "--journal is not available with --temporal (Temporal records the runs)"
-        )
-    require_temporal()
-    from orchestrator.temporal import _cli as temporal
-
-    return await temporal.batch(args, tasks, agents.AgentLimits(max_steps=args.max_steps))
-
-
 async def _worker(args: argparse.Namespace) -> int:
     """Serve the research tools and the model (as "default") until interrupted."""
     require_temporal()
@@ -497,10 +444,12 @@ async def _worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_model(args: argparse.Namespace) -> AbstractAsyncContextManager[ChatModel]:
+def _open_model(
+    given: argparse.Namespace | ResearchSpec,
+) -> AbstractAsyncContextManager[ChatModel]:
     """The configured endpoint (checked to be reachable), or the embedded model."""
-    gguf = getattr(args, "gguf", None)
-    return open_model(args.model, base_url=args.base_url, protocol=args.protocol, gguf=gguf)
+    gguf = getattr(given, "gguf", None)
+    return open_model(given.model, base_url=given.base_url, protocol=given.protocol, gguf=gguf)
 
 
 def _check_writable(path: Path) -> None:

@@ -84,7 +84,7 @@ async def test_credentials_in_the_base_url_are_never_printed_or_stored(
         assert await paor(*argv) == 0
     async with Journal(journal) as opened:
         (info,) = await opened.runs()
-    stored = info.meta["base_url"]
+    stored = info.meta["spec"]["base_url"]
     assert "hunter2" not in stored
     assert "s3cr3t" not in stored
     assert "127.0.0.1" in stored
