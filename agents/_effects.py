@@ -21,8 +21,6 @@ from agents._tools import Tool, ToolContext, ToolOutcome
 from memory.journal import STOP_SEQ
 
 if TYPE_CHECKING:
-    import anyio
-
     from agents._events import EventSink
     from agents._executor import Executor
     from agents._guards import Budget
@@ -118,7 +116,7 @@ class AgentCall:
     agent_id: str
     budget: Budget | None = None
     events: EventSink | None = None
-    stop: anyio.Event | Stop | None = None
+    stop: Stop | None = None
     allowed_tools: Collection[str] | None = None
 
     async def run_here(self, executor: Executor) -> AgentReport:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
@@ -39,7 +39,7 @@ from agents._guards import AgentLimits, Budget, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
 from agents._steps import AgentState, bounded, settle_turn, start_turn
-from agents._stop import Stop, cancel_when_set
+from agents._stop import Stop, set_when
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
 from memory import (
@@ -117,7 +117,6 @@ class _Finish:
 
 
 _Step = _Decide | _Look | _Act | _Check | _WrapUp | _Finish
-_OnArm = Callable[[anyio.CancelScope], None]
 
 
 class FirstLook(BaseModel):
@@ -255,28 +254,25 @@ class Executor:
 
     async def _drive(self, s: AgentState, stop: anyio.Event | Stop | None) -> AgentReport:
         if not isinstance(stop, anyio.Event):
-            return await self._drive_scoped(s, stop, stop.attach if stop else None)
-        # An anyio.Event can only be waited on: a watcher task turns it into a cancellation.
+            return await self._drive_scoped(s, stop)
+        # An anyio.Event can only be waited on: one watcher task turns it into the loop's one way
+        # of stopping, a `Stop`.
+        handle = Stop()
         async with anyio.create_task_group() as tg:
-
-            def watch(scope: anyio.CancelScope) -> None:
-                tg.start_soon(cancel_when_set, stop, scope)
-
-            report = await self._drive_scoped(s, stop, watch)
+            tg.start_soon(set_when, stop, handle)
+            report = await self._drive_scoped(s, handle)
             tg.cancel_scope.cancel()
         return report
 
-    async def _drive_scoped(
-        self, s: AgentState, stop: anyio.Event | Stop | None, on_arm: _OnArm | None
-    ) -> AgentReport:
+    async def _drive_scoped(self, s: AgentState, stop: Stop | None) -> AgentReport:
         replayed_cut = False
         with anyio.CancelScope() as scope:
             try:
-                step = await self._loop(s, scope, on_arm, stop)
+                step = await self._loop(s, scope, stop)
             except ReplayedCancellation:
                 replayed_cut = True  # cut here when recorded: as if `scope` were cancelled now
             finally:
-                if isinstance(stop, Stop):
+                if stop is not None:
                     stop.detach(scope)
         if scope.cancelled_caught or replayed_cut:
             step = _WrapUp(await self._cut_reason(s, stop))
@@ -289,8 +285,7 @@ class Executor:
         self,
         s: AgentState,
         scope: anyio.CancelScope,
-        on_arm: _OnArm | None,
-        stop: anyio.Event | Stop | None,
+        stop: Stop | None,
     ) -> _Step:
         step = self._first_step(s)
         armed = False
@@ -302,7 +297,7 @@ class Executor:
                 # cut it somewhere else. (A turn mixing recorded and re-run tool calls runs
                 # unarmed until it ends; the next step arms them.)
                 armed = True
-                self._arm(s, scope, on_arm)
+                self._arm(s, scope, stop)
             # A stop request lands at the next step even if no effect yields (a fast model);
             # checked directly, because a yield per step would let every other agent run first.
             if armed and stop is not None and stop.is_set():
@@ -320,15 +315,15 @@ class Executor:
             return _Decide()
         return _Look(look.call(s.task))
 
-    def _arm(self, s: AgentState, scope: anyio.CancelScope, on_arm: _OnArm | None) -> None:
-        if on_arm is not None:
-            on_arm(scope)
+    def _arm(self, s: AgentState, scope: anyio.CancelScope, stop: Stop | None) -> None:
+        if stop is not None:
+            stop.attach(scope)
         left = s.budget.time_left(s.now)
         if left is not None:
             scope.deadline = anyio.current_time() + left
 
     async def _cut_reason(
-        self, s: AgentState, stop: anyio.Event | Stop | None
+        self, s: AgentState, stop: Stop | None
     ) -> Literal["cancelled", "deadline"]:
         """Why the loop was cut short: a recorded choice, so a replay gives the same reason."""
 
@@ -494,9 +489,7 @@ class Executor:
         _tell(s, f"Your answer was not accepted: {problem}. Fix it.")
         return _Decide()
 
-    async def _wrap_up(
-        self, s: AgentState, step: _WrapUp, stop: anyio.Event | Stop | None
-    ) -> _Finish:
+    async def _wrap_up(self, s: AgentState, step: _WrapUp, stop: Stop | None) -> _Finish:
         """End early with the best answer available: one last tool-less call, else a digest."""
         await settle_turn(s, self.toolbox, self.control, cancelled=True)
         answer = None
@@ -512,9 +505,7 @@ class Executor:
             )
         )
 
-    async def _last_word(
-        self, s: AgentState, step: _WrapUp, stop: anyio.Event | Stop | None
-    ) -> str | None:
+    async def _last_word(self, s: AgentState, step: _WrapUp, stop: Stop | None) -> str | None:
         why = step.detail or f"the {step.reason.replace('_', ' ')} limit was reached"
         _tell(
             s,
@@ -547,7 +538,7 @@ class Executor:
             return answer
         return None
 
-    async def _stopped(self, s: AgentState, stop: anyio.Event | Stop | None) -> bool:
+    async def _stopped(self, s: AgentState, stop: Stop | None) -> bool:
         """Whether a stop request is in, as a recorded choice (a replay meets it at this point)."""
 
         async def pick() -> str:

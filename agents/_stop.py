@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import anyio
 
-__all__ = ["Stop", "cancel_when_set"]
+__all__ = ["Stop", "set_when"]
 
 
 class Stop:
@@ -47,7 +47,7 @@ class Stop:
         self._scopes.discard(scope)
 
 
-async def cancel_when_set(stop: anyio.Event, scope: anyio.CancelScope) -> None:
-    """Cancel `scope` once `stop` is set: the watcher task an `anyio.Event` needs."""
-    await stop.wait()
-    scope.cancel()
+async def set_when(event: anyio.Event, stop: Stop) -> None:
+    """Set `stop` once `event` is: the one watcher task a caller's `anyio.Event` needs."""
+    await event.wait()
+    stop.set()

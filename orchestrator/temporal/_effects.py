@@ -22,7 +22,6 @@ with workflow.unsafe.imports_passed_through():
     import anyio
 
     from agents import AgentReport, ChatModel, Executor, Tool, ToolContext
-    from agents._stop import cancel_when_set
     from agents.effects import AgentCall, EffectSite, LiveEffects
     from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
     from agents.guards import Stop
@@ -191,7 +190,7 @@ async def _cancellable(handle: workflow.ActivityHandle[_T]) -> _T:
 
 
 async def _until_reported(
-    handle: workflow.ChildWorkflowHandle[Any, AgentReport], stop: anyio.Event | Stop | None
+    handle: workflow.ChildWorkflowHandle[Any, AgentReport], stop: Stop | None
 ) -> AgentReport:
     """Wait for a child agent's report; a stop asks it to wrap up, and its report is waited for.
 
@@ -201,13 +200,11 @@ async def _until_reported(
     done = _done_event(handle)
     try:
         async with anyio.create_task_group() as tg:
-            if isinstance(stop, Stop):
+            if stop is not None:
                 stop.attach(tg.cancel_scope)
-            elif stop is not None:
-                tg.start_soon(cancel_when_set, stop, tg.cancel_scope)
             await done.wait()
             tg.cancel_scope.cancel()
-        if isinstance(stop, Stop):
+        if stop is not None:
             stop.detach(tg.cancel_scope)
         if not done.is_set():  # stopped: the child reports what it has
             await handle.signal("stop")
