@@ -16,7 +16,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -168,21 +168,19 @@ def configure_logging(log_json: Path | None) -> IO[str] | None:
     return sink
 
 
-def _mask_secrets(
-    _logger: Any, _method: str, event: MutableMapping[str, Any]
-) -> MutableMapping[str, Any]:
-    """A structlog processor: `password=...`-style secrets and URL credentials masked."""
-    for key, value in event.items():
-        if isinstance(value, str):
-            event[key] = redact_text(value)
-    return event
+def _texts(change: Callable[[str], str]) -> structlog.types.Processor:
+    """A structlog processor applying `change` to every text value of an event."""
+
+    def process(
+        _logger: Any, _method: str, event: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        for key, value in event.items():
+            if isinstance(value, str):
+                event[key] = change(value)
+        return event
+
+    return process
 
 
-def _clean_values(
-    _logger: Any, _method: str, event: MutableMapping[str, Any]
-) -> MutableMapping[str, Any]:
-    """A structlog processor: control sequences removed from text bound for a terminal."""
-    for key, value in event.items():
-        if isinstance(value, str):
-            event[key] = clean(value)
-    return event
+_mask_secrets = _texts(redact_text)  # `password=...`-style secrets and URL credentials masked
+_clean_values = _texts(clean)  # control sequences removed from text bound for a terminal

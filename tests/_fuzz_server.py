@@ -20,12 +20,13 @@ import json
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
+
+from agents.testing import LoopbackServer
 
 __all__ = ["FuzzServer", "Shape", "Wire"]
 
@@ -71,7 +72,7 @@ Responder = Callable[[Any], Wire]
 """Picks the answer to a chat completion request from its body (decoded JSON, or None)."""
 
 
-class FuzzServer:
+class FuzzServer(LoopbackServer):
     """A server on 127.0.0.1 that answers `POST .../chat/completions` with `respond(body)`.
 
     Any GET (the CLI's reachability check lists the models) gets a small models list.
@@ -86,40 +87,7 @@ class FuzzServer:
     def __init__(self, respond: Responder) -> None:
         self._respond = respond
         self.requests: list[Any] = []
-        self._port: int | None = None
-        self._listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
-
-    @property
-    def base_url(self) -> str:
-        """The URL to hand to an OpenAI client."""
-        if self._port is None:
-            raise RuntimeError("the server is not running: use `async with FuzzServer(...)`")
-        return f"http://127.0.0.1:{self._port}/v1"
-
-    async def __aenter__(self) -> Self:
-        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        self._port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._listener.serve, self._serve)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._tg is not None
-        assert self._listener is not None
-        self._tg.cancel_scope.cancel()
-        try:
-            await self._tg.__aexit__(None, None, None)
-        finally:
-            self._port = None
-            with anyio.CancelScope(shield=True):
-                await self._listener.aclose()
+        super().__init__()
 
     async def _serve(self, stream: anyio.abc.SocketStream) -> None:
         async with stream:

@@ -7,8 +7,7 @@ import json
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -23,6 +22,7 @@ from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableEr
 from agents.models import ModelRequest, OutputSchema, ToolSpec
 from agents.testing import (
     FakeOpenAIServer,
+    LoopbackServer,
     MalformedBody,
     ScriptedModel,
     TokenUsage,
@@ -81,7 +81,7 @@ ENDLESS_BYTES = 128 * MiB
 Reply = Callable[["RawServer", anyio.abc.SocketStream], Awaitable[None]]
 
 
-class RawServer:
+class RawServer(LoopbackServer):
     """An HTTP server on 127.0.0.1 that answers every request with `reply`, counting bytes sent.
 
     `sent` is an upper bound on what the client read: bytes handed to the socket, in flight or not.
@@ -91,42 +91,12 @@ class RawServer:
         self._reply = reply
         self.sent = 0
         self.requests = 0
-        self._port = 0
-        self._listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
-
-    @property
-    def base_url(self) -> str:
-        """The URL to hand to an OpenAI client."""
-        return f"http://127.0.0.1:{self._port}/v1"
+        super().__init__()
 
     async def send(self, stream: anyio.abc.SocketStream, data: bytes) -> None:
         """Send `data` to the client, counting it."""
         self.sent += len(data)
         await stream.send(data)
-
-    async def __aenter__(self) -> Self:
-        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        self._port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(self._listener.serve, self._serve)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._tg is not None
-        assert self._listener is not None
-        self._tg.cancel_scope.cancel()
-        try:
-            await self._tg.__aexit__(None, None, None)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self._listener.aclose()
 
     async def _serve(self, stream: anyio.abc.SocketStream) -> None:
         reader = BufferedByteReceiveStream(stream)

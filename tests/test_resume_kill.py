@@ -28,8 +28,8 @@ from anyio.streams.text import TextReceiveStream
 from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage, json_content, text
 from agents.testing import tool_calls as calling
 from memory import Journal
-from orchestrator._research import RESEARCH_SYNTHESIS
 from tests._kill_child import RUN_ID
+from tests.test_cli import role_of
 
 pytestmark = pytest.mark.anyio
 
@@ -135,23 +135,13 @@ def _corpus(folder: Path) -> Path:
     return folder
 
 
-def _asker(body: dict[str, Any]) -> str:
-    """Who sent a request: "plan", "writer", or a researcher's question."""
-    if "response_format" in body:
-        return str(body["response_format"]["json_schema"]["name"])
-    messages = body["messages"]
-    if messages[0]["content"] == RESEARCH_SYNTHESIS:
-        return "writer"
-    return str(messages[1]["content"]).removeprefix("Task: ").split("\n")[0]
-
-
 def _turn(body: dict[str, Any]) -> int:
     return sum(m["role"] == "assistant" for m in body["messages"])
 
 
 def _team(body: dict[str, Any]) -> ServerAction:
     """The planner, the researchers and the writer: each reply depends on its request only."""
-    asker = _asker(body)
+    asker = role_of(body)
     if asker == "plan":
         subtasks = [{"id": f"q{i}", "goal": goal} for i, goal in enumerate(READS)]
         return json_content({"subtasks": subtasks}, usage=USAGE)
@@ -175,7 +165,7 @@ class _Held:
 
     async def decide(self, body: dict[str, Any]) -> ServerAction:
         """`_team`, but a request of `askers` after their first `turn` replies never ends."""
-        if _asker(body) in self.askers and _turn(body) >= self.turn:
+        if role_of(body) in self.askers and _turn(body) >= self.turn:
             self.held.append(body)
             if len(self.held) == len(self.askers):
                 self.all_held.set()
@@ -259,7 +249,7 @@ async def test_a_killed_research_command_resumes_asking_only_what_was_in_flight(
     replies = [r for r in records if r.kind == "model" and r.outcome == "ok"]
     assert (len(uninterrupted), len(answered), sum(in_flight.values())) == (13, *expected)
     assert len(replies) == len(answered)  # what the server answered is what the journal holds
-    assert [_asker(body) for body in resumed if _asked(body) in answered] == []
+    assert [role_of(body) for body in resumed if _asked(body) in answered] == []
     assert Counter(a for a in map(_asked, resumed) if a in in_flight) == in_flight
     assert len(answered) + len(resumed) == len(uninterrupted)
     assert out.read_text(encoding="utf-8") == reference.read_text(encoding="utf-8")

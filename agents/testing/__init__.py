@@ -40,6 +40,7 @@ from agents.testing._actions import (
     text,
     tool_calls,
 )
+from agents.testing._loopback import LoopbackServer
 from agents.testing._scripted import FunctionModel, ScriptedModel, Turn, call, calls, reply
 from agents.testing._server import FakeOpenAIServer
 
@@ -48,6 +49,7 @@ __all__ = [
     "FakeOpenAIServer",
     "FunctionModel",
     "Hang",
+    "LoopbackServer",
     "MalformedBody",
     "ScriptedModel",
     "ServerAction",

@@ -27,8 +27,7 @@ import json
 from collections import deque
 from contextlib import suppress
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -46,6 +45,7 @@ from agents.testing._actions import (
     reason_phrase,
     status,
 )
+from agents.testing._loopback import LoopbackServer
 
 __all__ = ["FakeOpenAIServer"]
 
@@ -80,7 +80,7 @@ class _BadRequest(ValueError):
     """The bytes on the wire are not a request this server can read."""
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(LoopbackServer):
     """A scripted OpenAI-compatible server on 127.0.0.1, as an async context manager.
 
     Endpoints: `POST /v1/chat/completions` (scripted), `GET /v1/models`, `GET /health`.
@@ -102,25 +102,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.failures: list[str] = []
         self._ids = itertools.count(1)
-        self._port: int | None = None
-        self._listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
-
-    @property
-    def port(self) -> int:
-        """The TCP port the server listens on.
-
-        Raises:
-            RuntimeError: The server is not running.
-        """
-        if self._port is None:
-            raise RuntimeError("the server is not running: use `async with FakeOpenAIServer(...)`")
-        return self._port
-
-    @property
-    def base_url(self) -> str:
-        """The URL to hand to an OpenAI client, e.g. "http://127.0.0.1:54321/v1"."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        super().__init__()
 
     @property
     def remaining(self) -> int:
@@ -139,34 +121,7 @@ class FakeOpenAIServer:
         if problems:
             raise AssertionError("fake OpenAI server: " + "; ".join(problems))
 
-    async def __aenter__(self) -> Self:
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        self._listener = listener
-        self._port = listener.extra(anyio.abc.SocketAttribute.local_port)
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        self._tg.start_soon(listener.serve, self._serve_connection)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        assert self._tg is not None
-        assert self._listener is not None
-        self._tg.cancel_scope.cancel()
-        try:
-            # The body's own exception is not handed to the task group: it propagates unwrapped,
-            # while a crash in a connection task still surfaces as the group's error.
-            await self._tg.__aexit__(None, None, None)
-        finally:
-            self._port = None
-            with anyio.CancelScope(shield=True):
-                await self._listener.aclose()
-
-    async def _serve_connection(self, stream: anyio.abc.SocketStream) -> None:
+    async def _serve(self, stream: anyio.abc.SocketStream) -> None:
         reader = BufferedByteReceiveStream(stream)
         async with stream:
             with suppress(*_DISCONNECTED):
