@@ -41,7 +41,7 @@ from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
 from orchestrator._run import RunLoop
-from orchestrator._state import Halt, RunResult, RunState
+from orchestrator._state import Halt, RunDeps, RunResult, RunState
 from orchestrator._stream import EventStream
 
 __all__ = ["Orchestrator", "RunStream"]
@@ -198,12 +198,14 @@ class Orchestrator:
             raise ConfigurationError(f"{what}() needs Orchestrator(journal=...)")
         return self.journal
 
-    async def _loop(self, state: RunState, effects: Effects) -> RunResult:
-        """Run the main loop over `state` (the stream that made it holds it)."""
+    async def _loop(self, state: RunState, deps: RunDeps) -> RunResult:
+        """Run the main loop over `state` with `deps` (the stream that made them holds them)."""
+        effects = deps.effects
         executor = self.executor if effects is self.effects else self.executor.with_effects(effects)
         loop = RunLoop(
             executor=executor,
             toolbox=self.toolbox,
+            deps=deps,
             max_replans=self.limits.max_replans,
             single_on_plan_failure=self.on_plan_failure == "single",
             facts=self.facts,
@@ -211,9 +213,10 @@ class Orchestrator:
         )
         return await loop.execute(state)
 
-    async def _new_state(
+    async def _new_run(
         self, goal: str, run_id: str, send: MemoryObjectSendStream[Event], effects: Effects
-    ) -> RunState:
+    ) -> tuple[RunState, RunDeps]:
+        """What a new (or resumed, or replayed) run knows, and what it uses."""
         limits = self.limits
         addresses = Addresses(run_id=run_id, agent_id=RUN_AGENT)
         now = await effects.now(addresses.next(step=0))
@@ -243,19 +246,21 @@ class Orchestrator:
         )
         state = RunState(
             run_id=run_id,
-            addresses=addresses,
             goal=goal,
-            effects=effects,
             budget=budget,
             agent_budget=Budget(deadline=agent_deadline, parent=budget),
+        )
+        deps = RunDeps(
+            effects=effects,
+            addresses=addresses,
             planner=planner,
             events=send,
             limiter=anyio.CapacityLimiter(limits.max_concurrency),
             keep_events=self.keep_events,
         )
         # Read through the boundary: a replay sees the facts the run saw, whatever changed since.
-        planner.known = await state.choose(self._known_facts)
-        return state
+        planner.known = await deps.choose(state.step, self._known_facts)
+        return state, deps
 
     async def remember(self, key: str, value: str, *, kind: FactKind = "preference") -> None:
         """Store a fact the user committed to (a budget, a preference) for this scope's runs.
@@ -294,6 +299,7 @@ class RunStream(EventStream):
         self._goal = goal
         self._effects: JournaledEffects | None = None
         self._state: RunState | None = None
+        self._deps: RunDeps | None = None
         self._cancelled: str | None = None
 
     @property
@@ -313,9 +319,9 @@ class RunStream(EventStream):
         if self._cancelled is not None or self._result is not None:
             return False
         self._cancelled = reason
-        if self._state is not None:
+        if self._deps is not None:
             with contextlib.suppress(anyio.ClosedResourceError):  # the loop just ended
-                self._state.done_send.send_nowait(Halt(reason))
+                self._deps.done_send.send_nowait(Halt(reason))
         return True
 
     def cancel_subtask(self, subtask_id: str) -> bool:
@@ -344,10 +350,11 @@ class RunStream(EventStream):
             self._result = await hold_lease(orch.journal, self.run_id, body, run_ended)
 
     async def _run(self, goal: str, effects: Effects) -> RunResult:
-        self._state = await self._orchestrator._new_state(goal, self.run_id, self._send, effects)
+        orch = self._orchestrator
+        self._state, self._deps = await orch._new_run(goal, self.run_id, self._send, effects)
         if self._cancelled is not None:  # asked before the run had a state
-            self._state.done_send.send_nowait(Halt(self._cancelled))
-        return await self._orchestrator._loop(self._state, effects)
+            self._deps.done_send.send_nowait(Halt(self._cancelled))
+        return await orch._loop(self._state, self._deps)
 
 
 async def _drain(stream: RunStream) -> RunResult:

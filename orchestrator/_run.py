@@ -28,12 +28,14 @@ from agents import AgentReport, Executor
 from agents._tracing import logger
 from agents.effects import AgentCall
 from agents.errors import PlanError, ReplayDrift
+from agents.events import AgentEvent, EventSink
 from agents.tools import Toolbox
 from memory import FactStore
 from memory.facts import Fact
 from memory.journal import JournalError
 from orchestrator._events import (
     BudgetExhausted,
+    Event,
     PlanCreated,
     Replanned,
     RunFinished,
@@ -49,6 +51,7 @@ from orchestrator._state import (
     Completion,
     Halt,
     Record,
+    RunDeps,
     RunResult,
     RunState,
     SubtaskStatus,
@@ -95,6 +98,7 @@ class RunLoop:
 
     executor: Executor
     toolbox: Toolbox
+    deps: RunDeps
     max_replans: int
     single_on_plan_failure: bool = False
     facts: FactStore | None = None
@@ -104,12 +108,26 @@ class RunLoop:
         """Run to the end and return the result; raises `PlanError` if no plan could be made."""
         step: _Step = _MakePlan()
         # The completion channel lives exactly as long as the sub-agents that send on it.
-        with s.done_send, s.done_receive:
+        with self.deps.done_send, self.deps.done_receive:
             async with anyio.create_task_group() as tg:
                 while not isinstance(step, _Finish):
                     s.step += 1
                     step = await self._advance(s, step, tg)
         return await self._finish(s)
+
+    async def _emit(self, s: RunState, event: Event) -> None:
+        """Publish an event, keeping it in the run's trace when asked to."""
+        if self.deps.keep_events:
+            s.trace.append(event)
+        await self.deps.publish(event)
+
+    def _emit_agent(self, s: RunState) -> EventSink:
+        """A sub-agent's event sink: its events join the run's."""
+
+        async def emit(event: AgentEvent) -> None:
+            await self._emit(s, event)
+
+        return emit
 
     async def _advance(self, s: RunState, step: _Step, tg: anyio.abc.TaskGroup) -> _Step:
         match step:
@@ -125,9 +143,11 @@ class RunLoop:
                 raise AssertionError(f"not a run step: {step!r}")
 
     async def _make_plan(self, s: RunState) -> _Step:
-        now = await s.now()
+        now = await self.deps.now(s.step)
         try:
-            plan = await s.planner.make_plan(s.goal, unavailable=self.toolbox.unavailable(now))
+            plan = await self.deps.planner.make_plan(
+                s.goal, unavailable=self.toolbox.unavailable(now)
+            )
         except PlanError as exc:
             if self.single_on_plan_failure:
                 # Degrade, never come back empty-handed: the whole goal becomes one subtask.
@@ -135,21 +155,22 @@ class RunLoop:
                 _log.warning("plan_fallback", error=str(exc))
                 plan = Plan(subtasks=(Subtask(id="goal", goal=s.goal),), rationale=str(exc))
                 s.adopt(plan)
-                await s.emit(PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
+                await self._emit(s, PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
                 return _Schedule()
-            await s.emit(
+            await self._emit(
+                s,
                 RunFinished(
                     run_id=s.run_id,
                     step=s.step,
                     status="failed",
                     reason=str(exc),
                     usage=s.budget.used,
-                )
+                ),
             )
             raise
         s.adopt(plan)
         _log.info("plan_created", version=plan.version, subtasks=len(plan.subtasks))
-        await s.emit(PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
+        await self._emit(s, PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
         return _Schedule()
 
     async def _schedule(self, s: RunState, tg: anyio.abc.TaskGroup, after: str | None) -> _Step:
@@ -181,19 +202,20 @@ class RunLoop:
         done = _Schedule(after=record.subtask.id)
         await self._remember(report)
         ids = {"run_id": s.run_id, "subtask_id": record.subtask.id, "step": s.step}
-        await s.warn_budget()
+        for warning in s.budget_warnings():
+            await self._emit(s, warning)
         if record.obsolete or report.stop_reason == "cancelled":
             record.status = "cancelled"
             s.deaths = True
             why = "obsolete after a replan" if record.obsolete else "cancelled by the caller"
-            await s.emit(SubtaskCancelled(**ids, reason=why, report=report))
+            await self._emit(s, SubtaskCancelled(**ids, reason=why, report=report))
             return done
         record.status = report.status
         s.deaths = s.deaths or report.status not in FINISHED
         if report.status in FINISHED:
-            await s.emit(SubtaskFinished(**ids, report=report))
+            await self._emit(s, SubtaskFinished(**ids, report=report))
         else:
-            await s.emit(SubtaskFailed(**ids, report=report))
+            await self._emit(s, SubtaskFailed(**ids, report=report))
         trigger = _replan_reason(report)
         await self._check_budget(s)
         if trigger and s.replans < self.max_replans and s.exhausted is None and not s.halted:
@@ -210,15 +232,15 @@ class RunLoop:
 
         async def first_arrival() -> str:
             while not s.arrived and not halt_pending():
-                await _receive(s)
+                await _receive(s, self.deps)
             return _HALT if halt_pending() else next(iter(s.arrived))
 
         options = list(s.running) if s.halted else [*s.running, _HALT]
-        chosen = await s.choose(first_arrival, options=options)
+        chosen = await self.deps.choose(s.step, first_arrival, options=options)
         if chosen == _HALT:
             return None
         while chosen not in s.arrived:
-            await _receive(s)
+            await _receive(s, self.deps)
         return s.arrived.pop(chosen)
 
     async def _halt(self, s: RunState) -> _Step:
@@ -228,7 +250,8 @@ class RunLoop:
         async def asked() -> str:
             return s.halt_asked or "cancelled by the caller"
 
-        s.halted = await s.choose(asked)  # recorded too: a replay ends with the same reason
+        # Recorded too: a replay ends with the same reason.
+        s.halted = await self.deps.choose(s.step, asked)
         _log.warning("run_cancelled", reason=s.halted)
         for subtask_id in s.running:
             s.records[subtask_id].stop.set()
@@ -239,11 +262,11 @@ class RunLoop:
     async def _check_budget(self, s: RunState) -> None:
         """Note the first spent budget. The sub-agents' ledger is asked, not the run's: once their
         share of the deadline is gone nothing new can start, and the rest is the synthesis's."""
-        reason = s.agent_budget.exhausted(await s.now())
+        reason = s.agent_budget.exhausted(await self.deps.now(s.step))
         if reason and s.exhausted is None:
             s.exhausted = reason
             _log.warning("budget_exhausted", reason=reason)
-            await s.emit(BudgetExhausted(run_id=s.run_id, step=s.step, reason=reason))
+            await self._emit(s, BudgetExhausted(run_id=s.run_id, step=s.step, reason=reason))
 
     async def _replan(self, s: RunState, trigger: str, reason: str) -> _Step:
         s.replans += 1
@@ -251,9 +274,9 @@ class RunLoop:
         assert s.plan is not None
         live = s.ids("pending", "running", "done", "partial")
         in_play = Plan(version=s.plan.version, subtasks=tuple(s.records[i].subtask for i in live))
-        now = await s.now()
+        now = await self.deps.now(s.step)
         try:
-            plan, removed = await s.planner.replan(
+            plan, removed = await self.deps.planner.replan(
                 s.goal,
                 in_play,
                 status={i: r.status for i, r in s.records.items()},
@@ -281,7 +304,7 @@ class RunLoop:
         )
         s.diffs.append(diff)
         _log.info("replanned", version=plan.version, added=len(added), cancelled=len(cancelled))
-        await s.emit(Replanned(run_id=s.run_id, step=s.step, diff=diff, plan=plan))
+        await self._emit(s, Replanned(run_id=s.run_id, step=s.step, diff=diff, plan=plan))
         return _Schedule()
 
     async def _apply_removals(self, s: RunState, removed: set[str], version: int) -> list[str]:
@@ -323,26 +346,27 @@ class RunLoop:
     async def _drop(self, s: RunState, record: Record, reason: str) -> None:
         record.status = "dropped"
         s.deaths = True
-        await s.emit(
+        await self._emit(
+            s,
             SubtaskInvalidated(
                 run_id=s.run_id, subtask_id=record.subtask.id, step=s.step, reason=reason
-            )
+            ),
         )
 
     async def _run_subtask(self, s: RunState, record: Record) -> None:
         sub = record.subtask
-        async with _slot(s.limiter):
-            await s.emit(
-                SubtaskStarted(run_id=s.run_id, subtask_id=sub.id, step=s.step, goal=sub.goal)
+        async with _slot(self.deps.limiter):
+            await self._emit(
+                s, SubtaskStarted(run_id=s.run_id, subtask_id=sub.id, step=s.step, goal=sub.goal)
             )
             try:
                 call = AgentCall(
                     task=sub.brief(),
-                    context=_context(s, sub.depends_on),
+                    context=_context(s, self.deps.planner.known, sub.depends_on),
                     run_id=s.run_id,
                     agent_id=sub.id,
                     budget=s.agent_budget,
-                    events=s.emit_agent,
+                    events=self._emit_agent(s),
                     stop=record.stop,
                     allowed_tools=sub.tools or None,
                 )
@@ -357,18 +381,19 @@ class RunLoop:
                 report = AgentReport(
                     agent_id=sub.id, task=sub.goal, status="failed", answer="", notes=(repr(exc),)
                 )
-        s.done_send.send_nowait(Completion(sub.id, report))  # unbounded: never blocks
+        self.deps.done_send.send_nowait(Completion(sub.id, report))  # unbounded: never blocks
 
     async def _finish(self, s: RunState) -> RunResult:
         reports = [r.report for r in s.records.values() if r.report is not None]
         usable = [r for r in reports if r.status in FINISHED or r.evidence]
         note = _incompleteness(s)
-        answer = await s.planner.synthesise(s.goal, usable, note)
+        answer = await self.deps.planner.synthesise(s.goal, usable, note)
         status = "failed" if not (usable or s.halted) else ("incomplete" if note else "complete")
-        await s.emit(
+        await self._emit(
+            s,
             RunFinished(
                 run_id=s.run_id, step=s.step, status=status, reason=note, usage=s.budget.used
-            )
+            ),
         )
         _log.info("run_finished", status=status, reason=note, tokens=s.budget.used.total_tokens)
         return RunResult(
@@ -386,11 +411,11 @@ class RunLoop:
         )
 
 
-async def _receive(s: RunState) -> None:
+async def _receive(s: RunState, deps: RunDeps) -> None:
     try:
-        arrival = s.done_receive.receive_nowait()  # one already sent: no turn of the loop
+        arrival = deps.done_receive.receive_nowait()  # one already sent: no turn of the loop
     except anyio.WouldBlock:
-        arrival = await s.done_receive.receive()
+        arrival = await deps.done_receive.receive()
     if isinstance(arrival, Halt):
         s.halt_asked = s.halt_asked or arrival.reason
     else:
@@ -409,9 +434,9 @@ def _replan_reason(report: AgentReport) -> str | None:
     return None
 
 
-def _context(s: RunState, depends_on: tuple[str, ...]) -> str:
+def _context(s: RunState, known: str, depends_on: tuple[str, ...]) -> str:
     """Known facts and the compressed results of a subtask's dependencies: all its history holds."""
-    parts = [s.planner.known] if s.planner.known else []
+    parts = [known] if known else []
     for dep in depends_on:
         report = s.records[dep].report
         if report is None:

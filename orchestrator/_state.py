@@ -13,13 +13,12 @@ from pydantic import BaseModel, ConfigDict
 
 from agents import AgentReport, Budget, Usage
 from agents.effects import Addresses, Effects
-from agents.events import AgentEvent
 from agents.guards import Stop
 from orchestrator._events import BudgetWarning, Event
 from orchestrator._plan import Plan, PlanDiff, Subtask
 from orchestrator._planner import Planner
 
-__all__ = ["Completion", "Halt", "Record", "RunResult", "RunState", "SubtaskStatus"]
+__all__ = ["Completion", "Halt", "Record", "RunDeps", "RunResult", "RunState", "SubtaskStatus"]
 
 SubtaskStatus = Literal[
     "pending", "running", "done", "partial", "failed", "blocked", "cancelled", "dropped"
@@ -93,18 +92,55 @@ class Halt:
 
 
 @dataclass(kw_only=True, slots=True)
-class RunState:
-    """Everything the main loop of one run knows."""
+class RunDeps:
+    """What the main loop of one run uses, apart from what it knows (`RunState`): the effect
+    boundary and the run's effect addresses, the planner, the event stream, the concurrency
+    limiter, and the channel on which sub-agents report (and the caller's halt arrives)."""
 
-    run_id: str
-    goal: str
     effects: Effects
-    budget: Budget
-    agent_budget: Budget
+    addresses: Addresses
     planner: Planner
     events: MemoryObjectSendStream[Event]
     limiter: anyio.CapacityLimiter
     keep_events: bool = True
+    done_send: MemoryObjectSendStream[Completion | Halt] = field(init=False)
+    done_receive: MemoryObjectReceiveStream[Completion | Halt] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Unbounded: at most one completion per subtask (and one halt), and senders never block.
+        # A halt travels the same channel as the reports, so the loop waits on one thing.
+        self.done_send, self.done_receive = anyio.create_memory_object_stream[Completion | Halt](
+            math.inf
+        )
+
+    async def now(self, step: int) -> float:
+        """Read the clock through the effect boundary."""
+        return await self.effects.now(self.addresses.next(step))
+
+    async def choose(
+        self, step: int, pick: Callable[[], Awaitable[str]], *, options: Collection[str] = ()
+    ) -> str:
+        """Make a nondeterministic decision of the run through the effect boundary."""
+        return await self.effects.choice(self.addresses.next(step), pick, options=options)
+
+    async def publish(self, event: Event) -> None:
+        """Send an event to the stream (waits only if the consumer is behind)."""
+        try:
+            # No yield while the buffer has room: every yield on the path from one subtask's
+            # report to its dependent's first request lets all other agents run a step first.
+            self.events.send_nowait(event)
+        except anyio.WouldBlock:
+            await self.events.send(event)
+
+
+@dataclass(kw_only=True, slots=True)
+class RunState:
+    """Everything the main loop of one run knows (what it uses is in `RunDeps`)."""
+
+    run_id: str
+    goal: str
+    budget: Budget
+    agent_budget: Budget
     plan: Plan | None = None
     plans: list[Plan] = field(default_factory=list)
     diffs: list[PlanDiff] = field(default_factory=list)
@@ -118,19 +154,9 @@ class RunState:
     dependents: dict[str, list[str]] = field(default_factory=dict)
     deaths: bool = False
     step: int = 0
-    addresses: Addresses
     exhausted: str | None = None
     halt_asked: str | None = None
     halted: str | None = None
-    done_send: MemoryObjectSendStream[Completion | Halt] = field(init=False)
-    done_receive: MemoryObjectReceiveStream[Completion | Halt] = field(init=False)
-
-    def __post_init__(self) -> None:
-        # Unbounded: at most one completion per subtask (and one halt), and senders never block.
-        # A halt travels the same channel as the reports, so the loop waits on one thing.
-        self.done_send, self.done_receive = anyio.create_memory_object_stream[Completion | Halt](
-            math.inf
-        )
 
     def cancel_subtask(self, subtask_id: str) -> bool:
         """Stop one running or pending subtask (the caller's request); whether it was live."""
@@ -142,31 +168,6 @@ class RunState:
             record.status = "cancelled"
             self.deaths = True  # its dependents are orphans now
         return True
-
-    async def now(self) -> float:
-        """Read the clock through the effect boundary."""
-        return await self.effects.now(self.addresses.next(self.step))
-
-    async def choose(
-        self, pick: Callable[[], Awaitable[str]], *, options: Collection[str] = ()
-    ) -> str:
-        """Make a nondeterministic decision of the run through the effect boundary."""
-        return await self.effects.choice(self.addresses.next(self.step), pick, options=options)
-
-    async def emit(self, event: Event) -> None:
-        """Publish an event to the stream (waits only if the consumer is behind)."""
-        if self.keep_events:
-            self.trace.append(event)
-        try:
-            # No yield while the buffer has room: every yield on the path from one subtask's
-            # report to its dependent's first request lets all other agents run a step first.
-            self.events.send_nowait(event)
-        except anyio.WouldBlock:
-            await self.events.send(event)
-
-    async def emit_agent(self, event: AgentEvent) -> None:
-        """Publish a sub-agent's event."""
-        await self.emit(event)
 
     def ids(self, *statuses: SubtaskStatus) -> list[str]:
         """Subtask ids with one of these statuses, in plan order."""
@@ -207,19 +208,21 @@ class RunState:
                 found.append((r, dead[0]))
         return found
 
-    async def warn_budget(self) -> None:
-        """Emit a warning the first time a resource passes 80% of its cap."""
+    def budget_warnings(self) -> list[BudgetWarning]:
+        """A warning for each resource that passed 80% of its cap since the last call."""
         used = self.budget.used
         caps: list[tuple[str, float, float | None]] = [
             ("tokens", used.total_tokens, self.budget.max_tokens),
             ("requests", used.requests, self.budget.max_requests),
             ("tool_calls", used.tool_calls, self.budget.max_tool_calls),
         ]
+        found = []
         for name, spent, cap in caps:
             if cap and spent >= 0.8 * cap and name not in self.warned:
                 self.warned.add(name)
-                await self.emit(
+                found.append(
                     BudgetWarning(
                         run_id=self.run_id, step=self.step, resource=name, used=spent, limit=cap
                     )
                 )
+        return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import structlog
 
 from agents.testing import block_model_requests
 
@@ -28,3 +29,11 @@ def _private_paor_home(
 ) -> None:
     """Each test has its own $PAOR_HOME: the CLI journals to $PAOR_HOME/journal.db by default."""
     monkeypatch.setenv("PAOR_HOME", str(tmp_path_factory.mktemp("paor-home")))
+
+
+@pytest.fixture(autouse=True)
+def _structlog_defaults() -> Iterator[None]:
+    """The CLI configures structlog for the process (bound to that test's captured stderr): put
+    the defaults back after every test, so no later test logs into a closed stream."""
+    yield
+    structlog.reset_defaults()

@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import re
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import pytest
-import structlog
 
 from agents.testing import (
     FakeOpenAIServer,
@@ -37,13 +36,6 @@ TOPIC = "How do generators work?"
 GEN = "How does a generator pause?"
 STOP = "What ends an iteration?"
 CITATION = re.compile(r"\[([^\[\]\n]+)\](?!\()")
-
-
-@pytest.fixture(autouse=True)
-def _structlog_defaults() -> Iterator[None]:
-    """`main` configures structlog for the process: put the defaults back after each test."""
-    yield
-    structlog.reset_defaults()
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,6 @@ from tests.test_cli import (  # the fixtures are shared with the rest of the CLI
     TOPIC,
     USAGE,
     _endpoint,
-    _structlog_defaults,
     batch_args,
     batch_team,
     docs,
@@ -40,7 +39,7 @@ from tests.test_cli import (  # the fixtures are shared with the rest of the CLI
 
 pytestmark = pytest.mark.anyio
 
-__all__ = ["_endpoint", "_structlog_defaults", "docs"]
+__all__ = ["_endpoint", "docs"]
 
 ROOT = Path(__file__).resolve().parent.parent
 GUARD_S = 30  # a guard against a hang, not a timing claim

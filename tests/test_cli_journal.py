@@ -22,7 +22,6 @@ from tests.test_cli import (  # the fixtures are shared with the rest of the CLI
     TOPIC,
     USAGE,
     _endpoint,
-    _structlog_defaults,
     batch_args,
     batch_team,
     docs,
@@ -35,7 +34,7 @@ from tests.test_cli import (  # the fixtures are shared with the rest of the CLI
 
 pytestmark = pytest.mark.anyio
 
-__all__ = ["_endpoint", "_structlog_defaults", "docs"]
+__all__ = ["_endpoint", "docs"]
 
 GUARD_S = 20  # a guard against a hang, not a timing claim
 
