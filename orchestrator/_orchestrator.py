@@ -259,7 +259,7 @@ class Orchestrator:
             keep_events=self.keep_events,
         )
         # Read through the boundary: a replay sees the facts the run saw, whatever changed since.
-        planner.known = await deps.choose(state.step, self._known_facts)
+        state.known = await deps.choose(state.step, self._known_facts)
         return state, deps
 
     async def remember(self, key: str, value: str, *, kind: FactKind = "preference") -> None:

@@ -78,7 +78,6 @@ class Planner:
         max_repairs: Chances to fix an invalid plan.
         instructions: The planner's system prompt.
         synthesis_instructions: The joiner's system prompt.
-        known: Long-term facts, rendered, shown with the goal in every planner prompt.
         ask_goal: Every first plan asks the goal itself (see `Orchestrator`).
     """
 
@@ -92,20 +91,19 @@ class Planner:
     instructions: str = PLANNER_INSTRUCTIONS
     synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
     usage: Usage = field(default_factory=Usage)
-    known: str = ""
     ask_goal: bool = False
     _addresses: Addresses = field(init=False)
 
     def __post_init__(self) -> None:
         self._addresses = Addresses(run_id=self.run_id, agent_id=PLANNER_AGENT)
 
-    async def make_plan(self, goal: str, *, unavailable: dict[str, str]) -> Plan:
+    async def make_plan(self, goal: str, *, unavailable: dict[str, str], known: str = "") -> Plan:
         """The first plan for `goal`.
 
         Raises:
             PlanError: No valid plan within the repair budget, or the model failed.
         """
-        prompt = f"{self._goal(goal)}\n\n{self._menu(unavailable)}"
+        prompt = f"{_goal(goal, known)}\n\n{self._menu(unavailable)}"
 
         def build(text: str) -> Plan | list[str]:
             draft = _parse(text, PlanDraft)
@@ -128,6 +126,7 @@ class Planner:
         reason: str,
         reserved: Collection[str],
         unavailable: dict[str, str],
+        known: str = "",
     ) -> tuple[Plan, set[str]]:
         """A new plan version around a surprise; returns it with the ids the model removed.
 
@@ -139,7 +138,7 @@ class Planner:
         """
         prompt = "\n\n".join(
             [
-                self._goal(goal),
+                _goal(goal, known),
                 f"Subtask {trigger} reported a problem: {reason}",
                 "Current plan and status:\n" + _plan_status(plan, status, reports),
                 self._menu(unavailable),
@@ -187,10 +186,12 @@ class Planner:
             prompt, "replan", ReplanDraft, build, removable=sorted(removable)
         )
 
-    async def synthesise(self, goal: str, reports: Sequence[AgentReport], note: str | None) -> str:
+    async def synthesise(
+        self, goal: str, reports: Sequence[AgentReport], note: str | None, *, known: str = ""
+    ) -> str:
         """The final answer from the reports; never raises (falls back to joining the results)."""
         body = "\n\n".join(_report_text(r) for r in reports) or "(no results)"
-        prompt = f"{self._goal(goal)}\n\nResults from the agents:\n\n{body}"
+        prompt = f"{_goal(goal, known)}\n\nResults from the agents:\n\n{body}"
         if note:
             prompt += f"\n\nNote: the run is incomplete ({note}); say what is missing."
         messages: list[Message] = [
@@ -282,9 +283,6 @@ class Planner:
 
     def _site(self) -> EffectSite:
         return self._addresses.next(step=self._addresses.issued + 1)  # each call is a step
-
-    def _goal(self, goal: str) -> str:
-        return f"Goal: {goal}\n\n{self.known}" if self.known else f"Goal: {goal}"
 
     def _menu(self, unavailable: dict[str, str]) -> str:
         lines = [
@@ -394,3 +392,8 @@ def _joined(reports: Sequence[AgentReport], note: str | None) -> str:
     parts = [f"{head}Results gathered by the agents:"]
     parts += [_report_text(r) for r in reports]
     return "\n\n".join(parts) if reports else f"{head}No results were gathered."
+
+
+def _goal(goal: str, known: str) -> str:
+    """The goal, with the long-term facts the run knows (rendered) when there are any."""
+    return f"Goal: {goal}\n\n{known}" if known else f"Goal: {goal}"

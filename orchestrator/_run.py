@@ -146,7 +146,7 @@ class RunLoop:
         now = await self.deps.now(s.step)
         try:
             plan = await self.deps.planner.make_plan(
-                s.goal, unavailable=self.toolbox.unavailable(now)
+                s.goal, unavailable=self.toolbox.unavailable(now), known=s.known
             )
         except PlanError as exc:
             if self.single_on_plan_failure:
@@ -285,6 +285,7 @@ class RunLoop:
                 reason=reason,
                 reserved=set(s.records) - set(in_play.ids),
                 unavailable=self.toolbox.unavailable(now),
+                known=s.known,
             )
         except PlanError as exc:
             s.notes.append(f"replan after {trigger} failed: {exc}")
@@ -362,7 +363,7 @@ class RunLoop:
             try:
                 call = AgentCall(
                     task=sub.brief(),
-                    context=_context(s, self.deps.planner.known, sub.depends_on),
+                    context=_context(s, sub.depends_on),
                     run_id=s.run_id,
                     agent_id=sub.id,
                     budget=s.agent_budget,
@@ -387,7 +388,7 @@ class RunLoop:
         reports = [r.report for r in s.records.values() if r.report is not None]
         usable = [r for r in reports if r.status in FINISHED or r.evidence]
         note = _incompleteness(s)
-        answer = await self.deps.planner.synthesise(s.goal, usable, note)
+        answer = await self.deps.planner.synthesise(s.goal, usable, note, known=s.known)
         status = "failed" if not (usable or s.halted) else ("incomplete" if note else "complete")
         await self._emit(
             s,
@@ -434,9 +435,9 @@ def _replan_reason(report: AgentReport) -> str | None:
     return None
 
 
-def _context(s: RunState, known: str, depends_on: tuple[str, ...]) -> str:
+def _context(s: RunState, depends_on: tuple[str, ...]) -> str:
     """Known facts and the compressed results of a subtask's dependencies: all its history holds."""
-    parts = [known] if known else []
+    parts = [s.known] if s.known else []
     for dep in depends_on:
         report = s.records[dep].report
         if report is None:

@@ -141,6 +141,7 @@ class RunState:
     goal: str
     budget: Budget
     agent_budget: Budget
+    known: str = ""  # the long-term facts the run read at its start, rendered
     plan: Plan | None = None
     plans: list[Plan] = field(default_factory=list)
     diffs: list[PlanDiff] = field(default_factory=list)
