@@ -6,12 +6,15 @@ the embedded local model for the duration of the command. Errors a user can fix 
 a malformed task line, an unreachable endpoint, an unknown or locked run) end with a one-line
 message and exit status 2. `replay` exits with status 1 when the replay drifts.
 
-`research --journal PATH` records the run, with its arguments, so that `paor resume RUN_ID` can
-rebuild the same corpus, tools and limits (the API key comes from the environment again).
-`research --temporal HOST:PORT` runs on the `paor worker`s of that server instead, and writes the
-same report; `batch --temporal HOST:PORT` spreads its goals over workflows there, and writes the same
-output file; `runs`, `show` and `resume` with `--temporal` list, inspect and continue the runs there
-(`orchestrator.temporal._cli`, imported only then).
+`research` and `batch` journal their runs (`$PAOR_HOME/journal.db`, or `--journal PATH`; not with
+`--no-journal`): a research run is stored with its `ResearchSpec`, so that `paor resume RUN_ID` can
+rebuild the same corpus, tools and limits (the API key comes from the environment again). The
+first Ctrl-C stops a research run and writes the report from what exists; the second aborts it.
+With `--temporal HOST:PORT` the backend is chosen once (`_on_temporal`): `research` runs on the
+`paor worker`s of that server and writes the same report, `batch` spreads its goals over workflows
+there and writes the same output file, and `runs`, `show` and `resume` list, inspect and continue
+the runs there (`orchestrator.temporal._cli`, imported only then). Everything printed is cleaned
+of terminal escapes and masked of credentials (`orchestrator._console`).
 """
 
 from __future__ import annotations
