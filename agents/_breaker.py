@@ -14,6 +14,7 @@ from typing import Literal
 __all__ = ["BreakerState", "CircuitBreaker"]
 
 BreakerState = Literal["closed", "open", "half_open"]
+"""A circuit breaker's state: closed (calls go through), open (refused), half open (one trial)."""
 
 
 @dataclass(kw_only=True, slots=True)

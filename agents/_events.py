@@ -75,6 +75,7 @@ class LoopWarning(_AgentEventBase):
 AgentEvent = Annotated[
     ModelCalled | ToolCalled | BreakerOpened | LoopWarning, Field(discriminator="type")
 ]
+"""Any event of a sub-agent (a tagged union on `type`)."""
 
 EventSink = Callable[[AgentEvent], Awaitable[None]]
 """Receives an agent's events; awaiting it applies back-pressure to the agent."""

@@ -21,6 +21,7 @@ from agents._model import Usage
 __all__ = ["AgentLimits", "Budget", "LoopDetector", "StopReason"]
 
 StopReason = Literal["steps", "deadline", "tokens", "requests", "tool_calls", "stuck", "error"]
+"""Why a sub-agent stopped before answering: the limit it reached, a loop, or an error."""
 
 
 class AgentLimits(BaseModel):

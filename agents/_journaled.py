@@ -55,6 +55,7 @@ from memory.journal import STOP_SEQ, EffectKind, EffectRecord, is_stop_record
 __all__ = ["Drift", "JournalMode", "JournaledEffects", "RecordSink"]
 
 JournalMode = Literal["record", "resume", "replay"]
+"""What a journaled run does: record a new run, resume a crashed one, or replay one offline."""
 T = TypeVar("T")
 _Outcome = Literal["ok", "error", "cancelled"]
 

@@ -52,6 +52,8 @@ from memory import AssistantMessage, Message, ToolCall, ToolMessage
 __all__ = ["DecisionProtocol", "OpenAIChatModel", "block_model_requests", "to_wire"]
 
 DecisionProtocol = Literal["auto", "tools", "json"]
+"""How the model states its decisions: native tool calls, JSON decisions, or `auto` (settled
+once per endpoint)."""
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _log = logger("paor.model")

@@ -15,6 +15,7 @@ from agents._toolbox import Evidence, Finding
 __all__ = ["AcceptanceCheck", "AgentReport", "ReportStatus", "cited_ids", "cites_evidence"]
 
 ReportStatus = Literal["done", "partial", "failed", "blocked"]
+"""How a sub-agent's task ended: done, partial (a limit or a stop cut it), failed, blocked."""
 
 AcceptanceCheck = Callable[[str, Sequence[Evidence]], str | None]
 """Judges a final answer given the evidence gathered: None accepts, a string says what is wrong."""

@@ -58,6 +58,7 @@ ErrorKind = Literal[
     "skipped",
     "unverified",
 ]
+"""How a tool call went wrong, as `ToolResult.error` and `ToolCalled.error_kind` name it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

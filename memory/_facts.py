@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 FactKind = Literal["entity", "figure", "stage", "preference", "other"]
+"""What a fact is about, which decides how a newer value merges with an older one."""
 _VALUE_CHARS = 200
 _T = TypeVar("_T")
 _COLUMNS = ("scope", "key", "value", "kind", "source", "confidence", "created", "updated")

@@ -62,11 +62,14 @@ __all__ = [
 ]
 
 EffectKind = Literal["model", "tool", "clock", "choice", "intent"]
+"""What a journal record holds: a model reply, a tool outcome, a clock read, a choice, or a
+tool's intent."""
 STOP_SEQ = 0
 """The seq of an agent's stop record, the choice of why it was cut short (a stop or a deadline).
 Made at most once per agent, and last; numbered effects start at 1, so wherever the cut landed a
 replay finds it at this one address."""
 RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed"]
+"""A journaled run's status; `crashed` is a run whose owner died before it ended (resumable)."""
 FINISHED_RUNS: frozenset[str] = frozenset({"complete", "incomplete", "failed"})
 _T = TypeVar("_T")
 _log = structlog.get_logger("paor.journal")

@@ -78,6 +78,7 @@ class ToolMessage(_Frozen):
 Message = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")
 ]
+"""Any message of a transcript (a tagged union on `role`)."""
 
 
 class TranscriptError(ValueError):

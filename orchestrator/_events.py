@@ -132,3 +132,4 @@ Event = Annotated[
     | LoopWarning,
     Field(discriminator="type"),
 ]
+"""Any event of a run, a sub-agent's included (a tagged union on `type`)."""

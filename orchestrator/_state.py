@@ -23,6 +23,7 @@ __all__ = ["Completion", "Halt", "Record", "RunDeps", "RunResult", "RunState", "
 SubtaskStatus = Literal[
     "pending", "running", "done", "partial", "failed", "blocked", "cancelled", "dropped"
 ]
+"""Where a subtask is in its life: pending, running, or how it ended."""
 FINISHED: frozenset[SubtaskStatus] = frozenset({"done", "partial"})
 DEAD: frozenset[SubtaskStatus] = frozenset({"failed", "blocked", "cancelled", "dropped"})
 

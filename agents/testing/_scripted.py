@@ -105,6 +105,7 @@ class ScriptedModel:
 
 
 Decider = Callable[[ModelRequest], Turn | Awaitable[Turn]]
+"""A `FunctionModel`'s function: the turn to answer a request with."""
 
 
 class FunctionModel:

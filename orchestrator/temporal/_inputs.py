@@ -22,6 +22,7 @@ from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
 __all__ = ["ACCEPTANCE_CHECKS", "Acceptance", "AgentInput", "Allowance", "RunInput"]
 
 Acceptance = Literal["none", "cites_evidence"]
+"""The acceptance check a run on Temporal carries, by name (functions do not travel)."""
 ACCEPTANCE_CHECKS: dict[Acceptance, AcceptanceCheck | None] = {
     "none": None,
     "cites_evidence": cites_evidence,
