@@ -25,8 +25,8 @@ records, never one in the middle: the run then resumes from the last record that
 as if it had stopped there. A tool's `intent` record is the exception: it is synced to the disk
 before the tool runs, so a call that may have had its effect is never forgotten, whatever crashes.
 `fsync="always"` syncs every record instead (about a millisecond each on a disk: measured by
-`python -m benchmarks.journal_cost`). The file is private to its owner (mode 0600) when paor creates it, and
-`prune` keeps it from growing forever.
+`python -m benchmarks.journal_cost`). The file is private to its owner (mode 0600) when paor
+creates it, and `prune` keeps it from growing forever.
 """
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ through a memory stream, so the loop waits on arrivals and never polls. Which re
 next is a recorded choice: live it is the first to arrive, on replay the one recorded, so replans
 happen at the same points. The caller's request to stop the whole run arrives on the same stream
 and is one more option of that choice: from then on nothing new starts and nothing is replanned,
-the running sub-agents stop with their partial reports, and the synthesis is written from them. The run's budget ledger is
-the parent of every sub-agent's ledger, and sub-agents stop before the deadline's synthesis reserve,
-so the final answer is written from whatever exists.
+the running sub-agents stop with their partial reports, and the synthesis is written from them.
+The run's budget ledger is the parent of every sub-agent's ledger, and sub-agents stop before the
+deadline's synthesis reserve, so the final answer is written from whatever exists. What the loop
+knows is its `RunState`; what it uses (effects, planner, events, limiter) is its `RunDeps`.
 """
 
 from __future__ import annotations
