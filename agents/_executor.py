@@ -17,24 +17,23 @@ cancellation of its own scope at that point.
 
 from __future__ import annotations
 
-import copy
-import json
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from types import MappingProxyType
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 import structlog
-from pydantic import BaseModel, ConfigDict
 
 from agents._answers import Parrot, described, unusable_answer
 from agents._effects import Effects, LiveEffects
-from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
+from agents._errors import ConfigurationError, MalformedResponse, ModelError, ReplayedCancellation
 from agents._events import EventSink
+from agents._first_look import FirstLook
 from agents._guards import AgentLimits, Budget, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
@@ -61,7 +60,6 @@ DEFAULT_INSTRUCTIONS = (
     "you found contradicts the task's assumptions, call report_issue."
 )
 _FALLBACK_EXCERPT = 300
-_FIRST_LOOK_CHARS = 300
 _MAX_CITABLE = 16
 _LOOK_INTRO = "What a first search for the task found:"
 _CUT_REASONS = ("cancelled", "deadline")
@@ -119,30 +117,6 @@ class _Finish:
 _Step = _Decide | _Look | _Act | _Check | _WrapUp | _Finish
 
 
-class FirstLook(BaseModel):
-    """A tool call made for the model before its first decision, with the task as its argument.
-
-    Small models decide better from evidence than from a blank page: a research agent that starts
-    with the search results for its question cites them instead of guessing. The call is a real
-    turn (it goes through the effect boundary, is journaled and replayed, and its results are
-    evidence); its result reaches the model with the task, as what is known so far.
-
-    Attributes:
-        tool: The tool to call.
-        argument: The argument that gets the task's first line.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    tool: str
-    argument: str
-
-    def call(self, task: str) -> ToolCall:
-        """The call for `task`."""
-        question = (task.strip().splitlines() or [""])[0][:_FIRST_LOOK_CHARS]
-        return ToolCall(id="", name=self.tool, arguments=json.dumps({self.argument: question}))
-
-
 class Executor:
     """Runs one ReAct sub-agent and returns a structured `AgentReport`.
 
@@ -184,6 +158,16 @@ class Executor:
     ) -> None:
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        # What `clone` builds from: the arguments as given (the toolbox shared, breakers and all).
+        self._given: Mapping[str, Any] = MappingProxyType(
+            {
+                "model": model, "tools": self.toolbox, "instructions": instructions,
+                "limits": limits, "acceptance": acceptance, "max_rejections": max_rejections,
+                "max_malformed": max_malformed, "allowed_tools": allowed_tools,
+                "signals": signals, "effects": effects, "compactor": compactor,
+                "first_look": first_look, "cite": cite,
+            }
+        )  # fmt: skip
         self.instructions = instructions
         self.limits = limits or AgentLimits()
         self.acceptance = acceptance
@@ -200,11 +184,21 @@ class Executor:
         self._parrot = Parrot([instructions, *described(specs)])
         self._names = frozenset((*self.toolbox.names, *self.control.names))
 
+    def clone(self, **changes: Any) -> Executor:
+        """A new executor configured as this one but for `changes` (constructor arguments by
+        name), e.g. `executor.clone(effects=journaled)`. The toolbox is shared, breakers and all.
+
+        Raises:
+            ConfigurationError: A change names no constructor argument.
+        """
+        unknown = sorted(set(changes) - set(self._given))
+        if unknown:
+            raise ConfigurationError(f"Executor has no option {', '.join(unknown)}")
+        return Executor(**{**self._given, **changes})
+
     def with_effects(self, effects: Effects) -> Executor:
         """A copy of this executor that reaches the world through `effects` (same toolbox)."""
-        clone = copy.copy(self)
-        clone.effects = effects
-        return clone
+        return self.clone(effects=effects)
 
     async def run(
         self,

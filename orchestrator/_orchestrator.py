@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import partial
+from types import MappingProxyType
 from typing import Any, Literal
 
 import anyio
@@ -102,6 +103,18 @@ class Orchestrator:
         cite: bool = False,
         ask_goal: bool = False,
     ) -> None:
+        # What `clone` builds from: the arguments as given (the toolbox is shared once built).
+        self._given: Mapping[str, Any] = MappingProxyType(
+            {
+                "model": model, "limits": limits, "planner_model": planner_model,
+                "instructions": instructions, "planner_instructions": planner_instructions,
+                "synthesis_instructions": synthesis_instructions, "acceptance": acceptance,
+                "effects": effects, "keep_events": keep_events,
+                "on_plan_failure": on_plan_failure, "compactor": compactor, "facts": facts,
+                "scope": scope, "journal": journal, "first_look": first_look, "cite": cite,
+                "ask_goal": ask_goal,
+            }
+        )  # fmt: skip
         self.model = model
         self.planner_model = planner_model or model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -126,6 +139,20 @@ class Orchestrator:
             first_look=first_look,
             cite=cite,
         )
+
+    def clone(self, **changes: Any) -> Orchestrator:
+        """A new orchestrator configured as this one but for `changes` (constructor arguments
+        by name), e.g. `orch.clone(journal=journal, limits=Limits(deadline_s=60))`. The toolbox
+        is shared, breakers and all.
+
+        Raises:
+            ConfigurationError: A change names no constructor argument.
+        """
+        unknown = sorted(set(changes) - set(self._given) - {"tools"})
+        if unknown:
+            raise ConfigurationError(f"Orchestrator has no option {', '.join(unknown)}")
+        given = {"tools": self.toolbox, **self._given, **changes}
+        return Orchestrator(**given)
 
     def stream(
         self, goal: str, *, run_id: str | None = None, meta: dict[str, Any] | None = None

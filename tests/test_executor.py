@@ -6,7 +6,16 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from agents import AgentLimits, Budget, Executor, ToolFailure, Usage, cites_evidence, tool
+from agents import (
+    AgentLimits,
+    Budget,
+    ConfigurationError,
+    Executor,
+    ToolFailure,
+    Usage,
+    cites_evidence,
+    tool,
+)
 from agents.errors import MalformedResponse, ModelRequestError
 from agents.events import AgentEvent, ToolCalled
 from agents.executor import DEFAULT_INSTRUCTIONS
@@ -729,3 +738,16 @@ def test_cites_evidence_reads_several_sources_in_one_pair_of_brackets(
         Evidence(source="doc-2", excerpt="42", tool="lookup"),
     ]
     assert (cites_evidence(answer, gathered) is None) is accepted
+
+
+def test_clone_changes_only_what_it_is_given_and_shares_the_toolbox() -> None:
+    """`clone` builds a new executor from the same arguments but the changes; the toolbox (its
+    breakers) is shared, and an unknown option is a configuration error."""
+    base = Executor(ScriptedModel([]), tools=[search], instructions="Be brief.")
+    other = base.clone(instructions="Be thorough.", cite=True)
+    assert (other.instructions, other.cite) == ("Be thorough.", True)
+    assert (base.instructions, base.cite) == ("Be brief.", False)
+    assert other.toolbox is base.toolbox
+    assert other.model is base.model
+    with pytest.raises(ConfigurationError, match="Executor has no option colour"):
+        base.clone(colour="red")

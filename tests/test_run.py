@@ -911,3 +911,14 @@ async def test_a_goal_that_is_not_utf8_is_refused() -> None:
     team = Team([plan(sub("a"))], {"a": answers("A")})
     with pytest.raises(ConfigurationError, match="not valid UTF-8"):
         await Orchestrator(team.model, [lookup]).run("caf\udce9")
+
+
+def test_orchestrator_clone_keeps_the_rest_of_its_configuration() -> None:
+    """`clone` changes what it is given; tools, model and the rest stay, the toolbox shared."""
+    team = Team([plan(sub("a"))], {"a": answers("A")})
+    base = Orchestrator(team.model, [lookup], limits=Limits(max_subtasks=2), scope="u1")
+    other = base.clone(limits=Limits(max_subtasks=5))
+    assert (other.limits.max_subtasks, base.limits.max_subtasks) == (5, 2)
+    assert (other.scope, other.model, other.toolbox) == ("u1", base.model, base.toolbox)
+    with pytest.raises(ConfigurationError, match="Orchestrator has no option retries"):
+        base.clone(retries=3)
