@@ -22,10 +22,15 @@ from orchestrator._state import RunResult
 __all__ = ["clean_citations", "write_report"]
 
 # The spaces before a citation are part of the match, so that removing one leaves no gap.
-_CITATION = re.compile(r"([ \t]*)\[([^\[\]\n]{0,120})\](?!\()")
+_CITATION = re.compile(r"(?<![ \t])([ \t]*)\[([^\[\]\n]{0,120})\](?!\()")
 _DOUBLED = re.compile(r"\[[ \t]*\[([^\[\]\n]{0,120})\][ \t]*\]")
-# A citation the token limit cut off ("... [py/gen" at the very end).
-_UNCLOSED = re.compile(r"[ \t]*\[[^\[\]\n]{0,120}$")
+# Two or more citations in a row, separated by nothing but spaces and list punctuation.
+_RUN = re.compile(r"\[[^\[\]\n]{1,120}\](?:[ \t]*(?:[,;][ \t]*)?\[[^\[\]\n]{1,120}\](?!\())+")
+_IDS = re.compile(r"\[([^\[\]\n]{1,120})\]")
+_RUN_IDS = 4
+# A citation the token limit cut off ("... [py/gen" at the very end). The lookbehinds make the
+# spaces before a bracket one match, not one try per space (quadratic on a long run of them).
+_UNCLOSED = re.compile(r"(?<![ \t])[ \t]*\[[^\[\]\n]{0,120}$")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.*?)[ \t#]*$", re.M)
 _DIGEST = "Incomplete: stopped early"
 _FALLBACK = ("Results gathered by the agents:", "Incomplete (")
@@ -85,7 +90,14 @@ def clean_citations(text: str, corpus: Corpus) -> str:
         return f"{match.group(1)}[{', '.join(real)}]" if real else ""
 
     cleaned = _CITATION.sub(keep, _DOUBLED.sub(r"[\1]", text))
-    return _UNCLOSED.sub("", cleaned).strip()
+    return _RUN.sub(_merged, _UNCLOSED.sub("", cleaned)).strip()
+
+
+def _merged(match: re.Match[str]) -> str:
+    """A run of citations (a small model lists the same one dozens of times) as one, each id
+    once, at most `_RUN_IDS` of them."""
+    ids = [i.strip() for group in _IDS.findall(match.group(0)) for i in re.split(r"[,;]", group)]
+    return f"[{', '.join(list(dict.fromkeys(ids))[:_RUN_IDS])}]"
 
 
 def _sections(

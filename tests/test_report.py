@@ -60,6 +60,15 @@ def headings(markdown: str) -> list[str]:
         ("Nested [[py/generators]].", "Nested [py/generators]."),
         ("Nested [[py/made-up]] junk.", "Nested junk."),
         ("Cut off at the end [py/gen", "Cut off at the end"),
+        (
+            "Twice [py/generators], [py/generators]; [py/generators] [py/iterators].",
+            "Twice [py/generators, py/iterators].",
+        ),
+        (
+            "Listed [py/generators, py/iterators], [py/generators].",
+            "Listed [py/generators, py/iterators].",
+        ),
+        ("A link [py/generators](http://x) stays.", "A link [py/generators](http://x) stays."),
     ],
 )
 def test_the_citation_cleaner_leaves_no_bracket_that_is_not_a_real_citation(
@@ -67,6 +76,13 @@ def test_the_citation_cleaner_leaves_no_bracket_that_is_not_a_real_citation(
 ) -> None:
     """Empty, unknown and nested brackets are removed; real ones survive unwrapped."""
     assert clean_citations(text, CORPUS) == cleaned
+
+
+def test_the_citation_cleaner_is_linear_on_long_runs_of_spaces() -> None:
+    """A megabyte of spaces around brackets is cleaned in one pass (a ReDoS guard)."""
+    spaces = " " * 1_000_000
+    assert clean_citations(f"[py/generators]{spaces}x", CORPUS).endswith("x")
+    assert clean_citations(f"a{spaces}[unclosed", CORPUS) == "a"
 
 
 def test_a_question_asked_twice_gets_one_section_and_no_heading_repeats() -> None:
