@@ -23,6 +23,8 @@ __all__ = ["Parrot", "described", "unusable_answer"]
 # city") that a good answer may echo; a copy of the instructions runs longer.
 SHINGLE_WORDS = 8
 _REPEATS = 3
+_GROOVE_WORDS, _GROOVE_TIMES = 6, 4  # "returns a new function that returns" four times
+_GROOVE_SCAN = 20_000  # words: a groove shows long before
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _PLACEHOLDER = re.compile(
@@ -120,7 +122,9 @@ def _is_call(answer: str, tools: set[str]) -> bool:
 
 
 def _repeated(answer: str) -> str | None:
-    """A sentence the answer says `_REPEATS` times or more (a small model stuck in a groove)."""
+    """A sentence the answer says `_REPEATS` times or more, or a phrase of `_GROOVE_WORDS` words
+    it says `_GROOVE_TIMES` times or more (a small model stuck in a groove, inside one sentence
+    or across several)."""
     counts: dict[tuple[str, ...], int] = {}
     for sentence in _SENTENCE.split(answer):
         words = tuple(_words(sentence))
@@ -128,6 +132,11 @@ def _repeated(answer: str) -> str | None:
             counts[words] = counts.get(words, 0) + 1
             if counts[words] >= _REPEATS:
                 return sentence.strip()
+    phrases: dict[tuple[str, ...], int] = {}
+    for phrase in _shingles(_words(answer)[:_GROOVE_SCAN], _GROOVE_WORDS):
+        phrases[phrase] = phrases.get(phrase, 0) + 1
+        if phrases[phrase] >= _GROOVE_TIMES:
+            return " ".join(phrase)
     return None
 
 

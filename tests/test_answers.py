@@ -26,6 +26,7 @@ PROMPT = (
             "copies the instructions",
         ),
         ("The task is still pending. " * 4, "over and over"),
+        ("It makes a function that returns " + "a new function that returns " * 5, "over and over"),
     ],
 )
 def test_unusable_answers_are_named(answer: str, problem: str) -> None:
@@ -42,6 +43,7 @@ def test_unusable_answers_are_named(answer: str, problem: str) -> None:
         "A generator pauses at each yield and resumes on next() [python/yield].",
         "Use search_docs? No: the reference says a with statement calls __enter__ [python/with].",
         "You research one question in a document, I think [python/yield].",
+        "The value of x is 1, the value of y is 2, the value of z is 3 [python/assignment].",
     ],
 )
 def test_real_answers_pass(answer: str) -> None:
