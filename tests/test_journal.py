@@ -499,7 +499,14 @@ async def test_records_are_synced_as_configured_and_intents_always(
         intent = EffectRecord(
             agent_id="a", seq=2, kind="intent", digest="t", payload={"tool": "send"}
         )
+        said: list[str] = []
+        await journal._run(lambda conn: conn.set_trace_callback(said.append))
         await journal.append("r", _model("a", 1))
         await journal.append("r", intent)
+        await journal._run(lambda conn: conn.set_trace_callback(None))
         assert await _sync_level(journal) == level
         assert [r.kind for r in await journal.load("r")] == ["model", "intent"]
+    # What ran, in order: under "intents" only the intent's insert sits inside a FULL sync.
+    shape = ["FULL" if "= FULL" in s else "NORMAL" if "= NORMAL" in s else "insert" for s in said]
+    synced = ["insert", "FULL", "insert", "NORMAL"] if fsync == "intents" else ["insert", "insert"]
+    assert shape == synced
