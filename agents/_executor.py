@@ -18,11 +18,10 @@ cancellation of its own scope at that point.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import partial
-from types import MappingProxyType
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 import anyio.abc
@@ -30,8 +29,9 @@ import anyio.lowlevel
 import structlog
 
 from agents._answers import Parrot, described, unusable_answer
+from agents._configured import Configured
 from agents._effects import Effects, LiveEffects
-from agents._errors import ConfigurationError, MalformedResponse, ModelError, ReplayedCancellation
+from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents._events import EventSink
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, Budget, StopReason
@@ -117,7 +117,7 @@ class _Finish:
 _Step = _Decide | _Look | _Act | _Check | _WrapUp | _Finish
 
 
-class Executor:
+class Executor(Configured):
     """Runs one ReAct sub-agent and returns a structured `AgentReport`.
 
     Args:
@@ -158,8 +158,7 @@ class Executor:
     ) -> None:
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
-        # What `clone` builds from: the arguments as given (the toolbox shared, breakers and all).
-        self._given: Mapping[str, Any] = MappingProxyType(
+        self._keep(
             {
                 "model": model, "tools": self.toolbox, "instructions": instructions,
                 "limits": limits, "acceptance": acceptance, "max_rejections": max_rejections,
@@ -183,18 +182,7 @@ class Executor:
         specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))
         self._parrot = Parrot([instructions, *described(specs)])
         self._names = frozenset((*self.toolbox.names, *self.control.names))
-
-    def clone(self, **changes: Any) -> Executor:
-        """A new executor configured as this one but for `changes` (constructor arguments by
-        name), e.g. `executor.clone(effects=journaled)`. The toolbox is shared, breakers and all.
-
-        Raises:
-            ConfigurationError: A change names no constructor argument.
-        """
-        unknown = sorted(set(changes) - set(self._given))
-        if unknown:
-            raise ConfigurationError(f"Executor has no option {', '.join(unknown)}")
-        return Executor(**{**self._given, **changes})
+        self._seal()
 
     def with_effects(self, effects: Effects) -> Executor:
         """A copy of this executor that reaches the world through `effects` (same toolbox)."""

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from functools import partial
-from types import MappingProxyType
 from typing import Any, Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
+from agents._configured import Configured
 from agents.effects import (
     RUN_AGENT,
     Addresses,
@@ -50,7 +50,7 @@ __all__ = ["Orchestrator", "RunStream"]
 _FACTS_CHARS = 1500
 
 
-class Orchestrator:
+class Orchestrator(Configured):
     """Plans a goal into subtasks, runs them in concurrent sub-agents, replans, and synthesises.
 
     Args:
@@ -103,11 +103,14 @@ class Orchestrator:
         cite: bool = False,
         ask_goal: bool = False,
     ) -> None:
-        # What `clone` builds from: the arguments as given (the toolbox is shared once built).
-        self._given: Mapping[str, Any] = MappingProxyType(
+        self.model = model
+        self.planner_model = planner_model or model
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
+        self._keep(
             {
-                "model": model, "limits": limits, "planner_model": planner_model,
-                "instructions": instructions, "planner_instructions": planner_instructions,
+                "model": model, "tools": self.toolbox, "limits": limits,
+                "planner_model": planner_model, "instructions": instructions,
+                "planner_instructions": planner_instructions,
                 "synthesis_instructions": synthesis_instructions, "acceptance": acceptance,
                 "effects": effects, "keep_events": keep_events,
                 "on_plan_failure": on_plan_failure, "compactor": compactor, "facts": facts,
@@ -115,9 +118,6 @@ class Orchestrator:
                 "ask_goal": ask_goal,
             }
         )  # fmt: skip
-        self.model = model
-        self.planner_model = planner_model or model
-        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self.limits = limits or Limits()
         self.planner_instructions = planner_instructions
         self.synthesis_instructions = synthesis_instructions
@@ -139,20 +139,7 @@ class Orchestrator:
             first_look=first_look,
             cite=cite,
         )
-
-    def clone(self, **changes: Any) -> Orchestrator:
-        """A new orchestrator configured as this one but for `changes` (constructor arguments
-        by name), e.g. `orch.clone(journal=journal, limits=Limits(deadline_s=60))`. The toolbox
-        is shared, breakers and all.
-
-        Raises:
-            ConfigurationError: A change names no constructor argument.
-        """
-        unknown = sorted(set(changes) - set(self._given) - {"tools"})
-        if unknown:
-            raise ConfigurationError(f"Orchestrator has no option {', '.join(unknown)}")
-        given = {"tools": self.toolbox, **self._given, **changes}
-        return Orchestrator(**given)
+        self._seal()
 
     def stream(
         self, goal: str, *, run_id: str | None = None, meta: dict[str, Any] | None = None

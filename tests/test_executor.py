@@ -751,3 +751,13 @@ def test_clone_changes_only_what_it_is_given_and_shares_the_toolbox() -> None:
     assert other.model is base.model
     with pytest.raises(ConfigurationError, match="Executor has no option colour"):
         base.clone(colour="red")
+
+
+def test_an_executor_is_frozen_once_built() -> None:
+    """Assigning to a built executor would change the runs it serves: refused, pointing at clone."""
+    base = Executor(ScriptedModel([]), tools=[search], cite=False)
+    with pytest.raises(AttributeError, match=r"Executor is frozen: .*clone\(cite=\.\.\.\)"):
+        base.cite = True
+    with pytest.raises(AttributeError, match="Executor is frozen"):
+        del base.model
+    assert base.cite is False and base.clone(cite=True).cite is True

@@ -922,3 +922,6 @@ def test_orchestrator_clone_keeps_the_rest_of_its_configuration() -> None:
     assert (other.scope, other.model, other.toolbox) == ("u1", base.model, base.toolbox)
     with pytest.raises(ConfigurationError, match="Orchestrator has no option retries"):
         base.clone(retries=3)
+    with pytest.raises(AttributeError, match=r"Orchestrator is frozen: .*clone\(limits="):
+        base.limits = Limits(max_subtasks=9)
+    assert base.limits.max_subtasks == 2
