@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from agents import ChatModel, ConfigurationError, cites_evidence
+from agents import AgentLimits, ChatModel, ConfigurationError, Executor, cites_evidence
 from agents._answers import described
 from agents._executor import SIGNALS
 from agents.executor import FirstLook
@@ -33,6 +33,7 @@ __all__ = [
     "clean_citations",
     "render_report",
     "research",
+    "research_executor",
     "research_orchestrator",
 ]
 
@@ -172,6 +173,14 @@ def research_orchestrator(
         cite=True,
         ask_goal=True,
     )
+
+
+def research_executor(
+    model: ChatModel, corpus: Corpus, *, limits: AgentLimits | None = None
+) -> Executor:
+    """The sub-agent `batch` runs on each task: the research agent's prompt over the corpus's
+    tools (the same one must resume a recorded batch)."""
+    return Executor(model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits)
 
 
 def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:

@@ -33,11 +33,10 @@ import agents
 from agents import (
     ChatModel,
     ConfigurationError,
-    Executor,
     PaorError,
     open_model,
 )
-from agents.toolkits import Corpus, research_tools
+from agents.toolkits import Corpus
 from memory.journal import JournalError, default_journal_path
 from orchestrator._batch import BatchTask, check_output, load_tasks, run_batch
 from orchestrator._cli_journal import (
@@ -64,9 +63,9 @@ from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._progress import Progress
 from orchestrator._research import (
-    RESEARCH_AGENT,
     ResearchReport,
     research,
+    research_executor,
     research_orchestrator,
 )
 
@@ -422,9 +421,7 @@ async def _batch(args: argparse.Namespace) -> int:
         agent=agents.AgentLimits(max_steps=args.max_steps),
     )
     async with maybe_journal(_journal_path(args)) as journal, _open_model(args) as model:
-        executor = Executor(
-            model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits.agent
-        )
+        executor = research_executor(model, corpus, limits=limits.agent)
         summary = await run_batch(
             tasks,
             executor=executor,
