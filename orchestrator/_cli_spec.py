@@ -37,6 +37,7 @@ class ResearchSpec(BaseModel):
         base_url: The endpoint, credentials masked, if one was given.
         protocol: The decision protocol.
         gguf: The GGUF file the embedded server ran (absolute), if one was given.
+        mcp: The `mcpServers` file whose tools the agents had (absolute), if one was given.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -50,6 +51,7 @@ class ResearchSpec(BaseModel):
     base_url: str | None = None
     protocol: DecisionProtocol = "auto"
     gguf: str | None = None
+    mcp: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Self:
@@ -69,6 +71,7 @@ class ResearchSpec(BaseModel):
             base_url=redact_url(args.base_url) if args.base_url else None,
             protocol=args.protocol,
             gguf=str(args.gguf.resolve()) if args.gguf else None,
+            mcp=str(args.mcp.resolve()) if getattr(args, "mcp", None) else None,
         )
 
     @classmethod

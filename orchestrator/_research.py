@@ -9,13 +9,13 @@ Citations that match no corpus document are removed, so every citation left poin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
 
-from agents import AgentLimits, ChatModel, ConfigurationError, Executor, cites_evidence
+from agents import AgentLimits, ChatModel, ConfigurationError, Executor, Tool, cites_evidence
 from agents._answers import described
 from agents._executor import SIGNALS
 from agents.executor import FirstLook
@@ -102,6 +102,7 @@ async def research(
     resume: str | None = None,
     backend: Backend | None = None,
     stop: anyio.Event | None = None,
+    tools: Sequence[Tool] = (),
 ) -> ResearchReport:
     """Research `topic` over `corpus` and write the report.
 
@@ -117,6 +118,7 @@ async def research(
         backend: Run it there instead of in this process (its workers hold the model).
         stop: Setting it stops the run and keeps its work (`RunStream.cancel`): the report is
             written from what exists (in process only).
+        tools: More tools for the sub-agents, beside the corpus's (e.g. an MCP server's).
 
     Raises:
         ConfigurationError: The arguments do not fit the backend.
@@ -131,7 +133,7 @@ async def research(
         )
     if model is None:
         raise ConfigurationError("research() in process needs a model")
-    orch = research_orchestrator(model, corpus, limits=limits, journal=journal)
+    orch = research_orchestrator(model, corpus, limits=limits, journal=journal, tools=tools)
     stream = orch.stream_resume(resume) if resume else orch.stream(topic, meta=meta)
     async with stream as events, anyio.create_task_group() as tg:
         if stop is not None:
@@ -142,7 +144,8 @@ async def research(
         tg.cancel_scope.cancel()
     result = events.result
     topic = result.goal
-    return ResearchReport(topic=topic, markdown=render_report(topic, result, corpus), result=result)
+    markdown = render_report(topic, result, corpus, tools=tools)
+    return ResearchReport(topic=topic, markdown=markdown, result=result)
 
 
 async def _cancel_run_when_set(stop: anyio.Event, events: RunStream) -> None:
@@ -156,12 +159,13 @@ def research_orchestrator(
     *,
     limits: Limits | None = None,
     journal: Journal | None = None,
+    tools: Sequence[Tool] = (),
 ) -> Orchestrator:
-    """The orchestrator `research` runs: its prompts, tools and acceptance check (the same one
-    must replay a recorded research run)."""
+    """The orchestrator `research` runs: its prompts, tools (the corpus's, then `tools`) and
+    acceptance check (the same one must replay a recorded research run)."""
     return Orchestrator(
         model,
-        research_tools(corpus),
+        [*research_tools(corpus), *tools],
         limits=limits,
         acceptance=cites_evidence,
         instructions=RESEARCH_AGENT,
@@ -176,16 +180,23 @@ def research_orchestrator(
 
 
 def research_executor(
-    model: ChatModel, corpus: Corpus, *, limits: AgentLimits | None = None
+    model: ChatModel,
+    corpus: Corpus,
+    *,
+    limits: AgentLimits | None = None,
+    tools: Sequence[Tool] = (),
 ) -> Executor:
     """The sub-agent `batch` runs on each task: the research agent's prompt over the corpus's
-    tools (the same one must resume a recorded batch)."""
-    return Executor(model, research_tools(corpus), instructions=RESEARCH_AGENT, limits=limits)
+    tools and `tools` (the same one must resume a recorded batch)."""
+    menu = [*research_tools(corpus), *tools]
+    return Executor(model, menu, instructions=RESEARCH_AGENT, limits=limits)
 
 
-def render_report(topic: str, result: RunResult, corpus: Corpus) -> str:
+def render_report(
+    topic: str, result: RunResult, corpus: Corpus, *, tools: Sequence[Tool] = ()
+) -> str:
     """The Markdown report for a finished research run (see `orchestrator._report`): answers that
     copy the research prompts or the tools' descriptions (report_issue's included) are not used."""
-    tools = described(t.spec() for t in (*research_tools(corpus), *SIGNALS))
-    told = [RESEARCH_PLANNER, RESEARCH_AGENT, RESEARCH_SYNTHESIS, *tools]
+    menu = described(t.spec() for t in (*research_tools(corpus), *tools, *SIGNALS))
+    told = [RESEARCH_PLANNER, RESEARCH_AGENT, RESEARCH_SYNTHESIS, *menu]
     return write_report(topic, result, corpus, told=told)

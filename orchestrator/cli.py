@@ -20,9 +20,10 @@ of terminal escapes and masked of credentials (`orchestrator._console`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from agents import (
     ChatModel,
     ConfigurationError,
     PaorError,
+    Tool,
     open_model,
 )
 from agents.toolkits import Corpus
@@ -169,6 +171,7 @@ def _parser() -> argparse.ArgumentParser:
         )
         sub.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
         _gguf_option(sub)
+        _mcp_option(sub)
         sub.add_argument(
             "--deadline", type=_positive(float), help="wall-clock seconds for the whole command"
         )
@@ -187,6 +190,28 @@ def _gguf_option(sub: argparse.ArgumentParser) -> None:
         help="serve this GGUF model file with the embedded llama.cpp server instead of SmolLM2 "
         "(with --protocol; without an endpoint only)",
     )
+
+
+def _mcp_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--mcp",
+        type=Path,
+        metavar="FILE",
+        help='give the agents the tools of the MCP servers in FILE ({"mcpServers": {...}}, as '
+        "Claude Desktop, Cursor and VS Code write it; the mcp extra)",
+    )
+
+
+@contextlib.asynccontextmanager
+async def _mcp_tools(path: str | Path | None) -> AsyncIterator[list[Tool]]:
+    """The tools of the MCP servers in `path` (`--mcp`): started for the command, then stopped."""
+    if path is None:
+        yield []
+        return
+    from agents.mcp import MCPServers
+
+    async with MCPServers.from_file(path) as servers:
+        yield list(servers.tools)
 
 
 def _journal_commands(commands: Any) -> None:
@@ -239,6 +264,7 @@ def _worker_command(commands: Any) -> None:
     wk.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     wk.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
     _gguf_option(wk)
+    _mcp_option(wk)
     wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     _blobs_option(wk)
     wk.set_defaults(handler=_worker)
@@ -277,7 +303,11 @@ async def _research(args: argparse.Namespace) -> int:
     corpus = spec.corpus()
     progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
     path = _journal_path(args)
-    async with maybe_journal(path) as journal, _open_model(args) as model:
+    async with (
+        maybe_journal(path) as journal,
+        _mcp_tools(spec.mcp) as tools,
+        _open_model(args) as model,
+    ):
         report = await research(
             args.topic,
             model=model,
@@ -287,6 +317,7 @@ async def _research(args: argparse.Namespace) -> int:
             journal=journal,
             meta=spec.meta(),
             stop=getattr(args, "stop", None),
+            tools=tools,
         )
     _write_report(args.out, report)
     return 0
@@ -373,7 +404,7 @@ async def _resume(args: argparse.Namespace) -> int:
         _check_writable(out)
         corpus = spec.corpus()
         progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
-        async with _open_model(spec) as model:
+        async with _mcp_tools(spec.mcp) as tools, _open_model(spec) as model:
             report = await research(
                 info.goal,
                 model=model,
@@ -383,6 +414,7 @@ async def _resume(args: argparse.Namespace) -> int:
                 journal=journal,
                 resume=info.run_id,
                 stop=args.stop,
+                tools=tools,
             )
     _write_report(out, report)
     return 0
@@ -392,8 +424,11 @@ async def _replay(args: argparse.Namespace) -> int:
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
         spec = ResearchSpec.from_meta(info.run_id, info.meta)
-        orch = research_orchestrator(Offline(), spec.corpus(), limits=spec.limits, journal=journal)
-        report = await orch.replay(info.run_id)
+        async with _mcp_tools(spec.mcp) as tools:  # their menus are part of what is replayed
+            orch = research_orchestrator(
+                Offline(), spec.corpus(), limits=spec.limits, journal=journal, tools=tools
+            )
+            report = await orch.replay(info.run_id)
     for drift in report.drift:
         say(f"drift: {drift.describe()}")
     if report.ok and report.result is not None:
@@ -420,8 +455,12 @@ async def _batch(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         agent=agents.AgentLimits(max_steps=args.max_steps),
     )
-    async with maybe_journal(_journal_path(args)) as journal, _open_model(args) as model:
-        executor = research_executor(model, corpus, limits=limits.agent)
+    async with (
+        maybe_journal(_journal_path(args)) as journal,
+        _mcp_tools(args.mcp) as tools,
+        _open_model(args) as model,
+    ):
+        executor = research_executor(model, corpus, limits=limits.agent, tools=tools)
         summary = await run_batch(
             tasks,
             executor=executor,
