@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agents import _telemetry as telemetry
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._tools import Tool, ToolContext, ToolOutcome
 from memory.journal import STOP_SEQ
@@ -36,6 +37,7 @@ __all__ = [
     "EffectSite",
     "Effects",
     "LiveEffects",
+    "traced_sub_agent",
 ]
 
 RUN_AGENT = "run"
@@ -182,7 +184,8 @@ class Effects(Protocol):
 
 
 class LiveEffects:
-    """Performs every effect for real, recording nothing."""
+    """Performs every effect for real, recording nothing (each model call, tool call and
+    sub-agent in its OpenTelemetry span, when tracing is on: see `agents.telemetry`)."""
 
     __slots__ = ()
 
@@ -190,13 +193,19 @@ class LiveEffects:
         self, site: EffectSite, model: ChatModel, request: ModelRequest
     ) -> ModelResponse:
         """Ask the model directly."""
-        return await model.complete(request)
+        with telemetry.chat_span(site, model, request) as span:
+            response = await model.complete(request)
+            telemetry.chat_done(span, response)
+            return response
 
     async def tool_call(
         self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> ToolOutcome:
         """Run the tool directly."""
-        return await tool.execute(args, ctx)
+        with telemetry.tool_span(site, tool, args, ctx) as span:
+            outcome = await tool.execute(args, ctx)
+            telemetry.tool_done(span, outcome)
+            return outcome
 
     async def now(self, site: EffectSite) -> float:
         """The system wall clock."""
@@ -218,4 +227,12 @@ class LiveEffects:
 
     async def sub_agent(self, executor: Executor, call: AgentCall) -> AgentReport:
         """Run the sub-agent here, in the caller's task."""
-        return await call.run_here(executor)
+        return await traced_sub_agent(executor, call)
+
+
+async def traced_sub_agent(executor: Executor, call: AgentCall) -> AgentReport:
+    """Run the sub-agent here, in its `invoke_agent` span (its effects' spans nest in it)."""
+    with telemetry.agent_span(call) as span:
+        report = await call.run_here(executor)
+        telemetry.agent_done(span, report)
+        return report

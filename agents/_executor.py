@@ -341,7 +341,7 @@ class Executor(Configured):
         menu = self.toolbox.menu(s.now, s.allowed) + self.control.menu(s.now)
         try:
             request = ModelRequest(
-                messages=s.transcript.messages, tools=menu, citable=self._citable(s)
+                messages=s.transcript.messages, tools=menu, citable=self._citable(s), purpose="step"
             )
             response = await self._ask(s, request)
         except MalformedResponse as exc:
@@ -387,7 +387,7 @@ class Executor(Configured):
     ) -> str | None:
         """The compactor's summary call: a model effect like any other, charged to the budget."""
         try:
-            request = ModelRequest(messages=prompt, max_output_tokens=max_tokens)
+            request = ModelRequest(messages=prompt, max_output_tokens=max_tokens, purpose="summary")
             response = await self._call(s, request)
         except ModelError as exc:
             s.notes.append(f"summary call failed: {exc}")
@@ -504,7 +504,9 @@ class Executor(Configured):
                 scope.cancel()
             try:
                 await self._compact(s)
-                request = ModelRequest(messages=s.transcript.messages, citable=self._citable(s))
+                request = ModelRequest(
+                    messages=s.transcript.messages, citable=self._citable(s), purpose="wrap_up"
+                )
                 response = await self._ask(s, request)
             except ModelError as exc:
                 s.notes.append(f"final answer call failed: {exc}")

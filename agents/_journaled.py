@@ -34,7 +34,8 @@ import anyio
 import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict
 
-from agents._effects import AgentCall, Effects, EffectSite
+from agents import _telemetry as telemetry
+from agents._effects import AgentCall, Effects, EffectSite, traced_sub_agent
 from agents._errors import (
     MalformedResponse,
     ModelError,
@@ -164,17 +165,21 @@ class JournaledEffects:
 
     async def sub_agent(self, executor: Executor, call: AgentCall) -> AgentReport:
         """Run the sub-agent here: its own effects come through this journal (the executor's)."""
-        return await call.run_here(executor)
+        return await traced_sub_agent(executor, call)
 
     async def model_call(
         self, site: EffectSite, model: ChatModel, request: ModelRequest
     ) -> ModelResponse:
         """Serve the recorded reply (or error), else ask the model and record its answer."""
         await anyio.lowlevel.checkpoint()  # a cut scope cuts here, recorded or not: same path
-        digest = _digest(request.model_dump(mode="json"))
+        # What is asked, not what for: records made before requests had a purpose still match.
+        digest = _digest(request.model_dump(mode="json", exclude={"purpose"}))
         record = await self._lookup(site, "model", digest)
         if record is not None:
-            return _model_result(site, record)
+            with telemetry.chat_span(site, model, request, replayed=True) as span:
+                response = _model_result(site, record)
+                telemetry.chat_done(span, response)
+                return response
         return await self._perform(
             site, "model", digest, lambda: self.inner.model_call(site, model, request), _dump
         )
@@ -187,9 +192,12 @@ class JournaledEffects:
         digest = _digest({"tool": tool.name, "args": args})
         record = await self._lookup(site, "tool", digest)
         if record is not None:
-            if record.outcome == "cancelled":
-                raise ReplayedCancellation(f"{site.key} ({tool.name}) was cut short")
-            return ToolOutcome.model_validate(record.payload["outcome"])
+            with telemetry.tool_span(site, tool, args, ctx, replayed=True) as span:
+                if record.outcome == "cancelled":
+                    raise ReplayedCancellation(f"{site.key} ({tool.name}) was cut short")
+                outcome = ToolOutcome.model_validate(record.payload["outcome"])
+                telemetry.tool_done(span, outcome)
+                return outcome
         if self._interrupted(site, digest):
             if tool.side_effects and not tool.takes_context:
                 _log.warning("tool_unverified", tool=tool.name, seq=site.seq)

@@ -9,11 +9,12 @@ are renamed `<server>_<tool>`, so nothing is shadowed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -22,7 +23,7 @@ from typing import Any, Self
 from agents._errors import ConfigurationError
 from agents._mcp import MCPServer, MCPTool, tool_name
 
-__all__ = ["MCPServers"]
+__all__ = ["MCPServers", "tools_of"]
 
 _MAX_FILE_BYTES = 1_000_000
 _KEYS = frozenset(
@@ -100,6 +101,16 @@ class MCPServers:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self._stack.aclose()
+
+
+@contextlib.asynccontextmanager
+async def tools_of(path: str | Path | None) -> AsyncIterator[list[MCPTool]]:
+    """The tools of the servers in the file at `path` (none if None), while the block runs."""
+    if path is None:
+        yield []
+        return
+    async with MCPServers.from_file(path) as servers:
+        yield list(servers.tools)
 
 
 def _unclash(servers: list[MCPServer]) -> list[MCPTool]:

@@ -18,6 +18,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OutputSchema",
+    "RequestPurpose",
     "ToolSpec",
     "Usage",
     "WireProtocol",
@@ -26,6 +27,12 @@ __all__ = [
 WireProtocol = Literal["tools", "text", "json"]
 """How a reply's decision came back: native tool calls, calls recovered from the message text, or
 a schema-constrained JSON decision."""
+
+
+RequestPurpose = Literal["plan", "replan", "step", "wrap_up", "synthesis", "summary"]
+"""What a model request is for: the planner's first plan, a replan, a sub-agent's next step, its
+wrap-up (the last tool-less call when it is cut short), the final synthesis, or a compaction
+summary."""
 
 
 class _Frozen(BaseModel):
@@ -100,6 +107,9 @@ class ModelRequest(_Frozen):
         max_output_tokens: A cap on the completion length.
         citable: Sources a final answer must cite one of (gathered so far). Where the protocol
             constrains the reply (JSON decisions), the answer names them from this list.
+        purpose: What the request is for (see `RequestPurpose`): fake models route on it.
+            It is not part of the request's serialized form: adapters never send it, and a
+            journal's request digest stays what it was before the field existed.
     """
 
     messages: tuple[Message, ...]
@@ -107,6 +117,9 @@ class ModelRequest(_Frozen):
     output: OutputSchema | None = None
     max_output_tokens: int | None = None
     citable: tuple[str, ...] = ()
+    # Excluded from dumps: the journal digests `model_dump()`, and records made before this
+    # field existed must still match (see agents/_journaled.py).
+    purpose: RequestPurpose = "step"
 
 
 class ModelResponse(_Frozen):
@@ -117,12 +130,17 @@ class ModelResponse(_Frozen):
         usage: Tokens spent on this request.
         model: The model name the server reported.
         protocol: How the decision came back, if the adapter knows (see `WireProtocol`).
+        finish_reason: Why the model stopped ("stop", "tool_calls", "length"...), if the server
+            said.
+        response_id: The server's id of the completion, if it gave one.
     """
 
     message: AssistantMessage
     usage: Usage = Usage(requests=1)
     model: str = ""
     protocol: WireProtocol | None = None
+    finish_reason: str | None = None
+    response_id: str | None = None
 
 
 @runtime_checkable

@@ -307,6 +307,8 @@ class OpenAIChatModel:
             usage=_usage(completion.usage),
             model=completion.model or "",
             protocol=how,
+            finish_reason=completion.choices[0].finish_reason,
+            response_id=completion.id,
         )
 
     def _settle(self, how: WireProtocol) -> None:
@@ -419,6 +421,7 @@ class _Message(_Wire):
 
 class _Choice(_Wire):
     message: _Message
+    finish_reason: str | None = None
 
 
 class _PromptDetails(_Wire):
@@ -432,6 +435,7 @@ class _TokenUsage(_Wire):
 
 
 class _Completion(_Wire):
+    id: str | None = None
     choices: list[_Choice]
     usage: _TokenUsage | None = None
     model: str | None = None

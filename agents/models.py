@@ -1,7 +1,7 @@
 """What a `ChatModel` is asked and answers, for writing one's own model."""
 
 from agents._local import local_model_available
-from agents._model import ModelRequest, ModelResponse, OutputSchema, ToolSpec
+from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose, ToolSpec
 from agents._openai import DecisionProtocol
 
 __all__ = [
@@ -9,6 +9,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OutputSchema",
+    "RequestPurpose",
     "ToolSpec",
     "local_model_available",
 ]

@@ -22,7 +22,9 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
+from agents import _telemetry as telemetry
 from agents._configured import Configured
+from agents._tracing import redact_text
 from agents.effects import (
     RUN_AGENT,
     Addresses,
@@ -364,11 +366,41 @@ class RunStream(EventStream):
             self._result = await hold_lease(orch.journal, self.run_id, body, run_ended)
 
     async def _run(self, goal: str, effects: Effects) -> RunResult:
-        orch = self._orchestrator
-        self._state, self._deps = await orch._new_run(goal, self.run_id, self._send, effects)
-        if self._cancelled is not None:  # asked before the run had a state
-            self._deps.done_send.send_nowait(Halt(self._cancelled))
-        return await orch._loop(self._state, self._deps)
+        """The run, in its `invoke_agent run` span: every other span of the run nests in it."""
+        with telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span:
+            orch = self._orchestrator
+            self._state, self._deps = await orch._new_run(goal, self.run_id, self._send, effects)
+            if self._cancelled is not None:  # asked before the run had a state
+                self._deps.done_send.send_nowait(Halt(self._cancelled))
+            result = await orch._loop(self._state, self._deps)
+            _run_done(span, result)
+            return result
+
+
+def _run_attributes(stream: RunStream, goal: str) -> dict[str, str]:
+    attributes = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": RUN_AGENT,
+        "gen_ai.conversation.id": stream.run_id,
+        "paor.run.id": stream.run_id,
+        "paor.run.mode": stream.mode,
+    }
+    if telemetry.capturing():
+        attributes["paor.goal"] = redact_text(goal)
+    return attributes
+
+
+def _run_done(span: Any, result: RunResult) -> None:
+    usage = result.usage
+    ended = {
+        "paor.run.status": result.status,
+        "paor.plan.version": result.plans[-1].version if result.plans else None,
+        "gen_ai.usage.input_tokens": usage.prompt_tokens,
+        "gen_ai.usage.output_tokens": usage.completion_tokens,
+    }
+    telemetry.finished(span, ended)
+    if result.status == "failed":
+        telemetry.failed(span, "failed", result.reason or "")
 
 
 async def _drain(stream: RunStream) -> RunResult:

@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -199,7 +199,7 @@ class Planner:
             UserMessage(content=prompt),
         ]
         try:
-            response = await self._ask(ModelRequest(messages=tuple(messages)))
+            response = await self._ask(ModelRequest(messages=tuple(messages), purpose="synthesis"))
         except (ModelError, TimeoutError):
             return _joined(reports, note)
         return (response.message.content or "").strip() or _joined(reports, note)
@@ -207,7 +207,7 @@ class Planner:
     async def _structured(
         self,
         prompt: str,
-        name: str,
+        name: Literal["plan", "replan"],
         schema: type[BaseModel],
         build: Callable[[str], T | list[str]],
         *,
@@ -219,7 +219,9 @@ class Planner:
         found: list[str] = []
         for _attempt in range(self.max_repairs + 1):
             try:
-                response = await self._ask(ModelRequest(messages=tuple(messages), output=output))
+                response = await self._ask(
+                    ModelRequest(messages=tuple(messages), output=output, purpose=name)
+                )
                 text = response.message.content or ""
             except MalformedResponse as exc:
                 text = exc.raw

@@ -26,7 +26,8 @@ import anyio
 import anyio.abc
 
 from agents import AgentReport, Executor
-from agents._tracing import logger
+from agents import _telemetry as telemetry
+from agents._tracing import logger, redact_text
 from agents.effects import AgentCall
 from agents.errors import PlanError, ReplayDrift
 from agents.events import AgentEvent, EventSink
@@ -146,9 +147,11 @@ class RunLoop:
     async def _make_plan(self, s: RunState) -> _Step:
         now = await self.deps.now(s.step)
         try:
-            plan = await self.deps.planner.make_plan(
-                s.goal, unavailable=self.toolbox.unavailable(now), known=s.known
-            )
+            with telemetry.span("paor.plan", _span_ids(s)) as span:
+                plan = await self.deps.planner.make_plan(
+                    s.goal, unavailable=self.toolbox.unavailable(now), known=s.known
+                )
+                telemetry.finished(span, _plan_attributes(plan))
         except PlanError as exc:
             if self.single_on_plan_failure:
                 # Degrade, never come back empty-handed: the whole goal becomes one subtask.
@@ -277,17 +280,20 @@ class RunLoop:
         in_play = Plan(version=s.plan.version, subtasks=tuple(s.records[i].subtask for i in live))
         now = await self.deps.now(s.step)
         try:
-            plan, removed = await self.deps.planner.replan(
-                s.goal,
-                in_play,
-                status={i: r.status for i, r in s.records.items()},
-                reports={i: r.report for i, r in s.records.items() if r.report is not None},
-                trigger=trigger,
-                reason=reason,
-                reserved=set(s.records) - set(in_play.ids),
-                unavailable=self.toolbox.unavailable(now),
-                known=s.known,
-            )
+            with telemetry.span("paor.replan", _replan_ids(s, trigger, reason)) as span:
+                plan, removed = await self.deps.planner.replan(
+                    s.goal,
+                    in_play,
+                    status={i: r.status for i, r in s.records.items()},
+                    reports={i: r.report for i, r in s.records.items() if r.report is not None},
+                    trigger=trigger,
+                    reason=reason,
+                    reserved=set(s.records) - set(in_play.ids),
+                    unavailable=self.toolbox.unavailable(now),
+                    known=s.known,
+                )
+                removals = {"paor.plan.removed_ids": tuple(sorted(removed))}
+                telemetry.finished(span, {**_plan_attributes(plan), **removals})
         except PlanError as exc:
             s.notes.append(f"replan after {trigger} failed: {exc}")
             _log.warning("replan_failed", trigger=trigger, error=str(exc))
@@ -389,7 +395,9 @@ class RunLoop:
         reports = [r.report for r in s.records.values() if r.report is not None]
         usable = [r for r in reports if r.status in FINISHED or r.evidence]
         note = _incompleteness(s)
-        answer = await self.deps.planner.synthesise(s.goal, usable, note, known=s.known)
+        used = {"paor.synthesis.subtask_ids": tuple(r.agent_id for r in usable)}
+        with telemetry.span("paor.synthesis", {**_span_ids(s), **used}):
+            answer = await self.deps.planner.synthesise(s.goal, usable, note, known=s.known)
         status = "failed" if not (usable or s.halted) else ("incomplete" if note else "complete")
         await self._emit(
             s,
@@ -422,6 +430,22 @@ async def _receive(s: RunState, deps: RunDeps) -> None:
         s.halt_asked = s.halt_asked or arrival.reason
     else:
         s.arrived[arrival.subtask_id] = arrival
+
+
+def _span_ids(s: RunState) -> dict[str, str | int]:
+    """What every planner span of the run carries."""
+    return {"gen_ai.conversation.id": s.run_id, "paor.run.id": s.run_id, "paor.step": s.step}
+
+
+def _replan_ids(s: RunState, trigger: str, reason: str) -> dict[str, str | int]:
+    """A replan span's attributes: its trigger, and its reason when content is captured (the
+    reason quotes the report's answer)."""
+    shown = {"paor.replan.reason": redact_text(reason)} if telemetry.capturing() else {}
+    return {**_span_ids(s), "paor.replan.trigger": trigger, **shown}
+
+
+def _plan_attributes(plan: Plan) -> dict[str, int | tuple[str, ...]]:
+    return {"paor.plan.version": plan.version, "paor.plan.subtask_ids": plan.ids}
 
 
 def _replan_reason(report: AgentReport) -> str | None:

@@ -23,7 +23,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         return fail(f"cannot open the log file: {exc}")
     try:
-        status: int = anyio.run(_command, args)
+        with _traced(args):
+            status: int = anyio.run(_command, args)
     except BaseException as exc:
         error = _unwrap(exc)
         if isinstance(error, KeyboardInterrupt):
@@ -172,6 +173,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
         _gguf_option(sub)
         _mcp_option(sub)
+        _otel_option(sub)
         sub.add_argument(
             "--deadline", type=_positive(float), help="wall-clock seconds for the whole command"
         )
@@ -192,6 +194,25 @@ def _gguf_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _traced(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """With `--otel`: the run's spans exported over OTLP/HTTP (`OTEL_EXPORTER_OTLP_ENDPOINT`),
+    flushed before the command ends."""
+    if not getattr(args, "otel", False):
+        return contextlib.nullcontext()
+    from agents.telemetry import export_otlp
+
+    return export_otlp()
+
+
+def _otel_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--otel",
+        action="store_true",
+        help="export OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT "
+        "(the otel extra)",
+    )
+
+
 def _mcp_option(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--mcp",
@@ -202,16 +223,14 @@ def _mcp_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
-@contextlib.asynccontextmanager
-async def _mcp_tools(path: str | Path | None) -> AsyncIterator[list[Tool]]:
-    """The tools of the MCP servers in `path` (`--mcp`): started for the command, then stopped."""
+def _mcp_tools(path: str | Path | None) -> AbstractAsyncContextManager[Sequence[Tool]]:
+    """The tools of the MCP servers in `path` (`--mcp`): started for the command, then stopped
+    (the MCP SDK is imported only then)."""
     if path is None:
-        yield []
-        return
-    from agents.mcp import MCPServers
+        return contextlib.nullcontext(())
+    from agents._mcp_config import tools_of
 
-    async with MCPServers.from_file(path) as servers:
-        yield list(servers.tools)
+    return tools_of(path)
 
 
 def _journal_commands(commands: Any) -> None:
@@ -252,6 +271,7 @@ def _journal_commands(commands: Any) -> None:
     resume.add_argument("--base-url", help="endpoint (default: as recorded)")
     resume.add_argument("--protocol", choices=["auto", "tools", "json"])
     resume.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
+    _otel_option(resume)
 
 
 def _worker_command(commands: Any) -> None:
@@ -265,6 +285,7 @@ def _worker_command(commands: Any) -> None:
     wk.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
     _gguf_option(wk)
     _mcp_option(wk)
+    _otel_option(wk)
     wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     _blobs_option(wk)
     wk.set_defaults(handler=_worker)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -61,11 +60,11 @@ def pid() -> int:
 
 
 @server.tool()
-def die() -> str:
+async def die() -> str:
     """End the server process at once."""
     sys.stderr.write("dying on request\n")
     sys.stderr.flush()
-    time.sleep(0.05)
+    await anyio.sleep(0.05)
     os._exit(3)
 
 

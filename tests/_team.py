@@ -1,10 +1,11 @@
 """A fake team for orchestrator tests: one `FunctionModel` that plays planner, sub-agents and writer.
 
-The planner asks for structured output (`ModelRequest.output` named "plan" or "replan"); the final
-writer is asked with the synthesis instructions as its system prompt; every other request comes from
-a sub-agent, recognised by the goal in its task message. Each kind of request is answered from its
-own script, and every request is kept under the role that made it, so a test can assert on what
-each member of the team was asked.
+Each request says what it is for (`ModelRequest.purpose`): "plan" and "replan" come from the
+planner, "synthesis" from the final writer, and every other request from a sub-agent, recognised
+by the goal of its task (`agents.testing.task_of`). Each kind of request is answered from its own
+script, and every request is kept under the role that made it, so a test can assert on what each
+member of the team was asked. Subtasks are built with `agents.testing.subtask`, so a field the
+planner does not know fails the test that writes it.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, Turn, reply
+from agents.testing import FunctionModel, Turn, reply, subtask, task_of
 from memory import AssistantMessage, UserMessage
-from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 
 Behaviour = Callable[[ModelRequest], Turn | Awaitable[Turn]]
 """How one sub-agent answers each of its requests."""
@@ -32,7 +32,9 @@ WRITER = "writer"
 
 def sub(subtask_id: str, *depends_on: str, **fields: Any) -> dict[str, Any]:
     """A subtask as the planner model writes it; its goal defaults to "Find fact <id>."."""
-    return {"id": subtask_id, "goal": goal(subtask_id), "depends_on": list(depends_on), **fields}
+    return subtask(
+        subtask_id, fields.pop("goal", goal(subtask_id)), depends_on=depends_on, **fields
+    )
 
 
 def goal(subtask_id: str) -> str:
@@ -110,14 +112,14 @@ class Team:
         assert not self.surprises, self.surprises
 
     async def _decide(self, request: ModelRequest) -> Turn:
-        if request.output is not None:
+        if request.purpose in ("plan", "replan"):
             self.asked[PLANNER].append(request)
-            queue = self.plans if request.output.name == "plan" else self.replans
-            return self._planner_turn(queue, request.output.name)
-        if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+            queue = self.plans if request.purpose == "plan" else self.replans
+            return self._planner_turn(queue, request.purpose)
+        if request.purpose == "synthesis":
             self.asked[WRITER].append(request)
             return self.synthesis
-        who = self._goals.get(opening(request).removeprefix("Task: ").split("\n")[0])
+        who = self._goals.get(_task(request))
         if who is None:
             return self._surprise(f"a sub-agent with an unknown task: {opening(request)!r}")
         self.asked[who].append(request)
@@ -137,3 +139,11 @@ class Team:
     def _surprise(self, what: str) -> Turn:
         self.surprises.append(what)
         return AssertionError(what)
+
+
+def _task(request: ModelRequest) -> str:
+    """The goal a sub-agent's request is about ("" for a request with no task)."""
+    try:
+        return task_of(request)
+    except ValueError:
+        return ""

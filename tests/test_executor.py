@@ -760,4 +760,5 @@ def test_an_executor_is_frozen_once_built() -> None:
         base.cite = True
     with pytest.raises(AttributeError, match="Executor is frozen"):
         del base.model
-    assert base.cite is False and base.clone(cite=True).cite is True
+    assert base.cite is False
+    assert base.clone(cite=True).cite is True

@@ -22,6 +22,26 @@ async with FakeOpenAIServer(script) as server:
 server.assert_complete()
 assert server.requests[0]["tools"]
 ```
+
+A whole run, each request answered by what it is for (`ModelRequest.purpose`), the planner's
+replies checked against the planner's own schemas when they are built:
+
+```python
+from agents.testing import by_purpose, plan_reply, subtask, synthesis_reply, task_of
+
+model = FunctionModel(by_purpose(
+    plan=plan_reply(subtask("a", "Find the population of Lyon.")),
+    step=lambda request: f"Found: {task_of(request)}",
+    synthesis=synthesis_reply("Lyon has about 520,000 people."),
+), tokens="estimated")
+result = await Orchestrator(model).run("How many people live in Lyon?")
+```
+
+`tokens="estimated"` makes a fake model report the tokens a real endpoint would count for the
+request and the reply (the default reports 10 and 5 a turn), so token limits are hit as live.
+Installed, paor is also a pytest plugin (see `agents.testing._pytest_plugin`): real model requests
+fail unless a test is marked `paor_allow_model_requests`, and the fixtures `paor_scripted_model`,
+`paor_fake_openai` and `paor_journal` are there to use.
 """
 
 from agents._openai import block_model_requests
@@ -41,30 +61,50 @@ from agents.testing._actions import (
     tool_calls,
 )
 from agents.testing._loopback import LoopbackServer
-from agents.testing._scripted import FunctionModel, ScriptedModel, Turn, call, calls, reply
+from agents.testing._replies import (
+    Route,
+    by_purpose,
+    plan_reply,
+    replan_reply,
+    subtask,
+    synthesis_reply,
+    task_of,
+)
+from agents.testing._scripted import Decider, FunctionModel, ScriptedModel, Turn, call, calls, reply
 from agents.testing._server import FakeOpenAIServer
+from agents.testing._usage import TokenCounting, estimated_usage
 
 __all__ = [
     "Completion",
+    "Decider",
     "FakeOpenAIServer",
     "FunctionModel",
     "Hang",
     "LoopbackServer",
     "MalformedBody",
+    "Route",
     "ScriptedModel",
     "ServerAction",
     "ServerScript",
     "Status",
+    "TokenCounting",
     "TokenUsage",
     "Turn",
     "block_model_requests",
+    "by_purpose",
     "call",
     "calls",
+    "estimated_usage",
     "hang",
     "json_content",
     "malformed_body",
+    "plan_reply",
+    "replan_reply",
     "reply",
     "status",
+    "subtask",
+    "synthesis_reply",
+    "task_of",
     "text",
     "tool_calls",
 ]

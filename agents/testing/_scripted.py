@@ -1,4 +1,9 @@
-"""Fake models for tests: a scripted queue of replies, and a function that decides each turn."""
+"""Fake models for tests: a scripted queue of replies, and a function that decides each turn.
+
+Token counts a turn does not state are filled in when it is played (see `TokenCounting`): with
+`tokens="estimated"` they are estimated from the request and the reply, so token budgets
+(`Limits(max_tokens=...)`, `AgentLimits`) are hit in a test where they would be live.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from agents._model import ModelRequest, ModelResponse, Usage
+from agents._model import ModelRequest, ModelResponse
+from agents.testing._usage import TokenCounting, played, usage
 from memory import AssistantMessage, ToolCall
 
 __all__ = ["FunctionModel", "ScriptedModel", "Turn", "call", "calls", "reply"]
@@ -19,11 +25,12 @@ Turn = ModelResponse | AssistantMessage | str | BaseException
 """One scripted turn: a response, a message, plain text (a final answer), or an error to raise."""
 
 
-def reply(text: str, *, prompt_tokens: int = 10, completion_tokens: int = 5) -> ModelResponse:
-    """A final-answer response."""
+def reply(
+    text: str, *, prompt_tokens: int | None = None, completion_tokens: int | None = None
+) -> ModelResponse:
+    """A final-answer response; a token count left as None is filled in when it is played."""
     return ModelResponse(
-        message=AssistantMessage(content=text),
-        usage=Usage(requests=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
+        message=AssistantMessage(content=text), usage=usage(prompt_tokens, completion_tokens)
     )
 
 
@@ -42,19 +49,14 @@ def calls(*items: tuple[str, dict[str, Any] | str]) -> ModelResponse:
         )
         for name, args in items
     )
-    return ModelResponse(
-        message=AssistantMessage(tool_calls=tool_calls),
-        usage=Usage(requests=1, prompt_tokens=10, completion_tokens=5),
-    )
+    return ModelResponse(message=AssistantMessage(tool_calls=tool_calls), usage=usage(None, None))
 
 
 def _as_response(turn: ModelResponse | AssistantMessage | str) -> ModelResponse:
     if isinstance(turn, ModelResponse):
         return turn
     if isinstance(turn, AssistantMessage):
-        return ModelResponse(
-            message=turn, usage=Usage(requests=1, prompt_tokens=10, completion_tokens=5)
-        )
+        return ModelResponse(message=turn, usage=usage(None, None))
     return reply(turn)
 
 
@@ -64,14 +66,18 @@ class ScriptedModel:
     Args:
         turns: The replies, in order. An exception instance is raised instead of answering.
         name: A label for traces.
+        tokens: How the token counts a turn does not state are filled in (`TokenCounting`).
 
     Raises:
         AssertionError: From `complete`, when the script is exhausted.
     """
 
-    def __init__(self, turns: Iterable[Turn], *, name: str = "scripted") -> None:
+    def __init__(
+        self, turns: Iterable[Turn], *, name: str = "scripted", tokens: TokenCounting = "fixed"
+    ) -> None:
         self._turns = list(turns)
         self._name = name
+        self._tokens: TokenCounting = tokens
         self.requests: list[ModelRequest] = []
 
     @property
@@ -89,7 +95,7 @@ class ScriptedModel:
         turn = self._turns.pop(0)
         if isinstance(turn, BaseException):
             raise turn
-        return _as_response(turn)
+        return played(_as_response(turn), request, self._tokens)
 
     @property
     def remaining(self) -> int:
@@ -114,11 +120,15 @@ class FunctionModel:
     Args:
         fn: Called with each request; returns a turn as `ScriptedModel` accepts.
         name: A label for traces.
+        tokens: How the token counts a turn does not state are filled in (`TokenCounting`).
     """
 
-    def __init__(self, fn: Decider, *, name: str = "function") -> None:
+    def __init__(
+        self, fn: Decider, *, name: str = "function", tokens: TokenCounting = "fixed"
+    ) -> None:
         self._fn = fn
         self._name = name
+        self._tokens: TokenCounting = tokens
         self.requests: list[ModelRequest] = []
 
     @property
@@ -134,4 +144,4 @@ class FunctionModel:
             turn = await turn
         if isinstance(turn, BaseException):
             raise turn
-        return _as_response(turn)
+        return played(_as_response(turn), request, self._tokens)

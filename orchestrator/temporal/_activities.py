@@ -20,6 +20,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agents import ChatModel, OpenAIChatModel, Tool, ToolContext
+from agents import _telemetry as telemetry
+from agents.effects import EffectSite
 from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
 from agents.models import ModelRequest, ModelResponse
 from agents.tools import ToolOutcome
@@ -133,7 +135,10 @@ class Activities:
         """Ask the named model once; failures become `ApplicationError`s Temporal retries or not."""
         model = self.registry.model(call.model)
         try:
-            return await model.complete(call.request)
+            with telemetry.chat_span(_site(), model, call.request) as span:
+                response = await model.complete(call.request)
+                telemetry.chat_done(span, response)
+                return response
         except MalformedResponse as exc:
             raise ApplicationError(
                 str(exc), exc.raw, type="MalformedResponse", non_retryable=True
@@ -158,10 +163,12 @@ class Activities:
             # Temporal's identity of this call: the same on every attempt, on any worker.
             idempotency_key=f"{info.workflow_id}/{info.activity_id}",
         )
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._heartbeat)
-            outcome = await tool.execute(call.args, ctx)
-            tg.cancel_scope.cancel()
+        with telemetry.tool_span(_site(), tool, call.args, ctx) as span:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._heartbeat)
+                outcome = await tool.execute(call.args, ctx)
+                tg.cancel_scope.cancel()
+            telemetry.tool_done(span, outcome)
         return outcome
 
     async def _heartbeat(self) -> None:
@@ -169,6 +176,15 @@ class Activities:
         while True:
             activity.heartbeat()
             await anyio.sleep(self.heartbeat_every)
+
+
+def _site() -> EffectSite:
+    """The running activity's effect site, from its id (`model:{agent}#{seq}`) and its workflow's
+    (the run's id, or `{run}.{agent}` for a sub-agent's)."""
+    info = activity.info()
+    agent_id, _, seq = info.activity_id.partition(":")[2].rpartition("#")
+    run_id = (info.workflow_id or "").removesuffix(f".{agent_id}")
+    return EffectSite(run_id=run_id, agent_id=agent_id, seq=int(seq or 0), step=0)
 
 
 def _no_retries(model: ChatModel) -> ChatModel:

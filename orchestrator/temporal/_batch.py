@@ -149,6 +149,7 @@ async def batch_on_temporal(
     deadline_s: float | None = None,
     task_queue: str = DEFAULT_TASK_QUEUE,
     on_result: Callable[[str, str], None] | None = None,
+    tools: Sequence[str] = (),
 ) -> BatchSummary:
     """Run every task not already in `out` on the workers of `task_queue`, a chunk per workflow.
 
@@ -163,6 +164,7 @@ async def batch_on_temporal(
         deadline_s: Seconds from now by which every goal must be over.
         task_queue: The workers' queue (they serve the model "default" and the research tools).
         on_result: Called with each task's id and status as its chunk finishes.
+        tools: More tools for the agents, beside the research tools (names the workers serve).
 
     Raises:
         ConfigurationError: `concurrency` or `chunk_size` is below 1.
@@ -189,6 +191,7 @@ async def batch_on_temporal(
             given = BatchInput(
                 tasks=todo,
                 concurrency=concurrency,
+                tools=(*RESEARCH_TOOLS, *tools),
                 limits=limits or AgentLimits(),
                 max_tokens=share,
                 deadline=deadline,

@@ -61,6 +61,7 @@ async def research(
 ) -> ResearchReport:
     """`paor research --temporal`: the run on the workers, its events shown as they happen."""
     client = await _connect(args)
+    tools = await _mcp_names(args)
     print(f"paor: submitted to {args.task_queue!r} on {args.temporal}", file=sys.stderr)
     return await research_on_temporal(
         client,
@@ -70,6 +71,7 @@ async def research(
         task_queue=args.task_queue,
         on_event=_progress(),
         meta=meta,
+        tools=tools,
     )
 
 
@@ -79,6 +81,7 @@ async def batch(
     """`paor batch --temporal`: the goals in workflows of up to 100; results appended per workflow.
     `--deadline` is one instant for all; `--max-tokens` is split evenly among the workflows."""
     client = await _connect(args)
+    tools = await _mcp_names(args)
     print(f"paor: submitting {len(tasks)} goals to {args.task_queue!r}", file=sys.stderr)
     return await batch_on_temporal(
         client,
@@ -90,6 +93,7 @@ async def batch(
         deadline_s=args.deadline,
         task_queue=args.task_queue,
         on_result=lambda key, status: print(f"{key}: {status}", file=sys.stderr),
+        tools=tools,
     )
 
 
@@ -153,14 +157,28 @@ async def resume(args: argparse.Namespace, write: Callable[[Path, ResearchReport
 async def worker(
     args: argparse.Namespace, open_model: Callable[[], AbstractAsyncContextManager[ChatModel]]
 ) -> None:
-    """`paor worker`: serve the research tools and the model (as "default") until interrupted."""
+    """`paor worker`: serve the research tools, the tools of `--mcp FILE`'s servers (connected
+    once, for every run the worker serves) and the model (as "default") until interrupted."""
     client = await _connect(args)  # before the model starts: an unreachable server fails fast
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    async with open_model() as model:
-        registry = Registry.of({"default": model}, research_tools(corpus))
+    from agents._mcp_config import tools_of  # nothing is imported without --mcp
+
+    async with tools_of(args.mcp) as mcp, open_model() as model:
+        registry = Registry.of({"default": model}, [*research_tools(corpus), *mcp])
         async with build_worker(client, registry, task_queue=args.task_queue):
             print(f"paor worker: serving {args.task_queue!r} on {args.temporal}", file=sys.stderr)
             await anyio.sleep_forever()
+
+
+async def _mcp_names(args: argparse.Namespace) -> tuple[str, ...]:
+    """The names of the tools of `--mcp FILE`'s servers, which the workers serve (they were
+    started with the same file): the servers are started here just long enough to list them."""
+    if args.mcp is None:
+        return ()
+    from agents._mcp_config import tools_of
+
+    async with tools_of(args.mcp) as tools:
+        return tuple(t.name for t in tools)
 
 
 async def _connect(args: argparse.Namespace) -> Client:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, Interceptor, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from agents import ConfigurationError
@@ -82,7 +82,9 @@ async def connect(
         pydantic_data_converter, payload_codec=codec_for(blobs, inline_limit=inline_limit)
     )
     try:
-        return await Client.connect(target, namespace=namespace, data_converter=converter)
+        return await Client.connect(
+            target, namespace=namespace, data_converter=converter, interceptors=_tracing()
+        )
     except RuntimeError as exc:
         raise ConfigurationError(f"cannot reach the Temporal server at {target}") from exc
 
@@ -179,6 +181,17 @@ async def list_runs(client: Client, *, limit: int = 20) -> list[WorkflowRun]:
             )
         )
     return found
+
+
+def _tracing() -> list[Interceptor]:
+    """Temporal's OpenTelemetry interceptor, when the extra is installed: the trace context of the
+    caller travels in workflow and activity headers, so activity-side spans join the caller's
+    trace (the workers built from this client use it too)."""
+    try:
+        from temporalio.contrib.opentelemetry import TracingInterceptor
+    except ImportError:
+        return []
+    return [TracingInterceptor()]
 
 
 def new_run_id() -> str:

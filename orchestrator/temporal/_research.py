@@ -9,7 +9,7 @@ the citations of documents it lacks are dropped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from temporalio.client import Client
@@ -39,13 +39,15 @@ def research_input(
     limits: Limits | None = None,
     run_id: str | None = None,
     meta: dict[str, Any] | None = None,
+    tools: Sequence[str] = (),
 ) -> RunInput:
-    """The workflow input of a research run on `topic` (the worker's model "default")."""
+    """The workflow input of a research run on `topic` (the worker's model "default"), its
+    agents given the research tools and `tools` (names the workers serve, e.g. MCP tools)."""
     return RunInput(
         meta=meta or {},
         goal=topic,
         run_id=run_id or new_run_id(),
-        tools=RESEARCH_TOOLS,
+        tools=(*RESEARCH_TOOLS, *tools),
         limits=limits or Limits(),
         instructions=RESEARCH_AGENT,
         planner_instructions=RESEARCH_PLANNER,
@@ -69,6 +71,7 @@ async def research_on_temporal(
     execution_timeout: float | None = None,
     on_event: Callable[[Event], None] | None = None,
     meta: dict[str, Any] | None = None,
+    tools: Sequence[str] = (),
 ) -> ResearchReport:
     """Research `topic` on the workers of `task_queue` and write the report.
 
@@ -82,11 +85,13 @@ async def research_on_temporal(
         execution_timeout: Seconds the whole workflow may take (no limit if None).
         on_event: Called with each of the run's events as it happens.
         meta: JSON data kept with the run.
+        tools: More tools for the agents, beside the research tools, by the names the workers
+            serve them under (`paor worker --mcp FILE` serves the tools of MCP servers).
 
     Raises:
         RunError: The run's workflow failed, was cancelled or terminated, or timed out.
     """
-    given = research_input(topic, limits=limits, run_id=run_id, meta=meta)
+    given = research_input(topic, limits=limits, run_id=run_id, meta=meta, tools=tools)
     run = await start(client, given, task_queue=task_queue, execution_timeout=execution_timeout)
     return await follow_research(run, corpus, on_event=on_event)
 

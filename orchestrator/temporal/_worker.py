@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_TASK_QUEUE", "PASSTHROUGH", "build_replayer", "build_worker"
 PASSTHROUGH = (
     "anyio", "sniffio", "structlog", "pydantic", "pydantic_core", "typing_inspection",
     "annotated_types", "agents", "memory", "orchestrator", "openai", "httpx", "httpx2",
-    "httpcore", "httpcore2",
+    "httpcore", "httpcore2", "opentelemetry",
 )  # fmt: skip
 """Modules the workflow sandbox shares with the worker instead of re-importing them."""
 

@@ -20,6 +20,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from agents import AgentReport, PaorError
+    from agents._telemetry import quiet
     from agents.effects import Effects
     from agents.guards import Stop
     from orchestrator._orchestrator import Orchestrator
@@ -73,9 +74,12 @@ class RunWorkflow:
         )
         stream = orchestrator_for(given, effects).stream(given.goal, run_id=given.run_id)
         try:
-            async with stream as events:
-                async for event in events:
-                    self._log.append(event)
+            # No paor span in workflow code: a replay would make them again. The activities
+            # make them, in the caller's trace (see `connect`).
+            with quiet():
+                async with stream as events:
+                    async for event in events:
+                        self._log.append(event)
         finally:
             self._log.close()
             await self._let_reader_finish()
@@ -121,7 +125,8 @@ class AgentWorkflow:
         )
         effects = ContinuingEffects(activities, given, self._stop.is_set)
         executor = orchestrator_for(given.run, effects).executor
-        return await given.call(self._stop).run_here(executor)
+        with quiet():
+            return await given.call(self._stop).run_here(executor)
 
     @workflow.signal(name="stop")
     def stop(self) -> None:
