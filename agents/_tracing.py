@@ -1,7 +1,7 @@
 """Tracing helpers: the library's logger, result digests and redaction.
 
-paor logs through structlog with constant snake_case event names; run, agent and subtask ids are bound
-through contextvars by the loops. The library never configures structlog: the application does.
+The logger is `memory._logging`'s (quiet unless the application configures logging; re-exported
+here for the packages above memory).
 
 Redaction replaces secrets with `REDACTED`: tool arguments (`redact`), free text (`redact_text`:
 API keys, bearer tokens, `password=...`-style assignments, URL userinfo) and URLs (`redact_url`).
@@ -17,9 +17,10 @@ from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import structlog
+from memory._logging import Logger, logger
 
-__all__ = ["REDACTED", "digest", "logger", "redact", "redact_text", "redact_url"]
+__all__ = ["REDACTED", "Logger", "digest", "logger", "redact", "redact_text", "redact_url"]
+
 
 REDACTED = "***"
 _SECRET_KEYS = re.compile(r"(api[_-]?key|secret|password|passwd|token|authorization)", re.I)
@@ -37,11 +38,6 @@ _ASSIGNMENT = re.compile(
 # URL query names that carry secrets on top of `_SECRET_KEYS`: Google's `key`, signed URLs.
 _SECRET_PARAM = re.compile(r"(?:x-(?:amz|goog)-)?(?:key|sig|signature|credential)", re.I)
 _USERINFO = re.compile(r"(?<![\w+.-])([a-z][a-z0-9+.-]*+://)([^\s/?#@]++)@", re.I)
-
-
-def logger(name: str = "paor") -> Any:
-    """The paor logger (a structlog bound logger; configuration is the application's)."""
-    return structlog.get_logger(name)
 
 
 def digest(text: str) -> str:

@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
-from structlog import get_logger
 
+from memory._logging import logger
 from memory._tokens import REPLY_PRIMING, count_text, count_tokens, message_tokens, truncate_text
 from memory._transcript import (
     AssistantMessage,
@@ -57,7 +57,7 @@ _SUMMARY_INSTRUCTIONS = (
 Summariser = Callable[[tuple[Message, ...], int], Awaitable[str | None]]
 """Answers a summary prompt (the messages) within a token cap; None means it could not."""
 
-_log = get_logger("paor.memory")
+_log = logger("paor.memory")
 
 
 class Compaction(BaseModel):

@@ -43,9 +43,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import structlog
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory._logging import logger
 from memory._sqlite import SQLiteFile, shrink
 
 __all__ = [
@@ -72,7 +72,7 @@ RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed"]
 """A journaled run's status; `crashed` is a run whose owner died before it ended (resumable)."""
 FINISHED_RUNS: frozenset[str] = frozenset({"complete", "incomplete", "failed"})
 _T = TypeVar("_T")
-_log = structlog.get_logger("paor.journal")
+_log = logger("paor.journal")
 _HOST = socket.gethostname()
 _RUN_COLUMNS = (
     "run_id", "goal", "status", "created", "updated", "owner", "heartbeat", "result_json",

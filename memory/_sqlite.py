@@ -24,7 +24,8 @@ from typing import ClassVar, Self, TypeVar
 
 import anyio
 import anyio.to_thread
-import structlog
+
+from memory._logging import logger
 
 __all__ = ["SQLiteFile", "shrink"]
 
@@ -32,7 +33,7 @@ _T = TypeVar("_T")
 _ATTEMPT_S = 0.5  # the longest SQLite waits inside one attempt: how soon a cancel is heard
 _FIRST_PAUSE_S = 0.01
 _BUSY = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
-_log = structlog.get_logger("paor.sqlite")
+_log = logger("paor.sqlite")
 
 
 class SQLiteFile:

@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any, Literal
 
 import anyio
+import structlog
 from anyio.streams.memory import MemoryObjectSendStream
 
 from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
@@ -366,8 +367,12 @@ class RunStream(EventStream):
             self._result = await hold_lease(orch.journal, self.run_id, body, run_ended)
 
     async def _run(self, goal: str, effects: Effects) -> RunResult:
-        """The run, in its `invoke_agent run` span: every other span of the run nests in it."""
-        with telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span:
+        """The run, in its `invoke_agent run` span (every other span of the run nests in it), its
+        id bound for every log event of the run."""
+        with (
+            structlog.contextvars.bound_contextvars(run_id=self.run_id),
+            telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span,
+        ):
             orch = self._orchestrator
             self._state, self._deps = await orch._new_run(goal, self.run_id, self._send, effects)
             if self._cancelled is not None:  # asked before the run had a state

@@ -1,10 +1,100 @@
-"""`agents._tracing`: redaction of secrets in tool arguments, free text and URLs."""
+"""`agents._tracing`: the logger (stdlib or the application's structlog), and redaction of
+secrets in tool arguments, free text and URLs."""
 
 from __future__ import annotations
 
-import pytest
+import logging
 
-from agents._tracing import REDACTED, redact, redact_text, redact_url
+import pytest
+import structlog
+from structlog.testing import capture_logs
+
+from agents._tracing import REDACTED, logger, redact, redact_text, redact_url
+
+
+@pytest.fixture
+def unconfigured() -> None:
+    """structlog as an application that never configured it leaves it."""
+    structlog.reset_defaults()
+
+
+class Loud:
+    """A value that counts how often it is formatted."""
+
+    shown = 0
+
+    def __repr__(self) -> str:
+        Loud.shown += 1
+        return "loud"
+
+
+@pytest.mark.usefixtures("unconfigured")
+def test_without_structlog_configured_events_are_stdlib_records(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An event is a record of its `paor.*` logger: level kept, fields in the line and `extra`."""
+    with caplog.at_level(logging.INFO, logger="paor"):
+        with structlog.contextvars.bound_contextvars(run_id="r1"):
+            logger("paor.agent").info("tool_called", tool="search", note="two words", n=2)
+        logger("paor.run").warning("budget_low", left=10)
+    first, second = caplog.records
+    assert (first.name, first.levelno, second.levelno) == ("paor.agent", logging.INFO, 30)
+    assert first.getMessage() == "tool_called run_id=r1 tool=search note='two words' n=2"
+    assert first.__dict__["event"] == "tool_called"
+    assert first.__dict__["fields"] == {
+        "run_id": "r1",
+        "tool": "search",
+        "note": "two words",
+        "n": 2,
+    }
+    assert first.funcName == "test_without_structlog_configured_events_are_stdlib_records"
+
+
+@pytest.mark.usefixtures("unconfigured")
+def test_a_disabled_level_formats_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """Below the `paor` logger's level an event costs a level check: no field is formatted."""
+    Loud.shown = 0
+    with caplog.at_level(logging.WARNING, logger="paor"):
+        logger("paor.agent").info("model_called", value=Loud())
+        logger("paor.agent").warning("tool_failed", value=Loud())
+    assert Loud.shown == 1
+    assert [r.getMessage() for r in caplog.records] == ["tool_failed value=loud"]
+
+
+@pytest.mark.usefixtures("unconfigured")
+def test_exception_keeps_the_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """`exception()` is an ERROR record carrying the exception being handled."""
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        logger("paor.run").exception("subtask_crashed", subtask_id="s1")
+    (record,) = caplog.records
+    assert record.levelno == logging.ERROR
+    assert record.exc_info is not None
+    assert record.exc_info[0] is ValueError
+    assert record.getMessage() == "subtask_crashed subtask_id=s1"
+
+
+def test_the_paor_logger_has_a_null_handler() -> None:
+    """With no logging configured, warnings do not reach the last-resort handler."""
+    handlers = logging.getLogger("paor").handlers
+    assert any(isinstance(h, logging.NullHandler) for h in handlers)
+
+
+@pytest.mark.usefixtures("unconfigured")
+def test_structlog_configured_after_the_logger_was_made_gets_the_events(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The choice is made per call: configuring structlog later routes events to it alone."""
+    log = logger("paor.agent")
+    with capture_logs() as logs:
+        log.info("tool_called", tool="search")
+        log.exception("tool_crashed")
+    assert logs == [
+        {"event": "tool_called", "tool": "search", "log_level": "info"},
+        {"event": "tool_crashed", "exc_info": True, "log_level": "error"},
+    ]
+    assert caplog.records == []
 
 
 @pytest.mark.parametrize(

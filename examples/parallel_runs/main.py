@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import anyio
-import structlog
 
 import agents
 from agents import (
@@ -83,10 +82,7 @@ def _show(task_id: str, report: AgentReport) -> None:
 
 def main() -> None:
     """Pick the model, run the batch, and print the summary."""
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-    )
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")  # warnings, on stderr
     try:
         summary = anyio.run(_run_with_configured_model)
     except PaorError as exc:  # a bad task line, or no model to talk to: say so in one line

@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import anyio
-import structlog
 
 import agents
 from agents import (
@@ -56,16 +55,9 @@ async def run(model: ChatModel, *, out: Path = OUT, topic: str = TOPIC) -> Resea
 
 def main() -> None:
     """Configure console logging, pick the model, run, and print where the report went."""
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="%H:%M:%S"),
-            structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()),
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-    )
+    # paor's progress (plan_created, tool_called...) on stderr; other libraries' warnings only.
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    logging.getLogger("paor").setLevel(logging.INFO)
     try:
         report = anyio.run(_run_with_configured_model)
     except PaorError as exc:  # no model to talk to, or a bad corpus: say so in one line

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import structlog
 
 import agents
 from agents import ChatModel, PaorError, ToolContext, ToolFailure, open_model, tool
@@ -229,10 +228,8 @@ _FAILURES = {
 
 def main() -> None:
     """Pick the model, run the trip, and print the answer."""
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-    )
+    # Errors only: the tools fail on purpose, and the events printed below already say so.
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     try:
         result = anyio.run(_run_with_configured_model)
     except PaorError as exc:  # no usable plan, or no model: say so in one line
