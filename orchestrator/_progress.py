@@ -58,14 +58,15 @@ class Progress:
 
     def update(self, event: Event) -> None:
         """Take one event into account and show it."""
-        line = self._apply(event)
+        line = self.describe(event)
         if self.live:
             self._redraw()
         elif line:
             self.out.write(f"[{self._elapsed()}] {_one_line(line)}\n")
             self.out.flush()
 
-    def _apply(self, event: Event) -> str | None:
+    def describe(self, event: Event) -> str | None:
+        """Take one event into account; the line that tells what happened, if it is worth one."""
         match event:
             case PlanCreated(plan=plan) | Replanned(plan=plan):
                 self.version = plan.version

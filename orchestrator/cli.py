@@ -20,11 +20,9 @@ of terminal escapes and masked of credentials (`orchestrator._console`).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +30,8 @@ import anyio
 
 import agents
 from agents import (
-    ChatModel,
     ConfigurationError,
     PaorError,
-    Tool,
-    open_model,
 )
 from agents.toolkits import Corpus
 from memory.journal import JournalError, default_journal_path
@@ -49,6 +44,17 @@ from orchestrator._cli_journal import (
     require_temporal,
     runs,
     show,
+)
+from orchestrator._cli_mcp import mcp_command
+from orchestrator._cli_options import (
+    blobs_option,
+    gguf_option,
+    mcp_option,
+    mcp_tools,
+    model_of,
+    otel_option,
+    positive,
+    traced,
 )
 from orchestrator._cli_spec import ResearchSpec
 from orchestrator._console import (
@@ -85,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         return fail(f"cannot open the log file: {exc}")
     try:
-        with _traced(args):
+        with traced(args):
             status: int = anyio.run(_command, args)
     except BaseException as exc:
         error = _unwrap(exc)
@@ -129,7 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     rs.add_argument("topic")
     rs.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
     rs.add_argument("--out", type=Path, default=Path("report.md"))
-    rs.add_argument("--max-subtasks", type=_positive(int), default=3)
+    rs.add_argument("--max-subtasks", type=positive(int), default=3)
     rs.add_argument(
         "--temporal",
         metavar="HOST:PORT",
@@ -141,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     bt = commands.add_parser("batch", help="run many independent goals concurrently")
     bt.add_argument("tasks", type=Path, help='JSON Lines file of {"id": ..., "goal": ...}')
     bt.add_argument("--out", type=Path, required=True)
-    bt.add_argument("--concurrency", type=_positive(int), default=4)
+    bt.add_argument("--concurrency", type=positive(int), default=4)
     bt.add_argument("--docs", type=Path, help="corpus folder for the agents' search tools")
     bt.add_argument(
         "--temporal",
@@ -153,10 +159,11 @@ def _parser() -> argparse.ArgumentParser:
 
     _journal_commands(commands)
     _worker_command(commands)
+    mcp_command(commands)
 
     for sub in (rs, bt):
         sub.add_argument("--task-queue", default="paor", help="the workers' queue (default: paor)")
-        _blobs_option(sub)
+        blobs_option(sub)
         sub.add_argument(
             "--journal",
             type=Path,
@@ -171,66 +178,18 @@ def _parser() -> argparse.ArgumentParser:
             "--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)"
         )
         sub.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
-        _gguf_option(sub)
-        _mcp_option(sub)
-        _otel_option(sub)
+        gguf_option(sub)
+        mcp_option(sub)
+        otel_option(sub)
         sub.add_argument(
-            "--deadline", type=_positive(float), help="wall-clock seconds for the whole command"
+            "--deadline", type=positive(float), help="wall-clock seconds for the whole command"
         )
         sub.add_argument(
-            "--max-tokens", type=_positive(int), help="token budget for the whole command"
+            "--max-tokens", type=positive(int), help="token budget for the whole command"
         )
-        sub.add_argument("--max-steps", type=_positive(int), default=6, help="steps per sub-agent")
+        sub.add_argument("--max-steps", type=positive(int), default=6, help="steps per sub-agent")
         sub.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     return parser
-
-
-def _gguf_option(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument(
-        "--gguf",
-        type=Path,
-        help="serve this GGUF model file with the embedded llama.cpp server instead of SmolLM2 "
-        "(with --protocol; without an endpoint only)",
-    )
-
-
-def _traced(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
-    """With `--otel`: the run's spans exported over OTLP/HTTP (`OTEL_EXPORTER_OTLP_ENDPOINT`),
-    flushed before the command ends."""
-    if not getattr(args, "otel", False):
-        return contextlib.nullcontext()
-    from agents.telemetry import export_otlp
-
-    return export_otlp()
-
-
-def _otel_option(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument(
-        "--otel",
-        action="store_true",
-        help="export OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT "
-        "(the otel extra)",
-    )
-
-
-def _mcp_option(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument(
-        "--mcp",
-        type=Path,
-        metavar="FILE",
-        help='give the agents the tools of the MCP servers in FILE ({"mcpServers": {...}}, as '
-        "Claude Desktop, Cursor and VS Code write it; the mcp extra)",
-    )
-
-
-def _mcp_tools(path: str | Path | None) -> AbstractAsyncContextManager[Sequence[Tool]]:
-    """The tools of the MCP servers in `path` (`--mcp`): started for the command, then stopped
-    (the MCP SDK is imported only then)."""
-    if path is None:
-        return contextlib.nullcontext(())
-    from agents._mcp_config import tools_of
-
-    return tools_of(path)
 
 
 def _journal_commands(commands: Any) -> None:
@@ -253,7 +212,7 @@ def _journal_commands(commands: Any) -> None:
     )
     listing.add_argument("--keep", type=int, metavar="N", help="with --prune: keep the newest N")
     listing.add_argument(
-        "--older-than", type=_positive(float), metavar="DAYS", help="with --prune: by age"
+        "--older-than", type=positive(float), metavar="DAYS", help="with --prune: by age"
     )
     for sub, what in ((listing, "list its recent paor runs"), (showing, "show a run there")):
         sub.add_argument("--temporal", metavar="HOST:PORT", help=f"the Temporal server: {what}")
@@ -265,13 +224,13 @@ def _journal_commands(commands: Any) -> None:
     )
     resume.add_argument("--docs", type=Path, help="corpus folder (default: as submitted)")
     for sub in (listing, showing, resume):
-        _blobs_option(sub)
+        blobs_option(sub)
     resume.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
     resume.add_argument("--model", help="model name (default: as recorded)")
     resume.add_argument("--base-url", help="endpoint (default: as recorded)")
     resume.add_argument("--protocol", choices=["auto", "tools", "json"])
     resume.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
-    _otel_option(resume)
+    otel_option(resume)
 
 
 def _worker_command(commands: Any) -> None:
@@ -283,38 +242,12 @@ def _worker_command(commands: Any) -> None:
     wk.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
     wk.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     wk.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
-    _gguf_option(wk)
-    _mcp_option(wk)
-    _otel_option(wk)
+    gguf_option(wk)
+    mcp_option(wk)
+    otel_option(wk)
     wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
-    _blobs_option(wk)
+    blobs_option(wk)
     wk.set_defaults(handler=_worker)
-
-
-def _blobs_option(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument(
-        "--blobs",
-        type=Path,
-        metavar="DIR",
-        help="with --temporal: the folder for payloads over 128 KiB (Temporal's limit is 2 MB); "
-        "the client and every worker must use the same one (shared across machines)",
-    )
-
-
-def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
-    """An argparse type for a number above zero: a bad value is a usage error, not a traceback
-    (and a concurrency of 0 would wait forever)."""
-
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
-        return value
-
-    return parse
 
 
 async def _research(args: argparse.Namespace) -> int:
@@ -326,8 +259,8 @@ async def _research(args: argparse.Namespace) -> int:
     path = _journal_path(args)
     async with (
         maybe_journal(path) as journal,
-        _mcp_tools(spec.mcp) as tools,
-        _open_model(args) as model,
+        mcp_tools(spec.mcp) as tools,
+        model_of(args) as model,
     ):
         report = await research(
             args.topic,
@@ -425,7 +358,7 @@ async def _resume(args: argparse.Namespace) -> int:
         _check_writable(out)
         corpus = spec.corpus()
         progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
-        async with _mcp_tools(spec.mcp) as tools, _open_model(spec) as model:
+        async with mcp_tools(spec.mcp) as tools, model_of(spec) as model:
             report = await research(
                 info.goal,
                 model=model,
@@ -445,7 +378,7 @@ async def _replay(args: argparse.Namespace) -> int:
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
         spec = ResearchSpec.from_meta(info.run_id, info.meta)
-        async with _mcp_tools(spec.mcp) as tools:  # their menus are part of what is replayed
+        async with mcp_tools(spec.mcp) as tools:  # their menus are part of what is replayed
             orch = research_orchestrator(
                 Offline(), spec.corpus(), limits=spec.limits, journal=journal, tools=tools
             )
@@ -478,8 +411,8 @@ async def _batch(args: argparse.Namespace) -> int:
     )
     async with (
         maybe_journal(_journal_path(args)) as journal,
-        _mcp_tools(args.mcp) as tools,
-        _open_model(args) as model,
+        mcp_tools(args.mcp) as tools,
+        model_of(args) as model,
     ):
         executor = research_executor(model, corpus, limits=limits.agent, tools=tools)
         summary = await run_batch(
@@ -500,16 +433,8 @@ async def _worker(args: argparse.Namespace) -> int:
     require_temporal()
     from orchestrator.temporal import _cli as temporal
 
-    await temporal.worker(args, lambda: _open_model(args))
+    await temporal.worker(args, lambda: model_of(args))
     return 0
-
-
-def _open_model(
-    given: argparse.Namespace | ResearchSpec,
-) -> AbstractAsyncContextManager[ChatModel]:
-    """The configured endpoint (checked to be reachable), or the embedded model."""
-    gguf = getattr(given, "gguf", None)
-    return open_model(given.model, base_url=given.base_url, protocol=given.protocol, gguf=gguf)
 
 
 def _check_writable(path: Path) -> None:

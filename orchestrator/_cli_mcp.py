@@ -1,0 +1,78 @@
+"""`paor mcp`: serve `research` and `run` as MCP tools (see `orchestrator._mcp_serve`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import agents
+from agents import ConfigurationError
+from agents.toolkits import Corpus
+from orchestrator._cli_options import (
+    gguf_option,
+    mcp_option,
+    mcp_tools,
+    model_of,
+    otel_option,
+    positive,
+)
+from orchestrator._console import say
+from orchestrator._limits import Limits
+
+__all__ = ["mcp_command", "serve"]
+
+
+def mcp_command(commands: Any) -> None:
+    """`mcp`: serve `research` and `run` as MCP tools (the mcp extra)."""
+    mc = commands.add_parser("mcp", help="serve paor's research and runs as MCP tools")
+    mc.add_argument(
+        "--http", metavar="HOST:PORT", help="serve over streamable HTTP here (default: stdio)"
+    )
+    mc.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
+    mc.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
+    mc.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    mc.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
+    gguf_option(mc)
+    mcp_option(mc)
+    otel_option(mc)
+    mc.add_argument("--max-subtasks", type=positive(int), default=3)
+    mc.add_argument("--deadline", type=positive(float), help="wall-clock seconds per call")
+    mc.add_argument("--max-tokens", type=positive(int), help="token budget per call")
+    mc.add_argument("--max-steps", type=positive(int), default=6, help="steps per sub-agent")
+    mc.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
+    mc.set_defaults(handler=serve)
+
+
+async def serve(args: argparse.Namespace) -> int:
+    """Serve until the client goes (stdio) or the process is interrupted (HTTP). Nothing but the
+    protocol is written on stdout."""
+    try:
+        from orchestrator._mcp_serve import paor_server
+    except ImportError:
+        raise ConfigurationError("paor mcp needs the mcp extra: pip install 'paor[mcp]'") from None
+    address = host_port(args.http) if args.http else None
+    limits = Limits(
+        max_subtasks=args.max_subtasks,
+        deadline_s=args.deadline,
+        max_tokens=args.max_tokens,
+        agent=agents.AgentLimits(max_steps=args.max_steps),
+    )
+    corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
+    async with mcp_tools(args.mcp) as tools, model_of(args) as model:
+        server = paor_server(model, corpus, tools=tools, limits=limits)
+        if address is None:
+            await server.run_stdio_async()
+            return 0
+        host, port = address
+        say(f"paor mcp: serving on http://{host}:{port}/mcp", file=sys.stderr)
+        await server.run_streamable_http_async(host=host, port=port)
+    return 0
+
+
+def host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigurationError(f"--http wants HOST:PORT, not {text!r}")
+    return host.strip("[]"), int(port)

@@ -1,0 +1,109 @@
+"""The command line's shared options and what they open: the model, MCP servers, OTLP export.
+
+Each is imported by the commands that take it; the SDKs behind `--mcp` and `--otel` are imported
+only when the option is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+
+from agents import ChatModel, Tool, open_model
+from orchestrator._cli_spec import ResearchSpec
+
+__all__ = [
+    "blobs_option",
+    "gguf_option",
+    "mcp_option",
+    "mcp_tools",
+    "model_of",
+    "otel_option",
+    "positive",
+    "traced",
+]
+
+
+def gguf_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--gguf",
+        type=Path,
+        help="serve this GGUF model file with the embedded llama.cpp server instead of SmolLM2 "
+        "(with --protocol; without an endpoint only)",
+    )
+
+
+def traced(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """With `--otel`: the run's spans exported over OTLP/HTTP (`OTEL_EXPORTER_OTLP_ENDPOINT`),
+    flushed before the command ends."""
+    if not getattr(args, "otel", False):
+        return contextlib.nullcontext()
+    from agents.telemetry import export_otlp
+
+    return export_otlp()
+
+
+def otel_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--otel",
+        action="store_true",
+        help="export OpenTelemetry spans over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT "
+        "(the otel extra)",
+    )
+
+
+def mcp_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--mcp",
+        type=Path,
+        metavar="FILE",
+        help='give the agents the tools of the MCP servers in FILE ({"mcpServers": {...}}, as '
+        "Claude Desktop, Cursor and VS Code write it; the mcp extra)",
+    )
+
+
+def mcp_tools(path: str | Path | None) -> AbstractAsyncContextManager[Sequence[Tool]]:
+    """The tools of the MCP servers in `path` (`--mcp`): started for the command, then stopped
+    (the MCP SDK is imported only then)."""
+    if path is None:
+        return contextlib.nullcontext(())
+    from agents._mcp_config import tools_of
+
+    return tools_of(path)
+
+
+def blobs_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--blobs",
+        type=Path,
+        metavar="DIR",
+        help="with --temporal: the folder for payloads over 128 KiB (Temporal's limit is 2 MB); "
+        "the client and every worker must use the same one (shared across machines)",
+    )
+
+
+def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    """An argparse type for a number above zero: a bad value is a usage error, not a traceback
+    (and a concurrency of 0 would wait forever)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    return parse
+
+
+def model_of(
+    given: argparse.Namespace | ResearchSpec,
+) -> AbstractAsyncContextManager[ChatModel]:
+    """The configured endpoint (checked to be reachable), or the embedded model."""
+    gguf = getattr(given, "gguf", None)
+    return open_model(given.model, base_url=given.base_url, protocol=given.protocol, gguf=gguf)

@@ -1,0 +1,111 @@
+"""`paor mcp`: paor's research and runs as MCP tools, called by the SDK's own client over stdio and
+over streamable HTTP, with progress notifications as the run goes (the model is the fake OpenAI
+server, over real HTTP)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from agents.testing import FakeOpenAIServer, ServerAction, json_content, text
+from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
+from tests.test_cli import API_KEY, PARALLEL, USAGE, _endpoint, citations, docs
+from tests.test_mcp import _wait_for_port
+
+pytestmark = pytest.mark.anyio
+
+__all__ = ["_endpoint", "docs"]
+
+ENTRY = "from orchestrator.cli import entry; entry()"
+GUARD_S = 120  # a guard against a hang, not a timing claim
+
+
+def _paor_mcp(server: FakeOpenAIServer, docs: Path, *extra: str) -> list[str]:
+    return [
+        "-c", ENTRY, "mcp", "--docs", str(docs), "--base-url", server.base_url,
+        "--protocol", "tools", *extra,
+    ]  # fmt: skip
+
+
+def _env() -> dict[str, str]:
+    return {"OPENAI_API_KEY": API_KEY, "PAOR_HOME": os.environ["PAOR_HOME"]}
+
+
+def planner_and_agents(body: dict[str, Any]) -> ServerAction:
+    """For `run`: a plan of two subtasks, agents that answer at once, and a synthesis."""
+    if "response_format" in body:
+        subtasks = [{"id": "x", "goal": "Find x."}, {"id": "y", "goal": "Find y."}]
+        return json_content({"subtasks": subtasks}, usage=USAGE)
+    if body["messages"][0]["content"] == SYNTHESIS_INSTRUCTIONS:
+        return text("x and y, together.", usage=USAGE)
+    return text("Found it.", usage=USAGE)
+
+
+async def test_research_over_stdio_reports_progress_and_returns_the_report(docs: Path) -> None:
+    progress: list[tuple[float, str | None]] = []
+
+    async def seen(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    async with FakeOpenAIServer(PARALLEL) as model:
+        params = StdioServerParameters(
+            command=sys.executable, args=_paor_mcp(model, docs), env=_env()
+        )
+        with anyio.fail_after(GUARD_S):
+            async with Client(params, read_timeout_seconds=GUARD_S) as client:
+                listed = {t.name: t for t in (await client.list_tools()).tools}
+                assert set(listed) == {"research", "run"}
+                assert listed["research"].input_schema["required"] == ["topic"]
+                result = await client.call_tool(
+                    "research", {"topic": "How do generators work?"}, progress_callback=seen
+                )
+    assert not result.is_error
+    report = result.content[0].text  # type: ignore[union-attr]
+    assert report.startswith("# ")
+    assert citations(report) <= {"generators", "iterators", "guide/coroutines"}
+    messages = [m for _, m in progress]
+    assert messages[0] is not None
+    assert messages[0].startswith("plan: ")
+    assert messages[-1] == "run complete"
+    assert [v for v, _ in progress] == sorted({v for v, _ in progress})  # increasing
+
+
+async def test_run_over_streamable_http_answers_with_its_status(docs: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    async with FakeOpenAIServer(planner_and_agents) as model:
+        command = [sys.executable, *_paor_mcp(model, docs, "--http", f"127.0.0.1:{port}")]
+        quiet = subprocess.DEVNULL
+        env = {**os.environ, **_env()}
+        async with await anyio.open_process(command, stdout=quiet, stderr=quiet, env=env) as proc:
+            try:
+                await _wait_for_port(port)
+                with anyio.fail_after(GUARD_S):
+                    async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                        result = await client.call_tool("run", {"goal": "Find x and y."})
+            finally:
+                proc.terminate()
+                await proc.wait()
+    assert not result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["status"] == "complete"
+    assert result.structured_content["answer"] == "x and y, together."
+    assert json.loads(result.content[0].text)["status"] == "complete"  # type: ignore[union-attr]
+
+
+def test_a_bad_http_address_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from orchestrator.cli import main
+
+    assert main(["mcp", "--http", "nowhere", "--base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert capsys.readouterr().err.strip() == "paor: error: --http wants HOST:PORT, not 'nowhere'"
