@@ -18,6 +18,7 @@ __all__ = [
     "EventSink",
     "LoopWarning",
     "ModelCalled",
+    "TextDelta",
     "ToolCalled",
 ]
 
@@ -72,8 +73,26 @@ class LoopWarning(_AgentEventBase):
     detail: str
 
 
+class TextDelta(_AgentEventBase):
+    """A piece of a model's reply text, as it is generated: a sub-agent's (its answer, or what
+    it says before calling tools) or the planner's synthesis (`agent_id` "planner"). Only when
+    the text is asked for (`Orchestrator.stream(goal, text=True)`); never kept in
+    `RunResult.events`, where the whole replies are.
+
+    Attributes:
+        text: The piece.
+        purpose: What the model call was for (see `RequestPurpose`).
+        restart: The model call was retried: the text so far is void and starts again here.
+    """
+
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+    purpose: str
+    restart: bool = False
+
+
 AgentEvent = Annotated[
-    ModelCalled | ToolCalled | BreakerOpened | LoopWarning, Field(discriminator="type")
+    ModelCalled | ToolCalled | BreakerOpened | LoopWarning | TextDelta, Field(discriminator="type")
 ]
 """Any event of a sub-agent (a tagged union on `type`)."""
 

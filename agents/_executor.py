@@ -32,13 +32,14 @@ from agents._answers import Parrot, described, unusable_answer
 from agents._configured import Configured
 from agents._effects import Effects, LiveEffects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
-from agents._events import EventSink
+from agents._events import EventSink, TextDelta
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, Budget, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
 from agents._steps import AgentState, bounded, settle_turn, start_turn
 from agents._stop import Stop, set_when
+from agents._streaming import streaming, wants_text
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
 from memory import (
@@ -366,7 +367,13 @@ class Executor(Configured):
     async def _call(self, s: AgentState, request: ModelRequest) -> ModelResponse:
         site = s.site()
         start = anyio.current_time()
-        response = await self.effects.model_call(site, self.model, request)
+        if s.events is not None and wants_text():
+            response = await streaming(
+                lambda: self.effects.model_call(site, self.model, request),
+                partial(_delta, s, request.purpose),
+            )
+        else:
+            response = await self.effects.model_call(site, self.model, request)
         s.budget.charge(response.usage)
         s.usage = s.usage + response.usage
         await s.model_called(response, ms=(anyio.current_time() - start) * 1000)
@@ -536,6 +543,15 @@ class Executor(Configured):
         if context:
             body = f"{body}\n\nWhat is already known:\n{context}"
         return [SystemMessage(content=self.instructions), UserMessage(content=body)]
+
+
+async def _delta(s: AgentState, purpose: str, text: str, restart: bool) -> None:
+    assert s.events is not None
+    event = TextDelta(
+        run_id=s.run_id, agent_id=s.agent_id, step=s.steps, text=text, purpose=purpose,
+        restart=restart,
+    )  # fmt: skip
+    await s.events(event)
 
 
 def _tell(s: AgentState, text: str) -> None:

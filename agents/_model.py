@@ -133,6 +133,8 @@ class ModelResponse(_Frozen):
         finish_reason: Why the model stopped ("stop", "tool_calls", "length"...), if the server
             said.
         response_id: The server's id of the completion, if it gave one.
+        text_chunks: The sizes of the pieces the reply's text arrived in, when it was streamed
+            (a replay hands the text out in the same pieces).
     """
 
     message: AssistantMessage
@@ -141,6 +143,7 @@ class ModelResponse(_Frozen):
     protocol: WireProtocol | None = None
     finish_reason: str | None = None
     response_id: str | None = None
+    text_chunks: tuple[int, ...] = ()
 
 
 @runtime_checkable

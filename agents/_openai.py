@@ -35,6 +35,7 @@ import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agents._chunks import Chunks
 from agents._decisions import cap_strings, decision_schema, parse_decision, render_messages
 from agents._errors import (
     ConfigurationError,
@@ -45,6 +46,7 @@ from agents._errors import (
 )
 from agents._http import DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLarge, bounded_http_client
 from agents._model import ModelRequest, ModelResponse, Usage, WireProtocol
+from agents._streaming import Streamed, live_sink
 from agents._textcalls import recover_calls
 from agents._tracing import logger, redact_text, redact_url
 from memory import AssistantMessage, Message, ToolCall, ToolMessage
@@ -183,12 +185,15 @@ class OpenAIChatModel:
         """
         self._check_allowed()
         attempt = 0
+        streamed = live_sink()
         while True:
             try:
                 return await self._attempt(request)
             except ModelRetryableError as exc:
                 if attempt >= self.max_retries:
                     raise
+                if streamed is not None:
+                    streamed.retrying()
                 delay = self._delay(attempt, exc.retry_after)
                 _log.warning(
                     "model_retry", attempt=attempt + 1, delay_s=round(delay, 3), error=str(exc)
@@ -224,15 +229,19 @@ class OpenAIChatModel:
         limit = request.max_output_tokens or self.max_output_tokens
         if limit is not None:
             kwargs["max_tokens"] = limit
+        streamed = live_sink() if protocol == "tools" and request.output is None else None
+        sizes: tuple[int, ...] = ()
         try:
             # The body is built and validated here already, and only a few fields of the answer
             # are read: the client's generic `post` sends the one and returns the other as plain
             # JSON. Its typed `chat.completions.create` transforms every request field and builds
             # a model of every response field, 1-3 ms of CPU per request that a run of many agents
             # pays on its critical path. Status errors, auth and connection handling are the same.
-            data = await self._client.post(
-                "/chat/completions", body={"model": self.model, **kwargs}, cast_to=object
-            )
+            body = {"model": self.model, **kwargs}
+            if streamed is None:
+                data = await self._client.post("/chat/completions", body=body, cast_to=object)
+            else:
+                data, sizes = await self._streamed(body, streamed)
         except openai.APIStatusError as exc:
             raise _classify(exc) from exc
         except openai.APIConnectionError as exc:
@@ -249,7 +258,28 @@ class OpenAIChatModel:
             raise ModelRetryableError(f"unreadable response body: {exc.reason}") from exc
         except RecursionError:
             raise MalformedResponse("the response body nests too deep to read", raw="") from None
-        return self._response(_completion(data), request, protocol)
+        response = self._response(_completion(data), request, protocol)
+        if sizes and sum(sizes) == len(response.message.content or ""):
+            response = response.model_copy(update={"text_chunks": sizes})
+        return response
+
+    async def _streamed(
+        self, body: dict[str, Any], streamed: Streamed
+    ) -> tuple[Any, tuple[int, ...]]:
+        """The completion, asked for as a stream: each piece of text goes to `streamed` as it
+        arrives; the pieces put together are read as a plain body."""
+        body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        stream = await self._client.post(
+            "/chat/completions", body=body, cast_to=object, stream=True,
+            stream_cls=openai.AsyncStream[object],
+        )  # fmt: skip
+        parts = Chunks()
+        async with stream:
+            async for chunk in stream:
+                piece = parts.add(chunk)
+                if piece:
+                    await streamed.send(piece)
+        return parts.body(), parts.sizes
 
     def _tools_kwargs(self, request: ModelRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"messages": [to_wire(m) for m in request.messages]}

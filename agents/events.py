@@ -6,6 +6,7 @@ from agents._events import (
     EventSink,
     LoopWarning,
     ModelCalled,
+    TextDelta,
     ToolCalled,
 )
 
@@ -15,5 +16,6 @@ __all__ = [
     "EventSink",
     "LoopWarning",
     "ModelCalled",
+    "TextDelta",
     "ToolCalled",
 ]

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import AgentReport, Usage
-from agents.events import BreakerOpened, LoopWarning, ModelCalled, ToolCalled
+from agents.events import BreakerOpened, LoopWarning, ModelCalled, TextDelta, ToolCalled
 from orchestrator._plan import Plan, PlanDiff
 
 __all__ = [
@@ -129,7 +129,8 @@ Event = Annotated[
     | ModelCalled
     | ToolCalled
     | BreakerOpened
-    | LoopWarning,
+    | LoopWarning
+    | TextDelta,
     Field(discriminator="type"),
 ]
 """Any event of a run, a sub-agent's included (a tagged union on `type`)."""

@@ -25,6 +25,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
 from agents import _telemetry as telemetry
 from agents._configured import Configured
+from agents._streaming import wanting_text
 from agents._tracing import redact_text
 from agents.effects import (
     RUN_AGENT,
@@ -145,7 +146,12 @@ class Orchestrator(Configured):
         self._seal()
 
     def stream(
-        self, goal: str, *, run_id: str | None = None, meta: dict[str, Any] | None = None
+        self,
+        goal: str,
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        text: bool = False,
     ) -> RunStream:
         """Run `goal`, as `async with orch.stream(goal) as events: async for event in events: ...`.
 
@@ -153,6 +159,8 @@ class Orchestrator(Configured):
             goal: What to do.
             run_id: The run's id (generated if omitted).
             meta: JSON data stored with the run in the journal (e.g. how to rebuild its tools).
+            text: Also stream the models' text as it is generated (`TextDelta` events: each
+                sub-agent's replies and the synthesis, by agent id), for chat-style displays.
 
         Raises:
             ConfigurationError: The goal is blank, or not valid UTF-8 text.
@@ -164,7 +172,7 @@ class Orchestrator(Configured):
                 goal.encode("utf-8")
             except UnicodeEncodeError:
                 raise ConfigurationError("the goal is not valid UTF-8 text") from None
-        return RunStream(self, goal, run_id or uuid.uuid4().hex[:12], meta=meta)
+        return RunStream(self, goal, run_id or uuid.uuid4().hex[:12], meta=meta, text=text)
 
     async def run(self, goal: str, *, run_id: str | None = None) -> RunResult:
         """Run `goal` to the end and return the result.
@@ -175,9 +183,10 @@ class Orchestrator(Configured):
         """
         return await _drain(self.stream(goal, run_id=run_id))
 
-    def stream_resume(self, run_id: str) -> RunStream:
+    def stream_resume(self, run_id: str, *, text: bool = False) -> RunStream:
         """Continue a crashed run, as a stream: the same run id and goal, recorded results first
-        (nothing completed runs again), then live. Its events are the whole run's.
+        (nothing completed runs again), then live. Its events are the whole run's (with `text`,
+        the recorded replies' text too, in the pieces it first came in).
 
         Raises:
             ConfigurationError: The orchestrator has no journal.
@@ -185,7 +194,17 @@ class Orchestrator(Configured):
             JournalError: The run is unknown or already ended (raised when the stream starts).
         """
         self._needs_journal("resume")
-        return RunStream(self, "", run_id, mode="resume")
+        return RunStream(self, "", run_id, mode="resume", text=text)
+
+    def stream_replay(self, run_id: str, *, text: bool = False) -> RunStream:
+        """Re-run a recorded run offline, as a stream of its events (see `replay`): with `text`,
+        the same text deltas it streamed live.
+
+        Raises:
+            ConfigurationError: The orchestrator has no journal.
+        """
+        self._needs_journal("replay")
+        return RunStream(self, "", run_id, mode="replay", text=text)
 
     async def resume(self, run_id: str) -> RunResult:
         """Continue a crashed run to its end (see `stream_resume`)."""
@@ -202,8 +221,7 @@ class Orchestrator(Configured):
             JournalError: The run is unknown.
             PlanError: The recorded run ended with it, and so does its replay.
         """
-        self._needs_journal("replay")
-        stream = RunStream(self, "", run_id, mode="replay")
+        stream = self.stream_replay(run_id)
         try:
             await _drain(stream)
         except* ReplayDrift:
@@ -307,9 +325,11 @@ class RunStream(EventStream):
         *,
         mode: JournalMode = "record",
         meta: dict[str, Any] | None = None,
+        text: bool = False,
     ) -> None:
         super().__init__()
         self.run_id = run_id
+        self.text = text
         self.mode: JournalMode = mode
         self.meta = meta
         self._orchestrator = orchestrator
@@ -371,6 +391,7 @@ class RunStream(EventStream):
         id bound for every log event of the run."""
         with (
             structlog.contextvars.bound_contextvars(run_id=self.run_id),
+            wanting_text() if self.text else contextlib.nullcontext(),
             telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span,
         ):
             orch = self._orchestrator

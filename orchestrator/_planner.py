@@ -19,6 +19,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from agents import AgentReport, Budget, ChatModel, Usage
+from agents._streaming import TextSink, streaming
 from agents._tracing import logger
 from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
 from agents.errors import MalformedResponse, ModelError, PlanError, ReplayedCancellation
@@ -187,9 +188,16 @@ class Planner:
         )
 
     async def synthesise(
-        self, goal: str, reports: Sequence[AgentReport], note: str | None, *, known: str = ""
+        self,
+        goal: str,
+        reports: Sequence[AgentReport],
+        note: str | None,
+        *,
+        known: str = "",
+        on_text: TextSink | None = None,
     ) -> str:
-        """The final answer from the reports; never raises (falls back to joining the results)."""
+        """The final answer from the reports; never raises (falls back to joining the results).
+        With `on_text`, its text goes there as the model writes it (see `agents._streaming`)."""
         body = "\n\n".join(_report_text(r) for r in reports) or "(no results)"
         prompt = f"{_goal(goal, known)}\n\nResults from the agents:\n\n{body}"
         if note:
@@ -199,7 +207,8 @@ class Planner:
             UserMessage(content=prompt),
         ]
         try:
-            response = await self._ask(ModelRequest(messages=tuple(messages), purpose="synthesis"))
+            request = ModelRequest(messages=tuple(messages), purpose="synthesis")
+            response = await self._ask(request, on_text)
         except (ModelError, TimeoutError):
             return _joined(reports, note)
         return (response.message.content or "").strip() or _joined(reports, note)
@@ -270,13 +279,15 @@ class Planner:
         )
         return found or plan
 
-    async def _ask(self, request: ModelRequest) -> ModelResponse:
+    async def _ask(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
         now = await self.effects.now(self._site())
         # While the planner replays, the recording says whether the deadline cut a call.
         left = self.effects.time_limit(PLANNER_AGENT, self.budget.time_left(now))
+        site = self._site()
+        call = functools.partial(self.effects.model_call, site, self.model, request)
         try:
             with anyio.fail_after(left):
-                response = await self.effects.model_call(self._site(), self.model, request)
+                response = await (call() if on_text is None else streaming(call, on_text))
         except ReplayedCancellation:
             raise TimeoutError from None  # cut by the deadline when recorded
         self.budget.charge(response.usage)

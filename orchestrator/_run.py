@@ -21,16 +21,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import anyio
 import anyio.abc
 
 from agents import AgentReport, Executor
 from agents import _telemetry as telemetry
+from agents._streaming import wants_text
 from agents._tracing import logger, redact_text
-from agents.effects import AgentCall
+from agents.effects import PLANNER_AGENT, AgentCall
 from agents.errors import PlanError, ReplayDrift
-from agents.events import AgentEvent, EventSink
+from agents.events import AgentEvent, EventSink, TextDelta
 from agents.tools import Toolbox
 from memory import FactStore
 from memory.facts import Fact
@@ -118,10 +120,18 @@ class RunLoop:
         return await self._finish(s)
 
     async def _emit(self, s: RunState, event: Event) -> None:
-        """Publish an event, keeping it in the run's trace when asked to."""
-        if self.deps.keep_events:
+        """Publish an event, keeping it in the run's trace when asked to (text deltas are not
+        kept: the trace has the whole replies)."""
+        if self.deps.keep_events and not isinstance(event, TextDelta):
             s.trace.append(event)
         await self.deps.publish(event)
+
+    async def _synthesis_delta(self, s: RunState, text: str, restart: bool) -> None:
+        delta = TextDelta(
+            run_id=s.run_id, agent_id=PLANNER_AGENT, step=s.step, text=text,
+            purpose="synthesis", restart=restart,
+        )  # fmt: skip
+        await self._emit(s, delta)
 
     def _emit_agent(self, s: RunState) -> EventSink:
         """A sub-agent's event sink: its events join the run's."""
@@ -397,7 +407,10 @@ class RunLoop:
         note = _incompleteness(s)
         used = {"paor.synthesis.subtask_ids": tuple(r.agent_id for r in usable)}
         with telemetry.span("paor.synthesis", {**_span_ids(s), **used}):
-            answer = await self.deps.planner.synthesise(s.goal, usable, note, known=s.known)
+            on_text = partial(self._synthesis_delta, s) if wants_text() else None
+            answer = await self.deps.planner.synthesise(
+                s.goal, usable, note, known=s.known, on_text=on_text
+            )
         status = "failed" if not (usable or s.halted) else ("incomplete" if note else "complete")
         await self._emit(
             s,

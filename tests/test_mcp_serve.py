@@ -52,10 +52,10 @@ def planner_and_agents(body: dict[str, Any]) -> ServerAction:
 
 
 async def test_research_over_stdio_reports_progress_and_returns_the_report(docs: Path) -> None:
-    progress: list[tuple[float, str | None]] = []
+    told: list[tuple[float, str | None]] = []
 
-    async def seen(value: float, total: float | None, message: str | None) -> None:
-        progress.append((value, message))
+    async def seen(progress: float, total: float | None, message: str | None) -> None:
+        told.append((progress, message))
 
     async with FakeOpenAIServer(PARALLEL) as model:
         params = StdioServerParameters(
@@ -73,11 +73,11 @@ async def test_research_over_stdio_reports_progress_and_returns_the_report(docs:
     report = result.content[0].text  # type: ignore[union-attr]
     assert report.startswith("# ")
     assert citations(report) <= {"generators", "iterators", "guide/coroutines"}
-    messages = [m for _, m in progress]
+    messages = [m for _, m in told]
     assert messages[0] is not None
     assert messages[0].startswith("plan: ")
     assert messages[-1] == "run complete"
-    assert [v for v, _ in progress] == sorted({v for v, _ in progress})  # increasing
+    assert [v for v, _ in told] == sorted({v for v, _ in told})  # increasing
 
 
 async def test_run_over_streamable_http_answers_with_its_status(docs: Path) -> None:

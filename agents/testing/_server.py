@@ -46,6 +46,7 @@ from agents.testing._actions import (
     status,
 )
 from agents.testing._loopback import LoopbackServer
+from agents.testing._sse import sse_body
 
 __all__ = ["FakeOpenAIServer"]
 
@@ -66,6 +67,9 @@ class _Request:
     path: str
     keep_alive: bool
     body: bytes
+
+
+_SSE = "text/event-stream; charset=utf-8"
 
 
 @dataclass(kw_only=True, slots=True)
@@ -166,7 +170,10 @@ class FakeOpenAIServer(LoopbackServer):
             case Status():
                 return _status_reply(action)
             case Completion():
-                return _json(200, completion_body(action, body, ids=self._ids, model=self.model))
+                reply = completion_body(action, body, ids=self._ids, model=self.model)
+                if body.get("stream") is True:
+                    return _Reply(code=200, body=sse_body(reply, body), content_type=_SSE)
+                return _json(200, reply)
         return _status_reply(self._fail(f"the script gave {action!r}, not a server action"))
 
     async def _next_action(self, body: dict[str, Any]) -> ServerAction:

@@ -1,0 +1,183 @@
+"""Text streaming: `stream(goal, text=True)` carries the models' text as it is generated (each
+sub-agent's, the synthesis's), over real HTTP with `"stream": true`; the journal keeps whole
+replies, and a replay hands out the same pieces."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import anyio
+import pytest
+
+from agents import OpenAIChatModel, tool
+from agents._chunks import Chunks
+from agents._streaming import Streamed, chunks
+from agents.events import TextDelta
+from agents.testing import (
+    FakeOpenAIServer,
+    ScriptedModel,
+    ServerAction,
+    TokenUsage,
+    json_content,
+    plan_reply,
+    reply,
+    subtask,
+    text,
+    tool_calls,
+)
+from memory import Journal
+from orchestrator import Event, Orchestrator, RunResult
+from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
+from tests._team import goal, plan, sub
+
+pytestmark = pytest.mark.anyio
+
+GUARD_S = 20  # a deadlock guard, not a timing claim
+USAGE = TokenUsage(prompt_tokens=10, completion_tokens=2)
+FINAL = "Final: alpha is one and beta is two."
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a fact up.
+
+    Args:
+        key: The fact's name.
+    """
+    return f"{key} is one"
+
+
+def decide(body: dict[str, Any]) -> ServerAction:
+    """The planner plans a and b; a looks alpha up, then answers; b answers; the writer sums up."""
+    if "response_format" in body:
+        return json_content(plan(sub("a"), sub("b")), usage=USAGE)
+    messages = body["messages"]
+    if messages[0]["content"] == SYNTHESIS_INSTRUCTIONS:
+        return text(FINAL, usage=USAGE)
+    task = messages[1]["content"].removeprefix("Task: ").split("\n")[0]
+    if task == goal("b"):
+        return text("B: beta is two.", usage=USAGE)
+    if sum(m["role"] == "assistant" for m in messages) == 0:
+        return tool_calls([("lookup", {"key": "alpha"})], usage=USAGE)
+    return text("A: alpha is one, as looked up.", usage=USAGE)
+
+
+async def _stream(orch: Orchestrator, **kwargs: Any) -> tuple[list[Event], RunResult]:
+    seen: list[Event] = []
+    with anyio.fail_after(GUARD_S):
+        async with orch.stream("What are alpha and beta?", **kwargs) as events:
+            async for event in events:
+                seen.append(event)
+    return seen, events.result
+
+
+def _texts(events: list[Event]) -> dict[str, list[str]]:
+    pieces: defaultdict[str, list[str]] = defaultdict(list)
+    for event in events:
+        if isinstance(event, TextDelta):
+            pieces[event.agent_id].append(event.text)
+    return dict(pieces)
+
+
+async def test_text_streams_as_generated_and_adds_up_to_the_replies() -> None:
+    async with FakeOpenAIServer(decide) as server:
+        model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
+        try:
+            events, result = await _stream(Orchestrator(model, [lookup]), text=True)
+        finally:
+            await model.aclose()
+    assert result.status == "complete"
+    texts = _texts(events)
+    assert "".join(texts["planner"]) == FINAL == result.answer
+    assert len(texts["planner"]) == len(FINAL.split())  # piece by piece, as the server sent it
+    assert "".join(texts["a"]) == "A: alpha is one, as looked up."
+    assert "".join(texts["b"]) == "B: beta is two."
+    assert not any(isinstance(e, TextDelta) for e in result.events)  # the trace keeps replies
+    streamed = [body.get("stream") is True for body in server.requests]
+    planner_asked = ["response_format" in body for body in server.requests]
+    assert streamed == [not structured for structured in planner_asked]
+    # The tool call came back in pieces too, and was put together: a's lookup ran.
+    assert any(
+        m["role"] == "tool" and "alpha is one" in m["content"]
+        for body in server.requests
+        for m in body["messages"]
+    )
+
+
+async def test_without_text_nothing_is_streamed() -> None:
+    async with FakeOpenAIServer(decide) as server:
+        model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
+        try:
+            events, result = await _stream(Orchestrator(model, [lookup]))
+        finally:
+            await model.aclose()
+    assert result.answer == FINAL
+    assert _texts(events) == {}
+    assert not any(body.get("stream") for body in server.requests)
+
+
+async def test_a_replay_hands_out_the_same_pieces(tmp_path: Any) -> None:
+    async with Journal(tmp_path / "journal.db") as journal, FakeOpenAIServer(decide) as server:
+        model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
+        try:
+            live, result = await _stream(Orchestrator(model, [lookup], journal=journal), text=True)
+        finally:
+            await model.aclose()
+        offline = Orchestrator(ScriptedModel([]), [lookup], journal=journal)
+        replayed: list[Event] = []
+        async with offline.stream_replay(result.run_id, text=True) as events:
+            async for event in events:
+                replayed.append(event)
+    assert _texts(replayed) == _texts(live)
+    assert len(_texts(live)["planner"]) > 1
+
+
+async def test_a_model_that_does_not_stream_gives_each_reply_whole() -> None:
+    model = ScriptedModel([plan_reply(subtask("a", "Find a.")), reply("A: done."), "The answer."])
+    events, result = await _stream(Orchestrator(model), text=True)
+    assert result.status == "complete"
+    assert _texts(events) == {"a": ["A: done."], "planner": ["The answer."]}
+
+
+async def test_a_retried_stream_says_the_text_starts_again() -> None:
+    seen: list[tuple[str, bool]] = []
+
+    async def sink(piece: str, restart: bool) -> None:
+        seen.append((piece, restart))
+
+    streamed = Streamed(sink)
+    await streamed.send("Hel")
+    streamed.retrying()
+    await streamed.send("Hello")
+    await streamed.send(" world")
+    assert seen == [("Hel", False), ("Hello", True), (" world", False)]
+
+
+def test_recorded_sizes_cut_the_text_again_or_leave_it_whole() -> None:
+    assert chunks("Hello world", (5, 6)) == ["Hello", " world"]
+    assert chunks("Hello world", (5, 5)) == ["Hello world"]  # they do not describe it
+    assert chunks("Hello", ()) == ["Hello"]
+    assert chunks("", (3,)) == []
+
+
+def test_hostile_chunks_are_skipped_and_the_rest_is_judged_as_a_body() -> None:
+    parts = Chunks()
+    for chunk in (
+        "not an object",
+        {"choices": "no"},
+        {"choices": [{"delta": {"content": 7}}]},
+        {"id": "c1", "choices": [{"delta": {"content": "Hi"}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": "x", "function": {"name": "f"}}]}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}}]},
+        {"choices": [{"delta": {}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 3}},
+    ):
+        parts.add(chunk)
+    body = parts.body()
+    assert body["id"] == "c1"
+    assert body["choices"][0]["message"]["content"] == "Hi"
+    assert body["choices"][0]["finish_reason"] == "stop"
+    assert [c["function"] for c in body["choices"][0]["message"]["tool_calls"]] == [
+        {"name": "f", "arguments": "{}"}
+    ]
+    assert Chunks().body()["choices"] == []  # nothing came: no choices, a malformed reply
