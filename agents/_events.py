@@ -75,8 +75,9 @@ class LoopWarning(_AgentEventBase):
 
 class TextDelta(_AgentEventBase):
     """A piece of a model's reply text, as it is generated: a sub-agent's (its answer, or what
-    it says before calling tools) or the planner's synthesis (`agent_id` "planner"). Only when
-    the text is asked for (`Orchestrator.stream(goal, text=True)`); never kept in
+    it says before calling tools, a call it writes as text included: the `ModelCalled` event
+    after the reply says it was a call) or the planner's synthesis (`agent_id` "planner"). Only
+    when the text is asked for (`Orchestrator.stream(goal, text=True)`); never kept in
     `RunResult.events`, where the whole replies are.
 
     Attributes:

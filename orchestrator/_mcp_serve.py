@@ -47,7 +47,9 @@ def paor_server(
 ) -> MCPServer:
     """The MCP server of `paor mcp`: `research` over `corpus`, and `run` over `tools` and the
     corpus's search, each call a run within `limits`, on `model`."""
-    server = MCPServer("paor", instructions=_INSTRUCTIONS)
+    # The SDK configures the root logger at this level: at INFO, every HTTP request of the
+    # model's client would be a line on stderr.
+    server = MCPServer("paor", instructions=_INSTRUCTIONS, log_level="WARNING")
     limits = limits or Limits()
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
