@@ -6,7 +6,7 @@ Each event is a frozen model with a `type` tag and the ids that place it: run, a
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,8 @@ from agents._model import Usage, WireProtocol
 
 __all__ = [
     "AgentEvent",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "BreakerOpened",
     "EventSink",
     "LoopWarning",
@@ -92,8 +94,49 @@ class TextDelta(_AgentEventBase):
     restart: bool = False
 
 
+class ApprovalRequested(_AgentEventBase):
+    """A tool call waits for a person's decision (see `agents.approvals`).
+
+    Attributes:
+        approval_id: The request's id (`agent_id#seq`, stable across resumes).
+        tool: The tool.
+        args: Its arguments (sensitive values masked).
+    """
+
+    type: Literal["approval_requested"] = "approval_requested"
+    approval_id: str
+    tool: str
+    args: dict[str, Any]
+
+
+class ApprovalDecided(_AgentEventBase):
+    """The decision on a tool call came.
+
+    Attributes:
+        approval_id: The request's id.
+        tool: The tool.
+        action: "approve" or "deny".
+        by: "person", "always" (an earlier decision for the run), or "timeout".
+        edited: The call runs with arguments the person gave.
+    """
+
+    type: Literal["approval_decided"] = "approval_decided"
+    approval_id: str
+    tool: str
+    action: str
+    by: str
+    edited: bool = False
+
+
 AgentEvent = Annotated[
-    ModelCalled | ToolCalled | BreakerOpened | LoopWarning | TextDelta, Field(discriminator="type")
+    ModelCalled
+    | ToolCalled
+    | BreakerOpened
+    | LoopWarning
+    | TextDelta
+    | ApprovalRequested
+    | ApprovalDecided,
+    Field(discriminator="type"),
 ]
 """Any event of a sub-agent (a tagged union on `type`)."""
 

@@ -29,6 +29,7 @@ import anyio.lowlevel
 import structlog
 
 from agents._answers import Parrot, described, unusable_answer
+from agents._approval import Approver, Decide, approvals_of_run
 from agents._configured import Configured
 from agents._effects import Effects, LiveEffects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
@@ -138,6 +139,9 @@ class Executor(Configured):
         cite: Ask for citations: each request names the sources gathered so far
             (`ModelRequest.citable`), so a protocol that constrains replies makes the final
             answer cite one of them.
+        approver: Decides on calls of tools that need approval (`@tool(needs_approval=...)`):
+            an `Approver`, or an async function of the `ApprovalRequest` returning a
+            `Decision`. Without one, such calls are refused.
     """
 
     def __init__(
@@ -156,6 +160,7 @@ class Executor(Configured):
         compactor: Compactor | None = None,
         first_look: FirstLook | None = None,
         cite: bool = False,
+        approver: Approver | Decide | None = None,
     ) -> None:
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -165,7 +170,7 @@ class Executor(Configured):
                 "limits": limits, "acceptance": acceptance, "max_rejections": max_rejections,
                 "max_malformed": max_malformed, "allowed_tools": allowed_tools,
                 "signals": signals, "effects": effects, "compactor": compactor,
-                "first_look": first_look, "cite": cite,
+                "first_look": first_look, "cite": cite, "approver": approver,
             }
         )  # fmt: skip
         self.instructions = instructions
@@ -179,6 +184,7 @@ class Executor(Configured):
         self.compactor = compactor
         self.first_look = first_look
         self.cite = cite
+        self.approver = Approver.of(approver)
         # What the model is told, so that an answer copying it is refused (see `_answers`).
         specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))
         self._parrot = Parrot([instructions, *described(specs)])
@@ -221,13 +227,17 @@ class Executor(Configured):
         run_id = run_id or uuid.uuid4().hex[:12]
         agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
-            s = AgentState(run_id=run_id, agent_id=agent_id, task=task, events=events)
+            s = AgentState(
+                run_id=run_id, agent_id=agent_id, task=task, events=events, approver=self.approver
+            )
             s.allowed = _narrow(self.allowed_tools, allowed_tools)
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
             s.transcript = Transcript(self._opening(task, context))
             try:
-                return await self._drive(s, stop)
+                with approvals_of_run() as always:
+                    s.always = always
+                    return await self._drive(s, stop)
             except ExceptionGroup as group:
                 # What escapes the loop (a replay's drift, a bug) is one error, not a group.
                 if len(group.exceptions) != 1:

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self, TextIO, cast
+from typing import Any, Literal, Self, TextIO, cast
 
 import anyio
 import anyio.abc
@@ -111,6 +111,8 @@ class MCPServer:
         timeout: Seconds a call may take.
         max_restarts: Restarts in a row (without a call succeeding between them) before the
             server is given up on, and every call fails at once.
+        needs_approval: "destructive": calls of the tools the server calls destructive wait for
+            a person's decision (see `agents.approvals`); "all": every call does.
     """
 
     def __init__(
@@ -124,6 +126,7 @@ class MCPServer:
         prefix: str | None = None,
         timeout: float = 60.0,
         max_restarts: int = 3,
+        needs_approval: Literal["destructive", "all"] | None = None,
     ) -> None:
         if _MISSING is not None:
             raise ConfigurationError("MCP needs the mcp extra: pip install 'paor[mcp]'") from None
@@ -137,6 +140,7 @@ class MCPServer:
         self.prefix = prefix
         self.timeout = timeout
         self.max_restarts = max_restarts
+        self.needs_approval = needs_approval
         self.tools: list[MCPTool] = []
         self.restarts = 0
         self._client: Client | None = None
@@ -294,6 +298,7 @@ class MCPServer:
         async def call(**args: Any) -> Any:
             return await self.call(remote.name, args)
 
+        destructive = not read_only and notes.destructive_hint is not False
         return MCPTool(
             name=name,
             description=" ".join((remote.description or remote.name).split())[:1024],
@@ -305,7 +310,9 @@ class MCPServer:
             remote_name=remote.name,
             schema=remote.input_schema,
             read_only=read_only,
-            destructive=not read_only and notes.destructive_hint is not False,
+            destructive=destructive,
+            needs_approval=self.needs_approval == "all"
+            or (self.needs_approval == "destructive" and destructive),
         )
 
     def _last_words(self) -> str:

@@ -3,7 +3,8 @@
 The file is the one Claude Desktop, Cursor and VS Code read: each entry has a `command` with `args`,
 `env` and `cwd` (stdio), or a `url` with `headers` (streamable HTTP; `"type": "http"`). paor adds a
 few keys of its own, which other clients ignore: `allow` and `deny` (tool names), `prefix`,
-`timeout` (seconds per call) and `disabled`. When two servers offer a tool of the same name, both
+`timeout` (seconds per call), `approve` ("destructive" or "all": those calls wait for a person's
+decision) and `disabled`. When two servers offer a tool of the same name, both
 are renamed `<server>_<tool>`, so nothing is shadowed.
 """
 
@@ -28,7 +29,7 @@ __all__ = ["MCPServers", "tools_of"]
 _MAX_FILE_BYTES = 1_000_000
 _KEYS = frozenset(
     {"command", "args", "env", "cwd", "url", "headers", "type", "allow", "deny", "prefix"}
-    | {"timeout", "disabled", "description"}
+    | {"timeout", "disabled", "description", "approve"}
 )
 
 
@@ -160,6 +161,10 @@ def _options(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise ConfigurationError(f"{where}: {key} must be a list of tool names")
             options[key] = names
+    if "approve" in entry:
+        if entry["approve"] not in ("destructive", "all"):
+            raise ConfigurationError(f'{where}: approve must be "destructive" or "all"')
+        options["needs_approval"] = entry["approve"]
     if "prefix" in entry:
         options["prefix"] = _text(entry["prefix"], where, "prefix")
     if "timeout" in entry:

@@ -16,9 +16,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents._answers import Parrot
+from agents._approval import ApprovalRequest, Approver, decided
 from agents._effects import Addresses, Effects, EffectSite
 from agents._errors import ReplayedCancellation
-from agents._events import BreakerOpened, EventSink, LoopWarning, ModelCalled, ToolCalled
+from agents._events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    BreakerOpened,
+    EventSink,
+    LoopWarning,
+    ModelCalled,
+    ToolCalled,
+)
 from agents._guards import Budget, LoopDetector
 from agents._model import ModelResponse, Usage
 from agents._report import AgentReport, ReportStatus
@@ -66,6 +75,9 @@ class AgentState:
     turn_digests: list[str] = field(default_factory=list)
     turn_failed: list[bool] = field(default_factory=list)
     cut: bool = False
+    approver: Approver | None = None
+    always: set[str] = field(default_factory=set)  # the run's tools approved "always"
+    approval_sites: dict[str, EffectSite] = field(default_factory=dict)
     # paor's own words to the model (guard messages): never valid tool arguments. Tool errors are
     # left out: they quote the model's own arguments, which it may rightly use again elsewhere.
     said: Parrot = field(default_factory=lambda: Parrot(words=_ECHO_WORDS))
@@ -102,13 +114,49 @@ class AgentState:
             idempotency_key=f"{self.run_id}:{self.agent_id}:{site.seq}",
         )
         try:
-            self.outcomes[call.id] = await effects.tool_call(
-                site, prepared.tool, prepared.args, ctx
-            )
+            args = await self._approved(effects, prepared)
+            if isinstance(args, ToolOutcome):
+                self.outcomes[call.id] = args
+                return
+            self.outcomes[call.id] = await effects.tool_call(site, prepared.tool, args, ctx)
         except ReplayedCancellation:
             # Cut short when recorded. Siblings go on to their own recorded ends; the executor
             # then cuts the turn (raising here would cancel siblings that had finished).
             self.cut = True
+
+    async def _approved(
+        self, effects: Effects, prepared: PreparedCall
+    ) -> dict[str, Any] | ToolOutcome:
+        """The arguments to run the call with, once approved; a denial's outcome otherwise."""
+        site = self.approval_sites.get(prepared.call.id)
+        if site is None or self.approver is None:
+            return prepared.args
+        tool = prepared.tool
+        request = ApprovalRequest(
+            approval_id=site.key, run_id=self.run_id, agent_id=self.agent_id, tool=tool.name,
+            description=tool.description, args=redact(prepared.args, tool.sensitive),
+        )  # fmt: skip
+        common = {"run_id": self.run_id, "agent_id": self.agent_id, "step": self.steps}
+        await self._emit(
+            ApprovalRequested(**common, approval_id=site.key, tool=tool.name, args=request.args)
+        )
+        decision = await decided(effects, site, request, self.approver, self.always)
+        await self._emit(
+            ApprovalDecided(
+                **common, approval_id=site.key, tool=tool.name, action=decision.action,
+                by=decision.by, edited=decision.args is not None,
+            )
+        )  # fmt: skip
+        if decision.action == "deny":
+            message = f"Denied by a person: {decision.message or 'no reason given'}."
+            return ToolOutcome(ok=False, error="rejected", message=message)
+        if decision.args is None:
+            return prepared.args
+        try:
+            return tool.parse(json.dumps(decision.args))
+        except (ValueError, TypeError) as exc:
+            text = f"The arguments a person gave for this call are invalid: {exc}"
+            return ToolOutcome(ok=False, error="invalid_arguments", message=text)
 
     async def model_called(self, response: ModelResponse, *, ms: float) -> None:
         """Trace a model reply."""
@@ -191,6 +239,7 @@ def start_turn(
 ) -> None:
     """Prepare a turn's calls: failures become results now, the rest wait in `s.in_flight`."""
     s.turn, s.results, s.in_flight, s.outcomes = calls, {}, [], {}
+    s.approval_sites = {}
     left = s.budget.tool_calls_left()
     launched = 0
     for call in calls:
@@ -222,10 +271,25 @@ def start_turn(
         if isinstance(prepared, ToolResult):
             s.results[call.id] = prepared
             continue
+        if _needs_approval(prepared):
+            if s.approver is None:
+                s.results[call.id] = ToolResult.failure(
+                    call, "rejected", f"{call.name} needs a person's approval: none can be asked."
+                )
+                continue
+            s.approval_sites[call.id] = s.site()  # the decision's address, before the call's
         launched += 0 if is_control else 1
         s.in_flight.append((prepared, s.site()))
     s.budget.charge(Usage(tool_calls=launched))
     s.usage = s.usage + Usage(tool_calls=launched)
+
+
+def _needs_approval(prepared: PreparedCall) -> bool:
+    """Whether the call waits for a person (a predicate that fails says it does: the safe side)."""
+    try:
+        return prepared.tool.wants_approval(prepared.args)
+    except Exception:  # user code: a broken predicate must not let a call through unasked
+        return True
 
 
 async def settle_turn(

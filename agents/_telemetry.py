@@ -214,7 +214,7 @@ def chat_span(
     attributes = {
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": model.name,
-        "paor.request.purpose": getattr(request, "purpose", None) or "step",
+        "paor.request.purpose": request.purpose,
         **_site(site),
     }
     if request.max_output_tokens is not None:

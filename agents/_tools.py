@@ -120,6 +120,8 @@ class Tool:
         facts: Result keys worth remembering, mapped to fact keys ({"cheapest": "flight_price"}):
             a successful dict result reports them as findings, which an orchestrator with a fact
             store keeps (source "tool:NAME").
+        needs_approval: Whether a call waits for a person's decision before it runs (see
+            `agents.approvals`): always, or when this predicate of the arguments says so.
     """
 
     name: str
@@ -135,6 +137,7 @@ class Tool:
     side_effects: bool = False
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None
     facts: Mapping[str, str] | None = None
+    needs_approval: bool | Callable[[dict[str, Any]], bool] = False
     _context_param: str | None = field(default=None, repr=False)
     _spec: ToolSpec = field(init=False, repr=False, compare=False)
 
@@ -149,6 +152,11 @@ class Tool:
     def spec(self) -> ToolSpec:
         """The schema the model sees."""
         return self._spec
+
+    def wants_approval(self, args: dict[str, Any]) -> bool:
+        """Whether this call (its validated `args`) waits for a person's decision."""
+        needs = self.needs_approval
+        return needs(args) if callable(needs) else needs
 
     @property
     def takes_context(self) -> bool:
@@ -235,6 +243,7 @@ def tool(
     side_effects: bool = False,
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None,
     facts: Mapping[str, str] | None = None,
+    needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -252,6 +261,7 @@ def tool(
     side_effects: bool = False,
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None,
     facts: Mapping[str, str] | None = None,
+    needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a sync or async function into a `Tool`, as `@tool` or `@tool(timeout=8.0, ...)`.
 
@@ -286,6 +296,7 @@ def tool(
             side_effects=side_effects,
             evidence=evidence,
             facts=dict(facts) if facts is not None else None,
+            needs_approval=needs_approval,
             _context_param=context_param,
         )
 

@@ -2,6 +2,8 @@
 
 from agents._events import (
     AgentEvent,
+    ApprovalDecided,
+    ApprovalRequested,
     BreakerOpened,
     EventSink,
     LoopWarning,
@@ -12,6 +14,8 @@ from agents._events import (
 
 __all__ = [
     "AgentEvent",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "BreakerOpened",
     "EventSink",
     "LoopWarning",

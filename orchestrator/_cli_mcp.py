@@ -11,10 +11,10 @@ import agents
 from agents import ConfigurationError
 from agents.toolkits import Corpus
 from orchestrator._cli_options import (
-    gguf_option,
     mcp_option,
     mcp_tools,
     model_of,
+    model_options,
     otel_option,
     positive,
 )
@@ -31,10 +31,7 @@ def mcp_command(commands: Any) -> None:
         "--http", metavar="HOST:PORT", help="serve over streamable HTTP here (default: stdio)"
     )
     mc.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
-    mc.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
-    mc.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    mc.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
-    gguf_option(mc)
+    model_options(mc)
     mcp_option(mc)
     otel_option(mc)
     mc.add_argument("--max-subtasks", type=positive(int), default=3)

@@ -21,10 +21,19 @@ __all__ = [
     "mcp_option",
     "mcp_tools",
     "model_of",
+    "model_options",
     "otel_option",
     "positive",
     "traced",
 ]
+
+
+def model_options(sub: argparse.ArgumentParser) -> None:
+    """`--model`, `--base-url`, `--protocol` and `--gguf`: which model a command runs."""
+    sub.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
+    sub.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
+    sub.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
+    gguf_option(sub)
 
 
 def gguf_option(sub: argparse.ArgumentParser) -> None:

@@ -13,7 +13,15 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import AgentReport, Usage
-from agents.events import BreakerOpened, LoopWarning, ModelCalled, TextDelta, ToolCalled
+from agents.events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    BreakerOpened,
+    LoopWarning,
+    ModelCalled,
+    TextDelta,
+    ToolCalled,
+)
 from orchestrator._plan import Plan, PlanDiff
 
 __all__ = [
@@ -130,7 +138,9 @@ Event = Annotated[
     | ToolCalled
     | BreakerOpened
     | LoopWarning
-    | TextDelta,
+    | TextDelta
+    | ApprovalRequested
+    | ApprovalDecided,
     Field(discriminator="type"),
 ]
 """Any event of a run, a sub-agent's included (a tagged union on `type`)."""

@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
 from agents import _telemetry as telemetry
+from agents._approval import Approver, Decide, approvals_of_run
 from agents._configured import Configured
 from agents._streaming import wanting_text
 from agents._tracing import redact_text
@@ -83,6 +84,8 @@ class Orchestrator(Configured):
         ask_goal: Every first plan asks the goal itself: a subtask for it is put first when the
             planner left it out (the last subtask making room), and subtasks of one or two words
             are dropped, so a plan that strays still answers the question.
+        approver: Decides on the calls of tools that need approval, for every sub-agent (see
+            `agents.approvals`); a call approved "always" is so for the rest of the run.
     """
 
     def __init__(
@@ -106,6 +109,7 @@ class Orchestrator(Configured):
         first_look: FirstLook | None = None,
         cite: bool = False,
         ask_goal: bool = False,
+        approver: Approver | Decide | None = None,
     ) -> None:
         self.model = model
         self.planner_model = planner_model or model
@@ -119,7 +123,7 @@ class Orchestrator(Configured):
                 "effects": effects, "keep_events": keep_events,
                 "on_plan_failure": on_plan_failure, "compactor": compactor, "facts": facts,
                 "scope": scope, "journal": journal, "first_look": first_look, "cite": cite,
-                "ask_goal": ask_goal,
+                "ask_goal": ask_goal, "approver": approver,
             }
         )  # fmt: skip
         self.limits = limits or Limits()
@@ -142,6 +146,7 @@ class Orchestrator(Configured):
             compactor=compactor,
             first_look=first_look,
             cite=cite,
+            approver=approver,
         )
         self._seal()
 
@@ -392,6 +397,7 @@ class RunStream(EventStream):
         with (
             structlog.contextvars.bound_contextvars(run_id=self.run_id),
             wanting_text() if self.text else contextlib.nullcontext(),
+            approvals_of_run(),  # one set of tools approved "always", for all its sub-agents
             telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span,
         ):
             orch = self._orchestrator

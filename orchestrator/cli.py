@@ -48,10 +48,10 @@ from orchestrator._cli_journal import (
 from orchestrator._cli_mcp import mcp_command
 from orchestrator._cli_options import (
     blobs_option,
-    gguf_option,
     mcp_option,
     mcp_tools,
     model_of,
+    model_options,
     otel_option,
     positive,
     traced,
@@ -173,12 +173,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--no-journal", action="store_true", help="record nothing (no resume after a crash)"
         )
-        sub.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
-        sub.add_argument(
-            "--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)"
-        )
-        sub.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
-        gguf_option(sub)
+        model_options(sub)
         mcp_option(sub)
         otel_option(sub)
         sub.add_argument(
@@ -239,10 +234,7 @@ def _worker_command(commands: Any) -> None:
     wk.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the Temporal server")
     wk.add_argument("--task-queue", default="paor", help="the queue to serve (default: paor)")
     wk.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
-    wk.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
-    wk.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    wk.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
-    gguf_option(wk)
+    model_options(wk)
     mcp_option(wk)
     otel_option(wk)
     wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
