@@ -15,7 +15,8 @@ from agents.errors import ModelRequestError
 from agents.models import ModelRequest, ModelResponse
 from memory import Journal
 from memory.journal import JournalError, RunInfo, default_journal_path
-from orchestrator._console import say
+from orchestrator._console import say, write_atomically
+from orchestrator._html import render_html
 from orchestrator._inspect import render_run, render_runs
 
 __all__ = [
@@ -57,10 +58,16 @@ async def prune(journal: Journal, args: argparse.Namespace) -> int:
 
 
 async def show(args: argparse.Namespace) -> int:
-    """`paor show RUN_ID`: a run's plan versions and step trace."""
+    """`paor show RUN_ID`: a run's plan versions and step trace (with `--html FILE`: the page
+    that draws them, written atomically)."""
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
-        say(render_run(info, await journal.load(info.run_id)))
+        records = await journal.load(info.run_id)
+    if args.html is None:
+        say(render_run(info, records))
+        return 0
+    write_atomically(args.html, render_html(info, records))
+    say(f"wrote {args.html}")
     return 0
 
 

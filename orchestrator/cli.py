@@ -209,6 +209,7 @@ def _journal_commands(commands: Any) -> None:
     listing.add_argument(
         "--older-than", type=positive(float), metavar="DAYS", help="with --prune: by age"
     )
+    showing.add_argument("--html", type=Path, metavar="FILE", help="write the run as an HTML page")
     for sub, what in ((listing, "list its recent paor runs"), (showing, "show a run there")):
         sub.add_argument("--temporal", metavar="HOST:PORT", help=f"the Temporal server: {what}")
     resume.add_argument(
@@ -312,6 +313,10 @@ async def _on_temporal(args: argparse.Namespace) -> int:
     if args.command in ("research", "batch") and args.journal is not None:
         raise ConfigurationError(
             "--journal is not available with --temporal (Temporal records the runs)"
+        )
+    if getattr(args, "html", None) is not None:
+        raise ConfigurationError(
+            "--html reads a local journal: it is not available with --temporal"
         )
     match args.command:
         case "research":

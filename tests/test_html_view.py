@@ -1,0 +1,229 @@
+"""`paor show RUN_ID --html FILE`: a journaled run as one self-contained page.
+
+The run behind most tests is journaled with a scripted team: plan v1 is a, b, c (c after b); b's
+model fails, so the planner replans (v2: a kept, b2 added, c removed, b dropped); a's first tool
+call fails. Its goal and a subtask's goal carry markup that must come out as text.
+
+The browser test renders the page in Debian's `chromium` and checks the DOM the browser built.
+Its screenshot is written under the test's `tmp_path`; set `PAOR_ARTIFACTS=DIR` (for instance
+`tests/artifacts`, which is not committed) to keep a copy as DIR/html_view.png.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agents import ToolFailure, tool
+from agents.errors import ModelRequestError
+from agents.testing import call
+from memory import Journal
+from memory.journal import EffectRecord, RunInfo
+from orchestrator import Orchestrator, RunResult
+from orchestrator._html import Wait, render_html, timeline
+from tests._browser import CHROMIUM, Element, elements, render
+from tests._team import Team, plan, script, sub
+from tests.test_cli import paor
+
+pytestmark = pytest.mark.anyio
+
+GOAL = "Compare <script>alert('goal')</script> & friends"
+HOSTILE = 'Find <img src=x onerror="alert(1)"> a.'
+
+
+@tool
+async def lookup(key: str) -> str:
+    """Look a fact up.
+
+    Args:
+        key: What to look up.
+    """
+    if key == "missing":
+        raise ToolFailure("no such key")
+    return f"the value of {key}"
+
+
+async def journaled_run(path: Path) -> tuple[RunInfo, list[EffectRecord], RunResult]:
+    """The replanned run described above, journaled at `path`."""
+    team = Team(
+        [plan(sub("a", goal=HOSTILE), sub("b"), sub("c", "b"))],
+        {
+            "a": script(call("lookup", key="missing"), call("lookup", key="a"), "A <b>bold</b>"),
+            "b": script(ModelRequestError("400 bad request", status=400)),
+            "c": script("C"),
+            "b2": script(call("lookup", key="b2"), "B2"),
+        },
+        replans=[{"remove": [], "add": [sub("b2")], "rationale": "try b another way"}],
+    )
+    async with Journal(path) as journal:
+        result = await Orchestrator(team.model, [lookup], journal=journal).run(GOAL)
+        info = await journal.run(result.run_id)
+        assert info is not None
+        return info, await journal.load(result.run_id), result
+
+
+def by_class(found: list[Element], *classes: str) -> list[Element]:
+    """The elements that have every one of `classes`."""
+    return [e for e in found if set(classes) <= e.classes]
+
+
+def check_page(markup: str, result: RunResult) -> list[Element]:
+    """The checks shared by the page as written and the page as the browser built it."""
+    found = elements(markup)
+    assert not [e for e in found if e.tag in ("script", "img", "iframe", "link")]
+    assert not [e for e in found for name in e.attrs if name.startswith("on")]
+    figures = by_class(found, "plan")
+    assert [f.attrs["data-version"] for f in figures] == ["1", "2"]
+    assert len([e for e in found if e.tag == "svg" and "dag" in e.classes]) == 2
+    live = [e.attrs["data-id"] for e in by_class(found, "node", "live")]
+    assert live == [s.id for p in result.plans for s in p.subtasks]
+    assert [e.attrs["data-id"] for e in by_class(found, "node", "ghost")] == ["b", "c"]
+    badges = [e.text for e in by_class(found, "badge")]
+    assert badges == ["kept: a", "added: b2", "removed: c"]
+    assert [e.text for e in by_class(found, "tag")] == ["kept", "added", "dropped", "removed"]
+    rows = {e.attrs["data-agent"]: e for e in by_class(found, "agent-row")}
+    assert sorted(rows) == ["a", "b", "b2"]  # c never ran: no row
+    assert {a: sorted(r.classes - {"agent-row"}) for a, r in rows.items()} == {
+        "a": ["st-done"],
+        "b": ["st-failed"],
+        "b2": ["st-done"],
+    }
+    assert len(by_class(found, "planner-row")) == 1
+    assert len(by_class(found, "mark", "tool", "failed")) == 1
+    assert len(by_class(found, "mark", "tool", "ok")) == 2
+    assert len(by_class(found, "mark", "model", "failed")) == 1
+    texts = [e.text for e in found]
+    assert GOAL in texts  # the goal, as text
+    assert any(HOSTILE in t for t in texts)  # the subtask's goal, as text (its box, its title)
+    return found
+
+
+async def test_show_html_writes_one_self_contained_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`show --html` writes the page and says so in one line: plan DAGs with the replan's
+    changes, a timeline row per sub-agent, spend, reports, every written string escaped."""
+    info, _, result = await journaled_run(tmp_path / "journal.db")
+    out = tmp_path / "run.html"
+    capsys.readouterr()
+
+    code = await paor(
+        "show", info.run_id, "--journal", str(tmp_path / "journal.db"), "--html", str(out)
+    )
+
+    assert (code, capsys.readouterr().out) == (0, f"wrote {out}\n")
+    markup = out.read_text(encoding="utf-8")
+    assert "http://" not in markup.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in markup
+    assert "&lt;script&gt;alert(&#x27;goal&#x27;)&lt;/script&gt; &amp; friends" in markup
+    found = check_page(markup, result)
+    facts = [e.text for e in found if e.tag in ("dt", "dd")]
+    usage = result.usage
+    assert facts[facts.index("tokens") + 1] == str(usage.total_tokens)
+    assert facts[facts.index("model requests") + 1] == str(usage.requests)
+    assert facts[facts.index("tool calls") + 1] == str(usage.tool_calls) == "3"
+    assert [e.text for e in by_class(found, "answer")] == [result.answer]
+    assert "A &lt;b&gt;bold&lt;/b&gt;" in markup  # a report's answer, escaped
+    assert len(by_class(found, "series")) == 2
+    assert not by_class(found, "wait")  # no approval records: nothing shaded
+    assert by_class(found, "key", "k-wait")  # but the legend has room for it
+
+
+async def test_the_timeline_places_calls_between_the_clock_reads(tmp_path: Path) -> None:
+    """Calls sit in time order within their lane, a tool call spans its intent to its result,
+    spend only grows, and a failed model call adds no tokens."""
+    _, records, result = await journaled_run(tmp_path / "journal.db")
+    line = timeline(records, {r.agent_id: r for r in result.reports})
+
+    assert line.timed
+    assert [lane.agent_id for lane in line.lanes] == ["planner", "a", "b", "b2"]
+    for lane in line.lanes:
+        assert line.start <= lane.start <= lane.end <= line.end
+        assert all(lane.start <= m.start <= m.end <= lane.end for m in lane.marks)
+    a = line.lanes[1]
+    assert [(m.kind, m.outcome) for m in a.marks] == [
+        ("model", "ok"),
+        ("tool", "failed"),
+        ("model", "ok"),
+        ("tool", "ok"),
+        ("model", "ok"),
+    ]
+    assert "no such key" in a.marks[1].label
+    assert [(m.kind, m.outcome) for m in line.lanes[2].marks] == [("model", "failed")]
+    tokens = [t for _, t, _ in line.spend]
+    assert tokens == sorted(tokens)
+    assert tokens[-1] == result.usage.total_tokens
+    assert line.spend[-1][2] == result.usage.requests
+
+
+async def test_waits_passed_in_are_shaded_on_their_rows(tmp_path: Path) -> None:
+    """A list of (agent, start, end) waits is drawn as shaded spans on those agents' rows only."""
+    info, records, _ = await journaled_run(tmp_path / "journal.db")
+    line = timeline(records, {})
+    a = line.lanes[1]
+    waits = [
+        Wait(agent_id="a", start=a.start, end=a.end),
+        Wait(agent_id="nobody", start=a.start, end=a.end),
+    ]
+
+    found = elements(render_html(info, records, waits))
+
+    shaded = [e for e in found if e.tag == "rect" and "wait" in e.classes]
+    assert len(shaded) == 1
+    rows = by_class(found, "agent-row")
+    assert [r.attrs["data-agent"] for r in rows] == ["a", "b", "b2"]
+
+
+async def test_an_unfinished_run_still_has_its_timeline_and_spend(tmp_path: Path) -> None:
+    """A run with no result yet (crashed) shows its header, timeline and spend from the
+    records, and says its plan versions come with its result."""
+    info, records, _ = await journaled_run(tmp_path / "journal.db")
+    crashed = info.model_copy(update={"result": None, "status": "crashed"})
+
+    markup = render_html(crashed, records)
+
+    found = elements(markup)
+    assert not by_class(found, "plan")
+    assert "its plan versions are stored with its result" in markup
+    assert len(by_class(found, "agent-row")) == 3
+    assert len(by_class(found, "series")) == 2
+    assert "(the run has not finished)" in markup
+
+
+async def test_a_journal_without_clock_reads_is_laid_out_by_order(tmp_path: Path) -> None:
+    """With no clock record the timeline falls back to the write order, and says so."""
+    info, records, _ = await journaled_run(tmp_path / "journal.db")
+    unclocked = [r for r in records if r.kind != "clock"]
+
+    line = timeline(unclocked, {})
+
+    assert not line.timed
+    assert (line.start, line.end) == (0.0, float(len(unclocked) - 1))
+    assert " effects</text>" in render_html(info, unclocked)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH (apt-get install chromium)")
+async def test_the_page_renders_in_a_real_browser(tmp_path: Path) -> None:
+    """Headless Chromium builds the page with the same plan nodes, rows and badges, the hostile
+    goal as text and no injected element, and takes its screenshot."""
+    info, records, result = await journaled_run(tmp_path / "journal.db")
+    page, shot = tmp_path / "run.html", tmp_path / "html_view.png"
+    page.write_text(render_html(info, records), encoding="utf-8")
+
+    dom = await render(page, tmp_path / "profile", screenshot=shot)
+
+    found = check_page(dom, result)
+    assert next(e.text for e in found if e.tag == "title") == f"paor run {info.run_id}"
+    assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    keep_artifact(shot)
+
+
+def keep_artifact(shot: Path) -> None:
+    """Copy the screenshot into $PAOR_ARTIFACTS, when it names a folder."""
+    if target := os.environ.get("PAOR_ARTIFACTS"):
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, Path(target) / shot.name)
