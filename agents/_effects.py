@@ -230,8 +230,15 @@ class LiveEffects:
         return await traced_sub_agent(executor, call)
 
 
-async def traced_sub_agent(executor: Executor, call: AgentCall) -> AgentReport:
-    """Run the sub-agent here, in its `invoke_agent` span (its effects' spans nest in it)."""
+def traced_sub_agent(executor: Executor, call: AgentCall) -> Awaitable[AgentReport]:
+    """Run the sub-agent here, in its `invoke_agent` span (its effects' spans nest in it). With
+    no span to open, its run itself: no frame more per sub-agent (10,000 of them...)."""
+    if telemetry.tracer() is None:
+        return call.run_here(executor)
+    return _in_span(executor, call)
+
+
+async def _in_span(executor: Executor, call: AgentCall) -> AgentReport:
     with telemetry.agent_span(call) as span:
         report = await call.run_here(executor)
         telemetry.agent_done(span, report)

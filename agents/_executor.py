@@ -235,8 +235,9 @@ class Executor(Configured):
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
             s.transcript = Transcript(self._opening(task, context))
             try:
-                with approvals_of_run() as always:
-                    s.always = always
+                if self.approver is None:  # nothing to share: no run-wide set (10,000 agents...)
+                    return await self._drive(s, stop)
+                with approvals_of_run() as s.always:
                     return await self._drive(s, stop)
             except ExceptionGroup as group:
                 # What escapes the loop (a replay's drift, a bug) is one error, not a group.

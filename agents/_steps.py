@@ -76,8 +76,8 @@ class AgentState:
     turn_failed: list[bool] = field(default_factory=list)
     cut: bool = False
     approver: Approver | None = None
-    always: set[str] = field(default_factory=set)  # the run's tools approved "always"
-    approval_sites: dict[str, EffectSite] = field(default_factory=dict)
+    always: set[str] | None = None  # the run's tools approved "always" (with an approver)
+    approval_sites: dict[str, EffectSite] | None = None  # this turn's, made when one is needed
     # paor's own words to the model (guard messages): never valid tool arguments. Tool errors are
     # left out: they quote the model's own arguments, which it may rightly use again elsewhere.
     said: Parrot = field(default_factory=lambda: Parrot(words=_ECHO_WORDS))
@@ -128,8 +128,8 @@ class AgentState:
         self, effects: Effects, prepared: PreparedCall
     ) -> dict[str, Any] | ToolOutcome:
         """The arguments to run the call with, once approved; a denial's outcome otherwise."""
-        site = self.approval_sites.get(prepared.call.id)
-        if site is None or self.approver is None:
+        site = None if self.approval_sites is None else self.approval_sites.get(prepared.call.id)
+        if site is None or self.approver is None or self.always is None:
             return prepared.args
         tool = prepared.tool
         request = ApprovalRequest(
@@ -239,7 +239,7 @@ def start_turn(
 ) -> None:
     """Prepare a turn's calls: failures become results now, the rest wait in `s.in_flight`."""
     s.turn, s.results, s.in_flight, s.outcomes = calls, {}, [], {}
-    s.approval_sites = {}
+    s.approval_sites = None
     left = s.budget.tool_calls_left()
     launched = 0
     for call in calls:
@@ -277,6 +277,8 @@ def start_turn(
                     call, "rejected", f"{call.name} needs a person's approval: none can be asked."
                 )
                 continue
+            if s.approval_sites is None:
+                s.approval_sites = {}
             s.approval_sites[call.id] = s.site()  # the decision's address, before the call's
         launched += 0 if is_control else 1
         s.in_flight.append((prepared, s.site()))
