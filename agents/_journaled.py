@@ -172,8 +172,7 @@ class JournaledEffects:
     ) -> ModelResponse:
         """Serve the recorded reply (or error), else ask the model and record its answer."""
         await anyio.lowlevel.checkpoint()  # a cut scope cuts here, recorded or not: same path
-        # What is asked, not what for: records made before requests had a purpose still match.
-        digest = _digest(request.model_dump(mode="json", exclude={"purpose"}))
+        digest = request_digest(request)
         record = await self._lookup(site, "model", digest)
         if record is not None:
             with telemetry.chat_span(site, model, request, replayed=True) as span:
@@ -334,6 +333,12 @@ class JournaledEffects:
         )
         async with self._writing:
             await self.journal.append(self.run_id, record)
+
+
+def request_digest(request: ModelRequest) -> str:
+    """What a model call's record is matched by: what is asked, not what for (records made
+    before requests had a purpose still match)."""
+    return _digest(request.model_dump(mode="json", exclude={"purpose"}))
 
 
 def _digest(value: Any) -> str:

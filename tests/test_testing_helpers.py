@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from agents import AgentLimits, Executor, OpenAIChatModel, tool
+from agents._journaled import _digest, request_digest
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest
 from agents.testing import (
@@ -98,17 +99,18 @@ async def test_a_cut_short_agent_wraps_up_and_a_compaction_summary_says_so() -> 
 
 
 def test_the_purpose_is_not_part_of_what_a_journal_digests() -> None:
-    """The dump a journal digests is what it was before the field (old records match); the
-    purpose itself survives a round trip (a Temporal activity's input)."""
+    """A request's journal digest is the one of its dump from before the field (old records
+    match); the purpose itself survives a round trip (a Temporal activity's input)."""
     request = ModelRequest(messages=(UserMessage(content="hi"),), purpose="plan")
     assert ModelRequest.model_validate_json(request.model_dump_json()).purpose == "plan"
-    assert request.model_dump(mode="json", exclude={"purpose"}) == {
+    before_the_field = {
         "messages": [{"role": "user", "content": "hi"}],
         "tools": [],
         "output": None,
         "max_output_tokens": None,
         "citable": [],
     }
+    assert request_digest(request) == _digest(before_the_field)
     assert ModelRequest(messages=request.messages).purpose == "step"
 
 
