@@ -1,11 +1,17 @@
-"""Tool calls a person approves: `@tool(needs_approval=...)`, an `Approver`, and their decisions.
+"""What a person approves: tool calls (`@tool(needs_approval=...)`) and plans, and their decisions.
 
 Before a call of a tool that needs approval runs, its sub-agent asks the approver and waits; the
 rest of the run (other sub-agents, the other calls of the turn) goes on meanwhile. A decision is
 to approve (as asked, or with edited arguments, or for every later call of that tool in the
-run) or to deny with a message the model reads. Each decision is a recorded choice of the effect
-boundary, so a replay or a resume meets the same decisions without asking anyone (and a call
-approved "always" is recorded as such, wherever the run's timing put it).
+run) or to deny with a message the model reads. A plan under review (`Orchestrator(review=...)`)
+is approved, approved as a person edited it, or rejected with feedback the planner reads. Each
+decision is a recorded choice of the effect boundary, so a replay or a resume meets the same
+decisions without asking anyone (and a call approved "always" is recorded as such, wherever the
+run's timing put it).
+
+An approver with no callback (`PAUSE`) leaves the decision to the caller (`RunStream.decide`), or,
+once nothing else is left to do, pauses the run: it is journaled, the process may exit, and
+`resume(run_id, decisions=...)` or `paor approve` continues it later.
 
 An approval may have a timeout: when no decision comes in time, the default decision applies
 (deny, unless told otherwise).
@@ -13,40 +19,45 @@ An approval may have a timeout: when no decision comes in time, the default deci
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import anyio
 from pydantic import BaseModel, ConfigDict
 
-from agents._effects import Effects, EffectSite
+if TYPE_CHECKING:
+    from agents._effects import Effects, EffectSite
+    from agents._waits import RunWaits
 
 __all__ = [
+    "PAUSE",
     "ApprovalRequest",
     "Approver",
     "Decide",
     "Decision",
-    "approvals_of_run",
     "approve",
     "decided",
     "deny",
+    "edit",
+    "reject",
 ]
 
 
 class ApprovalRequest(BaseModel):
-    """A tool call waiting for a person's decision.
+    """A tool call, or a plan, waiting for a person's decision.
 
     Attributes:
         approval_id: Stable across resumes and replays (`agent_id#seq`).
         run_id: The run.
-        agent_id: The sub-agent that made the call.
-        tool: The tool's name.
-        description: What the tool does.
+        agent_id: The sub-agent that made the call ("run" for a plan).
+        kind: "tool" (a call) or "plan" (a first plan, or a replan's new version).
+        tool: The tool's name (tool calls).
+        description: What the tool does; for a plan, the plan drawn as text (goals,
+            dependencies, tools, and what a replan keeps, adds, removes and cancels).
         args: The validated arguments (values of the tool's `sensitive` arguments masked).
+        plan: The plan proposed, as JSON data (`orchestrator.plans.Plan`).
+        problems: Why the person's last edit of this plan could not be used.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -54,18 +65,31 @@ class ApprovalRequest(BaseModel):
     approval_id: str
     run_id: str
     agent_id: str
-    tool: str
-    description: str
-    args: dict[str, Any]
+    kind: Literal["tool", "plan"] = "tool"
+    tool: str = ""
+    description: str = ""
+    args: dict[str, Any] = {}
+    plan: dict[str, Any] | None = None
+    problems: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """One line naming what waits."""
+        if self.kind == "plan":
+            version = (self.plan or {}).get("version", 1)
+            return f"{self.approval_id}: plan v{version}"
+        shown = json.dumps(self.args, ensure_ascii=False, sort_keys=True)
+        return f"{self.approval_id}: {self.tool}({shown[:120]})"
 
 
 class Decision(BaseModel):
     """What a person decided about one call.
 
     Attributes:
-        action: "approve" or "deny".
-        args: Approve with these arguments instead (validated like the model's).
-        message: Why it was denied: the model reads it.
+        action: "approve" or "deny" (for a plan: reject).
+        args: Approve the call with these arguments instead (validated like the model's).
+        plan: Approve this plan instead (JSON data of an `orchestrator.plans.Plan`, validated
+            like the planner's).
+        message: Why it was denied: the model (or, for a plan, the planner) reads it.
         always: Approve every later call of this tool in the run without asking.
         by: Who decided: "person", "always" (an earlier `always`), or "timeout".
     """
@@ -74,6 +98,7 @@ class Decision(BaseModel):
 
     action: Literal["approve", "deny"]
     args: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None
     message: str = ""
     always: bool = False
     by: Literal["person", "always", "timeout"] = "person"
@@ -90,6 +115,17 @@ def deny(message: str = "a person denied this call") -> Decision:
     return Decision(action="deny", message=message)
 
 
+def edit(plan: Any) -> Decision:
+    """Approve this plan instead of the one proposed (a `Plan`, or its JSON data)."""
+    data = plan.model_dump(mode="json") if isinstance(plan, BaseModel) else dict(plan)
+    return Decision(action="approve", plan=data)
+
+
+def reject(feedback: str) -> Decision:
+    """Reject the plan; the planner makes another with `feedback` (a bounded number of times)."""
+    return Decision(action="deny", message=feedback)
+
+
 Decide = Callable[[ApprovalRequest], Awaitable[Decision]]
 """An async function that decides on one request (it may wait for a person)."""
 
@@ -102,11 +138,12 @@ class Approver:
 
     Args:
         decide: Called with each request; returns the decision (it may wait for a person).
+            None: the caller decides (`RunStream.decide`), or the run pauses (see `PAUSE`).
         timeout: Seconds to wait for a decision (None: as long as the run may).
         default: The decision when the timeout passes.
     """
 
-    decide: Callable[[ApprovalRequest], Awaitable[Decision]]
+    decide: Callable[[ApprovalRequest], Awaitable[Decision]] | None = None
     timeout: float | None = None
     default: Decision = _TIMED_OUT
 
@@ -115,14 +152,16 @@ class Approver:
         """`given` as an approver (a bare function: no timeout)."""
         return given if given is None or isinstance(given, Approver) else cls(decide=given)
 
-    async def ask(self, request: ApprovalRequest, always: set[str]) -> Decision:
-        """The decision on `request`: at once if its tool was approved "always" in the run."""
-        if request.tool in always:
-            return Decision(action="approve", by="always")
-        with anyio.move_on_after(self.timeout):
-            decision = await self.decide(request)
-            return decision.model_copy(update={"by": "person"})
-        return self.default.model_copy(update={"by": "timeout"})
+    @property
+    def pauses(self) -> bool:
+        """Whether nobody decides in process: a journaled run pauses once only approvals wait."""
+        return self.decide is None
+
+
+PAUSE = Approver()
+"""The approver of a run that pauses for its decisions: the caller may answer while it streams
+(`RunStream.decide`); once nothing but approvals is left, a journaled run pauses (it ends with
+status "paused", naming what waits) and `resume(run_id, decisions=...)` continues it."""
 
 
 async def decided(
@@ -130,36 +169,20 @@ async def decided(
     site: EffectSite,
     request: ApprovalRequest,
     approver: Approver,
-    always: set[str],
+    waits: RunWaits,
 ) -> Decision:
     """The decision on `request`, as a recorded choice at `site`: asked live, served on replay."""
 
     async def pick() -> str:
-        return (await approver.ask(request, always)).model_dump_json()
+        if request.kind == "tool" and request.tool in waits.always:
+            return Decision(action="approve", by="always").model_dump_json()
+        return (await waits.decision(request, approver)).model_dump_json()
 
     value = await effects.choice(site, pick)
     try:
         decision = Decision.model_validate(json.loads(value))
     except (ValueError, TypeError):
         return deny(f"the recorded decision could not be read: {value[:80]!r}")
-    if decision.action == "approve" and decision.always:
-        always.add(request.tool)  # replayed too: a resumed run goes on as the person said
+    if decision.action == "approve" and decision.always and request.kind == "tool":
+        waits.always.add(request.tool)  # replayed too: a resumed run goes on as the person said
     return decision
-
-
-_run_always: ContextVar[set[str] | None] = ContextVar("paor_always_approved", default=None)
-
-
-@contextlib.contextmanager
-def approvals_of_run() -> Iterator[set[str]]:
-    """One run's tools approved "always", shared by every sub-agent started inside the block."""
-    found = _run_always.get()
-    if found is not None:
-        yield found
-        return
-    always: set[str] = set()
-    token = _run_always.set(always)
-    try:
-        yield always
-    finally:
-        _run_always.reset(token)

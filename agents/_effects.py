@@ -11,6 +11,7 @@ engine runs each one as a child workflow).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agents import _telemetry as telemetry
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._tools import Tool, ToolContext, ToolOutcome
+from agents._waits import current_waits
 from memory.journal import STOP_SEQ
 
 if TYPE_CHECKING:
@@ -185,7 +187,9 @@ class Effects(Protocol):
 
 class LiveEffects:
     """Performs every effect for real, recording nothing (each model call, tool call and
-    sub-agent in its OpenTelemetry span, when tracing is on: see `agents.telemetry`)."""
+    sub-agent in its OpenTelemetry span, when tracing is on: see `agents.telemetry`). Inside a
+    run, each call counts as the run's work in flight, and the clock is the run's (see
+    `agents._waits`: what the run waits for people does not count against its deadline)."""
 
     __slots__ = ()
 
@@ -193,7 +197,11 @@ class LiveEffects:
         self, site: EffectSite, model: ChatModel, request: ModelRequest
     ) -> ModelResponse:
         """Ask the model directly."""
-        with telemetry.chat_span(site, model, request) as span:
+        waits = current_waits()
+        with (
+            telemetry.chat_span(site, model, request) as span,
+            contextlib.nullcontext() if waits is None else waits.working(),
+        ):
             response = await model.complete(request)
             telemetry.chat_done(span, response)
             return response
@@ -202,14 +210,19 @@ class LiveEffects:
         self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> ToolOutcome:
         """Run the tool directly."""
-        with telemetry.tool_span(site, tool, args, ctx) as span:
+        waits = current_waits()
+        with (
+            telemetry.tool_span(site, tool, args, ctx) as span,
+            contextlib.nullcontext() if waits is None else waits.working(),
+        ):
             outcome = await tool.execute(args, ctx)
             telemetry.tool_done(span, outcome)
             return outcome
 
     async def now(self, site: EffectSite) -> float:
-        """The system wall clock."""
-        return time.time()
+        """The run's clock (see `agents._waits`); the wall clock outside a run."""
+        waits = current_waits()
+        return time.time() if waits is None else waits.now()
 
     async def choice(
         self, site: EffectSite, pick: Callable[[], Awaitable[str]], *, options: Collection[str] = ()

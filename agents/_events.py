@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents._approval import ApprovalRequest
 from agents._model import Usage, WireProtocol
 
 __all__ = [
@@ -95,18 +96,23 @@ class TextDelta(_AgentEventBase):
 
 
 class ApprovalRequested(_AgentEventBase):
-    """A tool call waits for a person's decision (see `agents.approvals`).
+    """A tool call, or a plan, waits for a person's decision (see `agents.approvals`): answer
+    it with `RunStream.decide(approval_id, ...)`.
 
     Attributes:
         approval_id: The request's id (`agent_id#seq`, stable across resumes).
-        tool: The tool.
+        tool: The tool ("" for a plan).
         args: Its arguments (sensitive values masked).
+        kind: "tool" or "plan".
+        request: The whole request (a plan's drawing and data included).
     """
 
     type: Literal["approval_requested"] = "approval_requested"
     approval_id: str
     tool: str
     args: dict[str, Any]
+    kind: Literal["tool", "plan"] = "tool"
+    request: ApprovalRequest | None = None
 
 
 class ApprovalDecided(_AgentEventBase):
@@ -114,10 +120,12 @@ class ApprovalDecided(_AgentEventBase):
 
     Attributes:
         approval_id: The request's id.
-        tool: The tool.
-        action: "approve" or "deny".
+        tool: The tool ("" for a plan).
+        action: "approve" or "deny" (a plan: rejected).
         by: "person", "always" (an earlier decision for the run), or "timeout".
-        edited: The call runs with arguments the person gave.
+        edited: The call runs with arguments the person gave (a plan: as the person edited it).
+        kind: "tool" or "plan".
+        message: The reason given with a denial (the feedback of a rejected plan).
     """
 
     type: Literal["approval_decided"] = "approval_decided"
@@ -126,6 +134,8 @@ class ApprovalDecided(_AgentEventBase):
     action: str
     by: str
     edited: bool = False
+    kind: Literal["tool", "plan"] = "tool"
+    message: str = ""
 
 
 AgentEvent = Annotated[

@@ -29,7 +29,7 @@ import anyio.lowlevel
 import structlog
 
 from agents._answers import Parrot, described, unusable_answer
-from agents._approval import Approver, Decide, approvals_of_run
+from agents._approval import Approver, Decide
 from agents._configured import Configured
 from agents._effects import Effects, LiveEffects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
@@ -43,6 +43,7 @@ from agents._stop import Stop, set_when
 from agents._streaming import streaming, wants_text
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
+from agents._waits import run_waits
 from memory import (
     AssistantMessage,
     Compactor,
@@ -237,7 +238,7 @@ class Executor(Configured):
             try:
                 if self.approver is None:  # nothing to share: no run-wide set (10,000 agents...)
                     return await self._drive(s, stop)
-                with approvals_of_run() as s.always:
+                with run_waits() as s.waits:
                     return await self._drive(s, stop)
             except ExceptionGroup as group:
                 # What escapes the loop (a replay's drift, a bug) is one error, not a group.
@@ -315,6 +316,7 @@ class Executor(Configured):
         left = s.budget.time_left(s.now)
         if left is not None:
             scope.deadline = anyio.current_time() + left
+            s.scope = scope  # an approval's wait holds the deadline
 
     async def _cut_reason(
         self, s: AgentState, stop: Stop | None

@@ -25,6 +25,7 @@ the stop landed between two effects there.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Collection, Iterable
@@ -47,6 +48,7 @@ from agents._errors import (
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._tools import Tool, ToolContext, ToolOutcome
 from agents._tracing import logger, redact
+from agents._waits import current_waits
 
 if TYPE_CHECKING:
     from agents._executor import Executor
@@ -171,6 +173,12 @@ class JournaledEffects:
         self, site: EffectSite, model: ChatModel, request: ModelRequest
     ) -> ModelResponse:
         """Serve the recorded reply (or error), else ask the model and record its answer."""
+        with _working():
+            return await self._model_call(site, model, request)
+
+    async def _model_call(
+        self, site: EffectSite, model: ChatModel, request: ModelRequest
+    ) -> ModelResponse:
         await anyio.lowlevel.checkpoint()  # a cut scope cuts here, recorded or not: same path
         digest = request_digest(request)
         record = await self._lookup(site, "model", digest)
@@ -187,6 +195,14 @@ class JournaledEffects:
         self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> ToolOutcome:
         """Serve the recorded outcome, else run the tool (an intent first) and record it."""
+        # In flight from its lookup on: a run that pauses never cuts a call between its intent
+        # record and its start (a resume would take it for a call that may have run).
+        with _working():
+            return await self._tool_call(site, tool, args, ctx)
+
+    async def _tool_call(
+        self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> ToolOutcome:
         await anyio.lowlevel.checkpoint()
         digest = _digest({"tool": tool.name, "args": args})
         record = await self._lookup(site, "tool", digest)
@@ -333,6 +349,12 @@ class JournaledEffects:
         )
         async with self._writing:
             await self.journal.append(self.run_id, record)
+
+
+def _working() -> contextlib.AbstractContextManager[None]:
+    """Count the effect as the run's work in flight (see `agents._waits`)."""
+    waits = current_waits()
+    return contextlib.nullcontext() if waits is None else waits.working()
 
 
 def request_digest(request: ModelRequest) -> str:

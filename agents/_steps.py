@@ -11,9 +11,12 @@ is what lets a cancelled turn lose nothing that had already completed.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
+
+import anyio
 
 from agents._answers import Parrot
 from agents._approval import ApprovalRequest, Approver, decided
@@ -34,6 +37,7 @@ from agents._report import AgentReport, ReportStatus
 from agents._toolbox import Evidence, Finding, PreparedCall, Toolbox, ToolResult
 from agents._tools import MAX_ARG_CHARS, ToolContext, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
+from agents._waits import RunWaits
 from memory import AssistantMessage, ToolCall, Transcript
 
 __all__ = ["AgentState", "bounded", "settle_turn", "start_turn"]
@@ -76,8 +80,11 @@ class AgentState:
     turn_failed: list[bool] = field(default_factory=list)
     cut: bool = False
     approver: Approver | None = None
-    always: set[str] | None = None  # the run's tools approved "always" (with an approver)
+    waits: RunWaits | None = None  # the run's (with an approver)
     approval_sites: dict[str, EffectSite] | None = None  # this turn's, made when one is needed
+    scope: anyio.CancelScope | None = None  # the loop's, once its deadline is armed
+    waiting: int = 0  # approvals of this turn that wait now
+    paused_deadline: tuple[float, float] | None = None  # the scope's deadline, the run's offset
     # paor's own words to the model (guard messages): never valid tool arguments. Tool errors are
     # left out: they quote the model's own arguments, which it may rightly use again elsewhere.
     said: Parrot = field(default_factory=lambda: Parrot(words=_ECHO_WORDS))
@@ -129,7 +136,7 @@ class AgentState:
     ) -> dict[str, Any] | ToolOutcome:
         """The arguments to run the call with, once approved; a denial's outcome otherwise."""
         site = None if self.approval_sites is None else self.approval_sites.get(prepared.call.id)
-        if site is None or self.approver is None or self.always is None:
+        if site is None or self.approver is None or self.waits is None:
             return prepared.args
         tool = prepared.tool
         request = ApprovalRequest(
@@ -138,13 +145,19 @@ class AgentState:
         )  # fmt: skip
         common = {"run_id": self.run_id, "agent_id": self.agent_id, "step": self.steps}
         await self._emit(
-            ApprovalRequested(**common, approval_id=site.key, tool=tool.name, args=request.args)
+            ApprovalRequested(
+                **common, approval_id=site.key, tool=tool.name, args=request.args, request=request
+            )
         )
-        decision = await decided(effects, site, request, self.approver, self.always)
+        self._hold_deadline(self.waits)
+        try:
+            decision = await decided(effects, site, request, self.approver, self.waits)
+        finally:
+            self._release_deadline(self.waits)
         await self._emit(
             ApprovalDecided(
                 **common, approval_id=site.key, tool=tool.name, action=decision.action,
-                by=decision.by, edited=decision.args is not None,
+                by=decision.by, edited=decision.args is not None, message=decision.message,
             )
         )  # fmt: skip
         if decision.action == "deny":
@@ -204,6 +217,24 @@ class AgentState:
             steps=self.steps,
             findings=tuple(self.findings),
         )
+
+    def _hold_deadline(self, waits: RunWaits) -> None:
+        """While a person decides, the agent's deadline waits too (the first approval of a turn
+        holds it; see `_release_deadline`)."""
+        self.waiting += 1
+        if self.waiting == 1 and self.scope is not None:
+            self.paused_deadline = (self.scope.deadline, waits.waited())
+            self.scope.deadline = math.inf
+
+    def _release_deadline(self, waits: RunWaits) -> None:
+        """Re-arm the deadline once no approval of the turn waits: later by the time the run
+        spent waiting only for people meanwhile (the run's clock stood still that long)."""
+        self.waiting -= 1
+        if self.waiting or self.scope is None or self.paused_deadline is None:
+            return
+        deadline, waited = self.paused_deadline
+        self.paused_deadline = None
+        self.scope.deadline = deadline + (waits.waited() - waited)
 
     async def _emit(self, event: Any) -> None:
         if self.events is not None:

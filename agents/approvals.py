@@ -14,6 +14,26 @@ orch = Orchestrator(model, [transfer], approver=ask_a_person)
 ```
 """
 
-from agents._approval import ApprovalRequest, Approver, Decide, Decision, approve, deny
+from agents._approval import (
+    PAUSE,
+    ApprovalRequest,
+    Approver,
+    Decide,
+    Decision,
+    approve,
+    deny,
+    edit,
+    reject,
+)
 
-__all__ = ["ApprovalRequest", "Approver", "Decide", "Decision", "approve", "deny"]
+__all__ = [
+    "PAUSE",
+    "ApprovalRequest",
+    "Approver",
+    "Decide",
+    "Decision",
+    "approve",
+    "deny",
+    "edit",
+    "reject",
+]

@@ -46,7 +46,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory._logging import logger
-from memory._sqlite import SQLiteFile, shrink
+from memory._pauses import WAITS_SCHEMA, Pauses
+from memory._sqlite import shrink
 
 __all__ = [
     "STOP_SEQ",
@@ -68,8 +69,9 @@ STOP_SEQ = 0
 """The seq of an agent's stop record, the choice of why it was cut short (a stop or a deadline).
 Made at most once per agent, and last; numbered effects start at 1, so wherever the cut landed a
 replay finds it at this one address."""
-RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed"]
-"""A journaled run's status; `crashed` is a run whose owner died before it ended (resumable)."""
+RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed", "paused"]
+"""A journaled run's status; `crashed` is a run whose owner died before it ended, `paused` one
+that waits for people's decisions (both resumable)."""
 FINISHED_RUNS: frozenset[str] = frozenset({"complete", "incomplete", "failed"})
 _T = TypeVar("_T")
 _log = logger("paor.journal")
@@ -150,8 +152,9 @@ class RunInfo(BaseModel):
     Attributes:
         run_id: The run.
         goal: Its goal.
-        status: running, complete, incomplete, failed, or crashed. A run whose owner is dead is
-            reported as crashed: this is worked out when the row is read, never stored.
+        status: running, complete, incomplete, failed, crashed, or paused (it waits for people:
+            `Journal.waiting` says what for). A run whose owner is dead is reported as crashed:
+            this is worked out when the row is read, never stored.
         created: When it started (seconds since the epoch).
         updated: When its row last changed.
         owner: The lease holder ("host:pid:token"), if any.
@@ -184,7 +187,7 @@ def default_journal_path() -> Path:
     return Path(home) / "journal.db"
 
 
-class Journal(SQLiteFile):
+class Journal(Pauses):
     """The durable record of runs and their effects, in one SQLite file.
 
     Use it as an async context manager, or call `open` and `aclose`.
@@ -205,7 +208,7 @@ class Journal(SQLiteFile):
             runs, and leaves the rest to the operating system; "always" syncs every record.
     """
 
-    schema = _SCHEMA
+    schema = _SCHEMA + WAITS_SCHEMA
 
     def __init__(
         self,
@@ -380,6 +383,7 @@ class Journal(SQLiteFile):
             ]
             doomed = [(run_id,) for run_id in _beyond(prunable, cutoff=cutoff, keep=keep)]
             conn.executemany("DELETE FROM effects WHERE run_id = ?", doomed)
+            conn.executemany("DELETE FROM waits WHERE run_id = ?", doomed)
             conn.executemany("DELETE FROM runs WHERE run_id = ?", doomed)
             conn.commit()
         except Exception:
@@ -403,8 +407,10 @@ class Journal(SQLiteFile):
                     f"heartbeat {age:.0f}s ago); wait for it to end or stop it first"
                 )
             now = time.time()
+            # A paused run claimed is running again (until it pauses again, or ends).
             conn.execute(
-                "UPDATE runs SET owner = ?, heartbeat = ?, updated = ? WHERE run_id = ?",
+                "UPDATE runs SET owner = ?, heartbeat = ?, updated = ?, status = CASE status "
+                "WHEN 'paused' THEN 'running' ELSE status END WHERE run_id = ?",
                 (owner, now, now, run_id),
             )
             conn.commit()  # inside: a commit that fails must not leave the transaction open

@@ -11,6 +11,7 @@ from memory._journal import (
     default_journal_path,
     is_stop_record,
 )
+from memory._pauses import Waiting
 
 __all__ = [
     "STOP_SEQ",
@@ -20,6 +21,7 @@ __all__ = [
     "RunInfo",
     "RunLocked",
     "RunStatus",
+    "Waiting",
     "default_journal_path",
     "is_stop_record",
 ]

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import AgentReport, Usage
+from agents.approvals import ApprovalRequest
 from agents.events import (
     ApprovalDecided,
     ApprovalRequested,
@@ -31,6 +32,7 @@ __all__ = [
     "PlanCreated",
     "Replanned",
     "RunFinished",
+    "RunPaused",
     "SubtaskCancelled",
     "SubtaskFailed",
     "SubtaskFinished",
@@ -123,6 +125,14 @@ class RunFinished(_RunEvent):
     usage: Usage
 
 
+class RunPaused(_RunEvent):
+    """Nothing is left to do but wait for people: the run is journaled as paused, naming what
+    waits (`Orchestrator.resume(run_id, decisions=...)` or `paor approve` continues it)."""
+
+    type: Literal["run_paused"] = "run_paused"
+    waiting: tuple[ApprovalRequest, ...]
+
+
 Event = Annotated[
     PlanCreated
     | SubtaskStarted
@@ -134,6 +144,7 @@ Event = Annotated[
     | BudgetWarning
     | BudgetExhausted
     | RunFinished
+    | RunPaused
     | ModelCalled
     | ToolCalled
     | BreakerOpened

@@ -13,8 +13,9 @@ With a journal every run is recorded; `resume()` continues a crashed run from it
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import partial
 from typing import Any, Literal
 
@@ -24,10 +25,11 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
 from agents import _telemetry as telemetry
-from agents._approval import Approver, Decide, approvals_of_run
+from agents._approval import Approver, Decide, Decision
 from agents._configured import Configured
 from agents._streaming import wanting_text
 from agents._tracing import redact_text
+from agents._waits import Pending, RunWaits, run_waits
 from agents.effects import (
     RUN_AGENT,
     Addresses,
@@ -43,7 +45,7 @@ from agents.tools import Toolbox
 from memory import Compactor, FactStore, Journal
 from memory.facts import FactKind, render_facts, user_fact
 from orchestrator._durable import ReplayReport, hold_lease, open_run, run_ended
-from orchestrator._events import Event
+from orchestrator._events import Event, RunPaused
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
 from orchestrator._run import RunLoop
@@ -53,6 +55,9 @@ from orchestrator._stream import EventStream
 __all__ = ["Orchestrator", "RunStream"]
 
 _FACTS_CHARS = 1500
+PAUSE_SETTLE_S = 0.25
+"""How long a run with a pausing approver stays quiet (only approvals waiting, nothing in flight)
+before it pauses: a sub-agent between two effects is about to start the next."""
 
 
 class Orchestrator(Configured):
@@ -84,8 +89,18 @@ class Orchestrator(Configured):
         ask_goal: Every first plan asks the goal itself: a subtask for it is put first when the
             planner left it out (the last subtask making room), and subtasks of one or two words
             are dropped, so a plan that strays still answers the question.
-        approver: Decides on the calls of tools that need approval, for every sub-agent (see
-            `agents.approvals`); a call approved "always" is so for the rest of the run.
+        approver: Decides on the calls of tools that need approval, for every sub-agent, and
+            on the plans under `review` (see `agents.approvals`); a call approved "always" is
+            so for the rest of the run. With `agents.approvals.PAUSE` the caller decides while
+            the run streams (`RunStream.decide`), and a journaled run pauses once nothing but
+            approvals is left: it ends "paused", and `resume(run_id, decisions=...)` goes on.
+        review: Plans the approver reviews before they run: the "first" plan, or "every"
+            version (each replan's too). A person may approve a plan, edit it (validated like
+            the planner's) or reject it with feedback the planner reads (see
+            `orchestrator._review`).
+
+    Raises:
+        ConfigurationError: `review` without an `approver`.
     """
 
     def __init__(
@@ -110,7 +125,10 @@ class Orchestrator(Configured):
         cite: bool = False,
         ask_goal: bool = False,
         approver: Approver | Decide | None = None,
+        review: Literal["first", "every"] | None = None,
     ) -> None:
+        if review is not None and approver is None:
+            raise ConfigurationError("review= needs an approver= to ask (see agents.approvals)")
         self.model = model
         self.planner_model = planner_model or model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -123,7 +141,7 @@ class Orchestrator(Configured):
                 "effects": effects, "keep_events": keep_events,
                 "on_plan_failure": on_plan_failure, "compactor": compactor, "facts": facts,
                 "scope": scope, "journal": journal, "first_look": first_look, "cite": cite,
-                "ask_goal": ask_goal, "approver": approver,
+                "ask_goal": ask_goal, "approver": approver, "review": review,
             }
         )  # fmt: skip
         self.limits = limits or Limits()
@@ -136,6 +154,8 @@ class Orchestrator(Configured):
         self.scope = scope
         self.journal = journal
         self.ask_goal = ask_goal
+        self.approver = Approver.of(approver)
+        self.review = review
         self.executor = Executor(
             model,
             self.toolbox,
@@ -146,7 +166,7 @@ class Orchestrator(Configured):
             compactor=compactor,
             first_look=first_look,
             cite=cite,
-            approver=approver,
+            approver=self.approver,
         )
         self._seal()
 
@@ -188,18 +208,31 @@ class Orchestrator(Configured):
         """
         return await _drain(self.stream(goal, run_id=run_id))
 
-    def stream_resume(self, run_id: str, *, text: bool = False) -> RunStream:
-        """Continue a crashed run, as a stream: the same run id and goal, recorded results first
-        (nothing completed runs again), then live. Its events are the whole run's (with `text`,
-        the recorded replies' text too, in the pieces it first came in).
+    def stream_resume(
+        self,
+        run_id: str,
+        *,
+        text: bool = False,
+        decisions: Mapping[str, Decision] | None = None,
+    ) -> RunStream:
+        """Continue a crashed or paused run, as a stream: the same run id and goal, recorded
+        results first (nothing completed runs again), then live. Its events are the whole run's
+        (with `text`, the recorded replies' text too, in the pieces it first came in).
+
+        Args:
+            run_id: The run.
+            text: Stream the models' text too (see `stream`).
+            decisions: For a paused run, decisions on what it waits for, by approval id (taken
+                in the journal first: of two people deciding one approval, one wins).
 
         Raises:
             ConfigurationError: The orchestrator has no journal.
             RunLocked: Another live process holds the run (raised when the stream starts).
-            JournalError: The run is unknown or already ended (raised when the stream starts).
+            JournalError: The run is unknown or already ended, or a decision is for an approval
+                it does not wait for (raised when the stream starts).
         """
         self._needs_journal("resume")
-        return RunStream(self, "", run_id, mode="resume", text=text)
+        return RunStream(self, "", run_id, mode="resume", text=text, decisions=decisions)
 
     def stream_replay(self, run_id: str, *, text: bool = False) -> RunStream:
         """Re-run a recorded run offline, as a stream of its events (see `replay`): with `text`,
@@ -211,9 +244,11 @@ class Orchestrator(Configured):
         self._needs_journal("replay")
         return RunStream(self, "", run_id, mode="replay", text=text)
 
-    async def resume(self, run_id: str) -> RunResult:
-        """Continue a crashed run to its end (see `stream_resume`)."""
-        return await _drain(self.stream_resume(run_id))
+    async def resume(
+        self, run_id: str, *, decisions: Mapping[str, Decision] | None = None
+    ) -> RunResult:
+        """Continue a crashed or paused run to its end, or its next pause (see `stream_resume`)."""
+        return await _drain(self.stream_resume(run_id, decisions=decisions))
 
     async def replay(self, run_id: str) -> ReplayReport:
         """Re-run a recorded run offline from the journal: no model, tool or clock is touched.
@@ -254,7 +289,12 @@ class Orchestrator(Configured):
         return await loop.execute(state)
 
     async def _new_run(
-        self, goal: str, run_id: str, send: MemoryObjectSendStream[Event], effects: Effects
+        self,
+        goal: str,
+        run_id: str,
+        send: MemoryObjectSendStream[Event],
+        effects: Effects,
+        waits: RunWaits,
     ) -> tuple[RunState, RunDeps]:
         """What a new (or resumed, or replayed) run knows, and what it uses."""
         limits = self.limits
@@ -297,6 +337,9 @@ class Orchestrator(Configured):
             events=send,
             limiter=anyio.CapacityLimiter(limits.max_concurrency),
             keep_events=self.keep_events,
+            waits=waits,
+            approver=self.approver,
+            review=self.review,
         )
         # Read through the boundary: a replay sees the facts the run saw, whatever changed since.
         state.known = await deps.choose(state.step, self._known_facts)
@@ -319,8 +362,8 @@ class Orchestrator(Configured):
 
 
 class RunStream(EventStream):
-    """A running run: iterate it for events; `result` once it ends; `cancel` or `cancel_subtask`
-    meanwhile."""
+    """A running run: iterate it for events; `result` once it ends; `cancel`, `cancel_subtask`
+    or `decide` meanwhile."""
 
     def __init__(
         self,
@@ -331,6 +374,7 @@ class RunStream(EventStream):
         mode: JournalMode = "record",
         meta: dict[str, Any] | None = None,
         text: bool = False,
+        decisions: Mapping[str, Decision] | None = None,
     ) -> None:
         super().__init__()
         self.run_id = run_id
@@ -343,6 +387,9 @@ class RunStream(EventStream):
         self._state: RunState | None = None
         self._deps: RunDeps | None = None
         self._cancelled: str | None = None
+        self._decisions = dict(decisions or {})
+        self._waits = RunWaits()
+        self._held: list[Pending] | None = None  # what waited when the run paused
 
     @property
     def drift(self) -> list[Drift]:
@@ -366,6 +413,11 @@ class RunStream(EventStream):
                 self._deps.done_send.send_nowait(Halt(reason))
         return True
 
+    def decide(self, approval_id: str, decision: Decision) -> bool:
+        """Decide an approval the run waits for (`ApprovalRequested.approval_id`); returns
+        whether it waited (False: unknown, or decided already, by the approver or a timeout)."""
+        return self._waits.answer(approval_id, decision)
+
     def cancel_subtask(self, subtask_id: str) -> bool:
         """Stop one running or pending subtask; the run goes on. Returns whether it was live."""
         return self._state is not None and self._state.cancel_subtask(subtask_id)
@@ -381,6 +433,8 @@ class RunStream(EventStream):
             if orch.journal is None:
                 self._result = await self._run(self._goal, orch.effects)
                 return
+            if self.mode == "resume":
+                await self._take_decisions(orch.journal)
             goal, self._effects = await open_run(
                 orch.journal, orch.effects, self.run_id, mode=self.mode, goal=self._goal,
                 meta=self.meta,
@@ -397,16 +451,86 @@ class RunStream(EventStream):
         with (
             structlog.contextvars.bound_contextvars(run_id=self.run_id),
             wanting_text() if self.text else contextlib.nullcontext(),
-            approvals_of_run(),  # one set of tools approved "always", for all its sub-agents
+            run_waits(self._waits),  # its approvals and clock, for all its sub-agents
             telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span,
         ):
             orch = self._orchestrator
-            self._state, self._deps = await orch._new_run(goal, self.run_id, self._send, effects)
+            self._state, self._deps = await orch._new_run(
+                goal, self.run_id, self._send, effects, self._waits
+            )
             if self._cancelled is not None:  # asked before the run had a state
                 self._deps.done_send.send_nowait(Halt(self._cancelled))
-            result = await orch._loop(self._state, self._deps)
+            result: RunResult | None = None
+            with anyio.CancelScope() as pausing:
+                async with anyio.create_task_group() as tg:
+                    if self._pauses():
+                        tg.start_soon(self._pause_when_quiet, pausing)
+                    result = await orch._loop(self._state, self._deps)
+                    tg.cancel_scope.cancel()
+            if result is None:  # paused: nothing was in flight, so nothing was cut
+                result = await self._paused(self._state, self._deps)
+            else:
+                result = result.model_copy(update={"waited_s": self._waits.waited()})
             _run_done(span, result)
             return result
+
+    def _pauses(self) -> bool:
+        """Whether the run pauses once only approvals wait: a journaled run, recorded or
+        resumed, whose approver leaves decisions to later."""
+        orch = self._orchestrator
+        approver = orch.approver
+        return (
+            orch.journal is not None
+            and self.mode != "replay"
+            and approver is not None
+            and approver.pauses
+        )
+
+    async def _pause_when_quiet(self, pausing: anyio.CancelScope) -> None:
+        await self._waits.until_quiet(PAUSE_SETTLE_S)
+        # Taken before the cut: each wait forgets its request as it is cancelled.
+        self._held = list(self._waits.pending.values())
+        pausing.cancel()
+
+    async def _paused(self, s: RunState, deps: RunDeps) -> RunResult:
+        """Journal what the run waits for, announce it, and end the stream with the paused result."""
+        held = self._held or []
+        journal = self._orchestrator.journal
+        assert journal is not None
+        rows = [(p.request.approval_id, p.request.model_dump(mode="json"), p.asked) for p in held]
+        with anyio.CancelScope(shield=True):  # what waits must be known before the run stops
+            await journal.pause(self.run_id, rows)
+        waiting = tuple(p.request for p in held)
+        event = RunPaused(run_id=s.run_id, step=s.step, waiting=waiting)
+        if deps.keep_events:
+            s.trace.append(event)
+        await deps.publish(event)
+        what = "; ".join(r.summary() for r in waiting)
+        return RunResult(
+            run_id=s.run_id, goal=s.goal, answer="", status="paused",
+            reason=f"waits for a decision: {what}", plans=tuple(s.plans), diffs=tuple(s.diffs),
+            reports=tuple(r.report for r in s.records.values() if r.report is not None),
+            usage=s.budget.used, events=tuple(s.trace), notes=tuple(s.notes),
+            waiting=waiting, waited_s=self._waits.waited(),
+        )  # fmt: skip
+
+    async def _take_decisions(self, journal: Journal) -> None:
+        """A paused run's decisions: this call's, taken in the journal first (so two deciders
+        cannot both win), then every decision made while it was paused; and its clock, which
+        stood still while it waited."""
+        for approval_id, decision in self._decisions.items():
+            await journal.decide(self.run_id, approval_id, decision.model_dump(mode="json"))
+        info = await journal.run(self.run_id)
+        if info is None or info.status != "paused":
+            return
+        decided = {
+            w.approval_id: Decision.model_validate(w.decision)
+            for w in await journal.waits_of(self.run_id)
+            if w.decision is not None
+        }
+        self._waits.give(decided)
+        waited = float((info.result or {}).get("waited_s", 0.0))
+        self._waits.offset = waited + max(0.0, time.time() - info.updated)
 
 
 def _run_attributes(stream: RunStream, goal: str) -> dict[str, str]:

@@ -98,13 +98,15 @@ class Planner:
     def __post_init__(self) -> None:
         self._addresses = Addresses(run_id=self.run_id, agent_id=PLANNER_AGENT)
 
-    async def make_plan(self, goal: str, *, unavailable: dict[str, str], known: str = "") -> Plan:
-        """The first plan for `goal`.
+    async def make_plan(
+        self, goal: str, *, unavailable: dict[str, str], known: str = "", feedback: str = ""
+    ) -> Plan:
+        """The first plan for `goal` (`feedback`: a person's reason for rejecting the last one).
 
         Raises:
             PlanError: No valid plan within the repair budget, or the model failed.
         """
-        prompt = f"{_goal(goal, known)}\n\n{self._menu(unavailable)}"
+        prompt = f"{_goal(goal, known)}\n\n{self._menu(unavailable)}{_feedback(feedback)}"
 
         def build(text: str) -> Plan | list[str]:
             draft = _parse(text, PlanDraft)
@@ -128,11 +130,13 @@ class Planner:
         reserved: Collection[str],
         unavailable: dict[str, str],
         known: str = "",
+        feedback: str = "",
     ) -> tuple[Plan, set[str]]:
         """A new plan version around a surprise; returns it with the ids the model removed.
 
         `plan` holds only subtasks still in play (done, running or pending); `reserved` ids may
-        not be reused. Completed subtasks are always kept.
+        not be reused. Completed subtasks are always kept. `feedback`: a person's reason for
+        rejecting the last replan.
 
         Raises:
             PlanError: No valid replan within the repair budget, or the model failed.
@@ -147,7 +151,7 @@ class Planner:
                 "subtasks (new ids) that route around the problem. Keep everything still valid. "
                 'Reply with JSON: {"remove": [ids], "add": [subtasks], "rationale": "..."}',
             ]
-        )
+        ) + _feedback(feedback)
         surprise = reports.get(trigger)
         removable = _removable(
             plan, status, trigger, invalidated=bool(surprise and surprise.invalidates)
@@ -405,6 +409,13 @@ def _joined(reports: Sequence[AgentReport], note: str | None) -> str:
     parts = [f"{head}Results gathered by the agents:"]
     parts += [_report_text(r) for r in reports]
     return "\n\n".join(parts) if reports else f"{head}No results were gathered."
+
+
+def _feedback(feedback: str) -> str:
+    """What a person said of the last plan they rejected, for the prompt."""
+    if not feedback:
+        return ""
+    return f"\n\nA person rejected your last plan. Their feedback: {feedback}\nPlan again with it."
 
 
 def _goal(goal: str, known: str) -> str:

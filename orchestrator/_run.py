@@ -50,6 +50,7 @@ from orchestrator._events import (
     SubtaskStarted,
 )
 from orchestrator._plan import Plan, PlanDiff, Subtask
+from orchestrator._review import MAX_REJECTIONS, Reviewer
 from orchestrator._state import (
     FINISHED,
     Completion,
@@ -94,6 +95,10 @@ class _Finish:
 
 
 _Step = _MakePlan | _Schedule | _Join | _Replan | _Finish
+
+
+class _Rejected(PlanError):
+    """A person rejected every plan the planner made (no fallback plan runs instead)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -158,12 +163,10 @@ class RunLoop:
         now = await self.deps.now(s.step)
         try:
             with telemetry.span("paor.plan", _span_ids(s)) as span:
-                plan = await self.deps.planner.make_plan(
-                    s.goal, unavailable=self.toolbox.unavailable(now), known=s.known
-                )
+                plan = await self._planned(s, now)
                 telemetry.finished(span, _plan_attributes(plan))
         except PlanError as exc:
-            if self.single_on_plan_failure:
+            if self.single_on_plan_failure and not isinstance(exc, _Rejected):
                 # Degrade, never come back empty-handed: the whole goal becomes one subtask.
                 s.notes.append(f"planning failed, ran the goal as one subtask: {exc}")
                 _log.warning("plan_fallback", error=str(exc))
@@ -186,6 +189,35 @@ class RunLoop:
         _log.info("plan_created", version=plan.version, subtasks=len(plan.subtasks))
         await self._emit(s, PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
         return _Schedule()
+
+    async def _planned(self, s: RunState, now: float) -> Plan:
+        """The first plan: the planner's, as a person approved or edited it under review (a
+        rejection's feedback goes back to the planner, a bounded number of times)."""
+        feedback = ""
+        for _ in range(MAX_REJECTIONS + 1):
+            plan = await self.deps.planner.make_plan(
+                s.goal, unavailable=self.toolbox.unavailable(now), known=s.known, feedback=feedback
+            )
+            reviewer = self._reviewer(s)
+            if reviewer is None:
+                return plan
+            verdict = await reviewer.review(s.step, plan)
+            if isinstance(verdict, Plan):
+                return verdict
+            feedback = verdict
+        raise _Rejected(f"a person rejected {MAX_REJECTIONS + 1} plans; the last said: {feedback}")
+
+    def _reviewer(self, s: RunState, *, replan: bool = False) -> Reviewer | None:
+        """Who reviews this plan, if anyone: the first plan under any review, replans under
+        "every"."""
+        deps = self.deps
+        if deps.approver is None or deps.review is None or (replan and deps.review != "every"):
+            return None
+        return Reviewer(
+            approver=deps.approver, waits=deps.waits, effects=deps.effects,
+            addresses=deps.addresses, max_subtasks=deps.planner.max_subtasks,
+            tools=deps.planner.tools.keys(), emit=self._emit_agent(s),
+        )  # fmt: skip
 
     async def _schedule(self, s: RunState, tg: anyio.abc.TaskGroup, after: str | None) -> _Step:
         await self._drop_orphans(s)
@@ -291,17 +323,7 @@ class RunLoop:
         now = await self.deps.now(s.step)
         try:
             with telemetry.span("paor.replan", _replan_ids(s, trigger, reason)) as span:
-                plan, removed = await self.deps.planner.replan(
-                    s.goal,
-                    in_play,
-                    status={i: r.status for i, r in s.records.items()},
-                    reports={i: r.report for i, r in s.records.items() if r.report is not None},
-                    trigger=trigger,
-                    reason=reason,
-                    reserved=set(s.records) - set(in_play.ids),
-                    unavailable=self.toolbox.unavailable(now),
-                    known=s.known,
-                )
+                plan, removed = await self._replanned(s, in_play, trigger, reason, now)
                 removals = {"paor.plan.removed_ids": tuple(sorted(removed))}
                 telemetry.finished(span, {**_plan_attributes(plan), **removals})
         except PlanError as exc:
@@ -324,6 +346,35 @@ class RunLoop:
         _log.info("replanned", version=plan.version, added=len(added), cancelled=len(cancelled))
         await self._emit(s, Replanned(run_id=s.run_id, step=s.step, diff=diff, plan=plan))
         return _Schedule()
+
+    async def _replanned(
+        self, s: RunState, in_play: Plan, trigger: str, reason: str, now: float
+    ) -> tuple[Plan, set[str]]:
+        """The planner's replan and what it removes, as a person approved or edited it when
+        every plan is reviewed (a rejection's feedback goes back to the planner, bounded)."""
+        status: dict[str, str] = {i: r.status for i, r in s.records.items()}
+        reserved = set(s.records) - set(in_play.ids)
+        feedback = ""
+        for _ in range(MAX_REJECTIONS + 1):
+            plan, removed = await self.deps.planner.replan(
+                s.goal, in_play, status=status,
+                reports={i: r.report for i, r in s.records.items() if r.report is not None},
+                trigger=trigger, reason=reason, reserved=reserved,
+                unavailable=self.toolbox.unavailable(now), known=s.known, feedback=feedback,
+            )  # fmt: skip
+            reviewer = self._reviewer(s, replan=True)
+            if reviewer is None:
+                return plan, removed
+            why = f"{trigger} {reason}"
+            verdict = await reviewer.review(
+                s.step, plan, before=in_play, status=status, reserved=reserved, why=why
+            )
+            if isinstance(verdict, Plan):
+                return verdict, set(in_play.ids) - set(verdict.ids)
+            feedback = verdict
+        raise _Rejected(
+            f"a person rejected {MAX_REJECTIONS + 1} replans; the last said: {feedback}"
+        )
 
     async def _apply_removals(self, s: RunState, removed: set[str], version: int) -> list[str]:
         cancelled = []

@@ -12,6 +12,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel, ConfigDict
 
 from agents import AgentReport, Budget, Usage
+from agents._approval import Approver
+from agents._waits import RunWaits
+from agents.approvals import ApprovalRequest
 from agents.effects import Addresses, Effects
 from agents.guards import Stop
 from orchestrator._events import BudgetWarning, Event
@@ -34,9 +37,10 @@ class RunResult(BaseModel):
     Attributes:
         run_id: The run.
         goal: The goal it was given.
-        answer: The synthesised answer (never empty).
+        answer: The synthesised answer (never empty, but for a paused run).
         status: complete; incomplete (a budget ran out, subtasks failed or the caller cancelled
-            the run: `reason` says which); failed (nothing usable was gathered).
+            the run: `reason` says which); failed (nothing usable was gathered); paused (it
+            waits for people's decisions: `waiting`; `Orchestrator.resume` continues it).
         reason: Why the run is not complete, if it is not.
         plans: Every plan version, first to last.
         diffs: What each replan changed.
@@ -44,6 +48,8 @@ class RunResult(BaseModel):
         usage: Tokens, requests and tool calls of the whole run.
         events: The run's events, in order (when the orchestrator keeps them).
         notes: Problems the run worked around (a replan the planner could not produce...).
+        waiting: What a paused run waits for.
+        waited_s: Seconds the run waited only for people (not counted against its deadline).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -51,7 +57,7 @@ class RunResult(BaseModel):
     run_id: str
     goal: str
     answer: str
-    status: Literal["complete", "incomplete", "failed"]
+    status: Literal["complete", "incomplete", "failed", "paused"]
     reason: str | None = None
     plans: tuple[Plan, ...] = ()
     diffs: tuple[PlanDiff, ...] = ()
@@ -59,6 +65,8 @@ class RunResult(BaseModel):
     usage: Usage = Usage()
     events: tuple[Event, ...] = ()
     notes: tuple[str, ...] = ()
+    waiting: tuple[ApprovalRequest, ...] = ()
+    waited_s: float = 0.0
 
     @property
     def complete(self) -> bool:
@@ -104,6 +112,9 @@ class RunDeps:
     events: MemoryObjectSendStream[Event]
     limiter: anyio.CapacityLimiter
     keep_events: bool = True
+    waits: RunWaits = field(default_factory=RunWaits)
+    approver: Approver | None = None
+    review: Literal["first", "every"] | None = None
     done_send: MemoryObjectSendStream[Completion | Halt] = field(init=False)
     done_receive: MemoryObjectReceiveStream[Completion | Halt] = field(init=False)
 

@@ -1,0 +1,181 @@
+"""What a run waits for people on: its open approvals, the decisions given to it, and its clock.
+
+One `RunWaits` per run, shared by the planner loop and every sub-agent through a context variable
+(set by the run, or by a lone `Executor` with an approver). It knows:
+
+- the approvals that wait (`pending`), each answered by the approver's callback, by
+  `RunStream.decide` from the caller, or, for a run that pauses, by a later process
+  (`resume(run_id, decisions=...)`, `paor approve`): those arrive in `given`;
+- how much work is in flight (`busy`: model and tool calls at the effect boundary). A run whose
+  approvals wait while nothing is in flight is *quiet*: nothing it could do goes on without a
+  person. A run with a pausing approver pauses then, which loses nothing: no effect is cut;
+- the run's clock. `now()` is the wall clock less `offset`, the time the run spent quiet, so what
+  a run waits for people never counts against its deadline (in process, and across a pause: the
+  resumed run's offset adds the time it spent paused). Clock reads are effects, recorded as this
+  clock gives them, so a replay sees the same times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+import anyio
+
+from agents._approval import ApprovalRequest, Approver, Decision
+
+__all__ = ["Pending", "RunWaits", "current_waits", "run_waits"]
+
+
+@dataclass(kw_only=True, slots=True, eq=False)
+class Pending:
+    """One approval that waits: its request, when it was asked (wall clock), and its answer."""
+
+    request: ApprovalRequest
+    asked: float
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    decision: Decision | None = None
+
+
+@dataclass(kw_only=True, slots=True, eq=False)
+class RunWaits:
+    """A run's open approvals, the decisions given to it, and its clock (see the module)."""
+
+    always: set[str] = field(default_factory=set)
+    given: dict[str, Decision] = field(default_factory=dict)
+    pending: dict[str, Pending] = field(default_factory=dict)
+    offset: float = 0.0
+    busy: int = 0
+    _quiet_since: float | None = None
+    _generation: int = 0
+    _wake: anyio.Event | None = None
+
+    @property
+    def quiet(self) -> bool:
+        """Whether approvals wait and nothing else is in flight."""
+        return not self.busy and bool(self.pending)
+
+    def now(self) -> float:
+        """The run's clock: the wall clock, less the time the run spent quiet (still while it is)."""
+        return time.time() - self.waited()
+
+    def waited(self) -> float:
+        """Seconds the run spent quiet, waiting only for people, so far."""
+        since = self._quiet_since
+        return self.offset if since is None else self.offset + time.monotonic() - since
+
+    @contextlib.contextmanager
+    def working(self) -> Iterator[None]:
+        """Count an effect in flight for the block."""
+        self.busy += 1
+        self._changed()
+        try:
+            yield
+        finally:
+            self.busy -= 1
+            self._changed()
+
+    async def decision(self, request: ApprovalRequest, approver: Approver) -> Decision:
+        """The decision on `request`: one given to the run already, else the first of the
+        approver's callback and `answer`; the approver's default once its timeout passes."""
+        given = self.given.pop(request.approval_id, None)
+        if given is not None:
+            return given
+        pending = Pending(request=request, asked=time.time())
+        self.pending[request.approval_id] = pending
+        self._changed()
+        try:
+            return await self._awaited(pending, approver)
+        finally:
+            del self.pending[request.approval_id]
+            self._changed()
+
+    def answer(self, approval_id: str, decision: Decision) -> bool:
+        """Decide an approval that waits; False if none waits under that id (or it was decided)."""
+        pending = self.pending.get(approval_id)
+        if pending is None or pending.decision is not None:
+            return False
+        pending.decision = decision.model_copy(update={"by": "person"})
+        pending.answered.set()
+        return True
+
+    def give(self, decisions: Mapping[str, Decision]) -> None:
+        """Decisions made while the run was paused, for the approvals they name."""
+        self.given.update(decisions)
+
+    async def until_quiet(self, settle: float) -> None:
+        """Return once the run has stayed quiet for `settle` seconds with nothing changing (a
+        sub-agent between two effects is not yet quiet: it is about to start the next one)."""
+        while True:
+            if self.quiet:
+                seen = self._generation
+                await anyio.sleep(settle)
+                if seen == self._generation and self.quiet:
+                    return
+                continue
+            wake = self._wake = self._wake or anyio.Event()
+            await wake.wait()
+
+    async def _awaited(self, pending: Pending, approver: Approver) -> Decision:
+        failure: list[Exception] = []
+
+        async def ask() -> None:
+            assert approver.decide is not None
+            try:
+                decision = await approver.decide(pending.request)
+            except Exception as exc:  # raised where the decision is awaited, not as a group
+                failure.append(exc)
+                pending.answered.set()
+                return
+            self.answer(pending.request.approval_id, decision)
+
+        async with anyio.create_task_group() as tg:
+            if approver.decide is not None:
+                tg.start_soon(ask)
+            with anyio.move_on_after(approver.timeout):
+                await pending.answered.wait()
+            tg.cancel_scope.cancel()
+        if failure:
+            raise failure[0]
+        if pending.decision is None:
+            return approver.default.model_copy(update={"by": "timeout"})
+        return pending.decision
+
+    def _changed(self) -> None:
+        self._generation += 1
+        quiet = self.quiet
+        if quiet and self._quiet_since is None:
+            self._quiet_since = time.monotonic()
+        elif not quiet and self._quiet_since is not None:
+            self.offset += time.monotonic() - self._quiet_since
+            self._quiet_since = None
+        if self._wake is not None:
+            self._wake.set()
+            self._wake = None
+
+
+_current: ContextVar[RunWaits | None] = ContextVar("paor_run_waits", default=None)
+
+
+def current_waits() -> RunWaits | None:
+    """The run's waits, inside a run (or a lone executor with an approver)."""
+    return _current.get()
+
+
+@contextlib.contextmanager
+def run_waits(waits: RunWaits | None = None) -> Iterator[RunWaits]:
+    """One run's waits, for every sub-agent started inside the block: `waits`, else the
+    enclosing run's, else new ones."""
+    found = _current.get()
+    if waits is None and found is not None:
+        yield found
+        return
+    waits = waits or RunWaits()
+    token = _current.set(waits)
+    try:
+        yield waits
+    finally:
+        _current.reset(token)

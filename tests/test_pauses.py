@@ -1,0 +1,179 @@
+"""Durable pauses: a journaled run whose approver leaves decisions to later pauses once nothing
+but approvals is left; the process exits, and another process decides and continues the run with
+nothing completed repeated (counted at the model and at the tools). Two people deciding one pause:
+one wins. A decision for what a run does not wait for is refused in one line. The time a run
+waits for people does not count against its deadline."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agents.approvals import PAUSE, approve, deny
+from agents.events import ApprovalRequested
+from memory import Journal
+from memory.journal import JournalError
+from orchestrator import Limits, Orchestrator
+from orchestrator.events import RunPaused
+from tests._pause_child import RUN_ID, orchestrator, team
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+GUARD_S = 45  # a guard against a hung child, not a timing claim
+
+
+async def _child(mode: str, tmp: Path, out: str, *decisions: str) -> dict[str, Any]:
+    command = [
+        sys.executable, "-m", "tests._pause_child", mode, str(tmp / "journal.db"),
+        str(tmp / "ledger"), str(tmp / out), *decisions,
+    ]  # fmt: skip
+    with anyio.fail_after(GUARD_S):
+        done = await anyio.run_process(command, cwd=ROOT, check=False)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    data: dict[str, Any] = json.loads((tmp / out).read_text())
+    return data
+
+
+def _ledger(tmp: Path) -> list[str]:
+    return (tmp / "ledger").read_text().splitlines()
+
+
+async def test_a_paused_run_goes_on_in_other_processes_repeating_nothing(tmp_path: Path) -> None:
+    """Plan review, then a tool approval: each pause ends its process; each decision comes from
+    a new one; every model request and tool call happens once across the three."""
+    first = await _child("run", tmp_path, "1.json")
+    assert (first["status"], first["waiting"], first["kinds"]) == ("paused", ["run#4"], ["plan"])
+    assert first["asked"] == {"planner": 1, "writer": 0, "a": 0, "b": 0}
+
+    second = await _child("resume", tmp_path, "2.json", "run#4=approve")
+    assert (second["status"], second["kinds"]) == ("paused", ["tool"])
+    (waits,) = second["waiting"]
+    assert waits.startswith("b#")
+    # a ran to its end meanwhile; b asked for its call and waits: the planner is not asked again.
+    assert second["asked"] == {"planner": 0, "writer": 0, "a": 2, "b": 1}
+    assert _ledger(tmp_path) == ["lookup a"]
+
+    third = await _child("resume", tmp_path, "3.json", f"{waits}=approve")
+    assert third["status"] == "complete"
+    assert third["asked"] == {"planner": 0, "writer": 1, "a": 0, "b": 1}
+    assert _ledger(tmp_path) == ["lookup a", "transfer 40"]
+
+
+async def _paused_run(tmp_path: Path, **limits: Any) -> tuple[Journal, Orchestrator]:
+    journal = await Journal(tmp_path / "journal.db").open()
+    orch = orchestrator(team(), journal, tmp_path / "ledger")
+    if limits:
+        orch = orch.clone(limits=Limits(**limits))
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("Pay what is owed.", run_id=RUN_ID)
+    assert result.status == "paused"
+    return journal, orch
+
+
+async def test_what_waits_is_journaled_and_listed(tmp_path: Path) -> None:
+    """The paused run's status, what it waits for (the plan, drawn), and the RunPaused event."""
+    journal, orch = await _paused_run(tmp_path)
+    async with journal:
+        info = await journal.run(RUN_ID)
+        assert info is not None
+        assert info.status == "paused"
+        assert not info.finished
+        (waiting,) = await journal.waiting()
+        assert (waiting.run_id, waiting.approval_id) == (RUN_ID, "run#4")
+        assert waiting.request["kind"] == "plan"
+        assert "- [b] Pay the invoice." in waiting.request["description"]
+        assert waiting.decision is None
+        result = await orch.resume(RUN_ID, decisions={"run#4": approve()})
+        paused = [e for e in result.events if isinstance(e, RunPaused)]
+        assert [w.kind for w in paused[-1].waiting] == ["tool"]
+        assert [w.kind for w in result.waiting] == ["tool"]
+
+
+async def test_of_two_people_deciding_one_pause_one_wins(tmp_path: Path) -> None:
+    """The second decision is refused, naming the first; the run goes on with the first."""
+    journal, orch = await _paused_run(tmp_path)
+    async with journal:
+        await journal.decide(RUN_ID, "run#4", approve().model_dump(mode="json"))
+        with pytest.raises(
+            JournalError, match=r"run#4 of run paused was already decided \(approve"
+        ):
+            await journal.decide(RUN_ID, "run#4", deny("no").model_dump(mode="json"))
+        with pytest.raises(JournalError, match="already decided"):
+            await orch.resume(RUN_ID, decisions={"run#4": deny("no")})
+        result = await orch.resume(RUN_ID)  # the decision taken first is the one that counts
+        assert [w.kind for w in result.waiting] == ["tool"]
+
+
+async def test_a_decision_for_what_the_run_does_not_wait_for_is_one_line(tmp_path: Path) -> None:
+    """An unknown approval id names what the run does wait for; a run that is not paused says so."""
+    journal, orch = await _paused_run(tmp_path)
+    async with journal:
+        with pytest.raises(JournalError, match="does not wait for b#9; it waits for: run#4"):
+            await orch.resume(RUN_ID, decisions={"b#9": approve()})
+        with pytest.raises(JournalError, match="no run nobody"):
+            await journal.decide("nobody", "run#4", approve().model_dump(mode="json"))
+        await orch.resume(RUN_ID, decisions={"run#4": approve()})
+        result = await orch.resume(
+            RUN_ID, decisions={result_id(await journal.waiting()): approve()}
+        )
+        assert result.status == "complete"
+        with pytest.raises(JournalError, match="is not waiting for a decision"):
+            await journal.decide(RUN_ID, "run#4", approve().model_dump(mode="json"))
+
+
+def result_id(waiting: list[Any]) -> str:
+    (only,) = waiting
+    return str(only.approval_id)
+
+
+async def test_time_spent_paused_does_not_count_against_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run with a 30 s deadline paused for an hour still has its time when it goes on."""
+    journal, orch = await _paused_run(tmp_path, deadline_s=30)
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 3600)  # the decision comes an hour later
+    async with journal:
+        await orch.resume(RUN_ID, decisions={"run#4": approve()})
+        waits = result_id(await journal.waiting())
+        result = await orch.resume(RUN_ID, decisions={waits: approve()})
+    assert result.status == "complete", result.reason
+    assert result.waited_s >= 3600
+
+
+async def test_the_caller_decides_while_the_run_streams(tmp_path: Path) -> None:
+    """With no journal to pause in, a PAUSE approver's requests are answered through the
+    stream; the denied call never runs and the model reads why."""
+    ledger = tmp_path / "ledger"
+    ledger.touch()
+    the_team = team()
+    orch = orchestrator(the_team, journal=None, ledger=ledger)  # type: ignore[arg-type]
+    assert orch.approver is PAUSE
+    with anyio.fail_after(GUARD_S):
+        async with orch.stream("Pay what is owed.") as stream:
+            async for event in stream:
+                if isinstance(event, ApprovalRequested):
+                    answer = approve() if event.kind == "plan" else deny("not this month")
+                    assert stream.decide(event.approval_id, answer)
+                    assert not stream.decide(event.approval_id, answer)  # decided already
+    assert stream.result.status == "complete"
+    assert _ledger(tmp_path) == ["lookup a"]
+    told = [str(m.content) for m in the_team.of("b")[-1].messages if m.role == "tool"]
+    assert told == ["Error: transfer Denied by a person: not this month."]
+
+
+async def test_a_finished_paused_run_replays_without_asking_anyone(tmp_path: Path) -> None:
+    """Every decision is recorded: the replay of the run meets them all, with no drift."""
+    journal, orch = await _paused_run(tmp_path)
+    async with journal:
+        await orch.resume(RUN_ID, decisions={"run#4": approve()})
+        await orch.resume(RUN_ID, decisions={result_id(await journal.waiting()): approve()})
+        report = await orch.replay(RUN_ID)
+    assert report.ok, report.drift
