@@ -38,6 +38,8 @@ class ResearchSpec(BaseModel):
         protocol: The decision protocol.
         gguf: The GGUF file the embedded server ran (absolute), if one was given.
         mcp: The `mcpServers` file whose tools the agents had (absolute), if one was given.
+        approve: What waits for a person: "plan" (every plan version), "tools" (calls of
+            tools that change something), or "all".
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -52,6 +54,7 @@ class ResearchSpec(BaseModel):
     protocol: DecisionProtocol = "auto"
     gguf: str | None = None
     mcp: str | None = None
+    approve: Literal["plan", "tools", "all"] | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Self:
@@ -72,6 +75,7 @@ class ResearchSpec(BaseModel):
             protocol=args.protocol,
             gguf=str(args.gguf.resolve()) if args.gguf else None,
             mcp=str(args.mcp.resolve()) if getattr(args, "mcp", None) else None,
+            approve=getattr(args, "approve", None),
         )
 
     @classmethod

@@ -9,14 +9,16 @@ Citations that match no corpus document are removed, so every citation left poin
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 
 from agents import AgentLimits, ChatModel, ConfigurationError, Executor, Tool, cites_evidence
 from agents._answers import described
+from agents._approval import Approver, Decision
 from agents._executor import SIGNALS
 from agents.executor import FirstLook
 from agents.toolkits import Corpus, research_tools
@@ -35,6 +37,7 @@ __all__ = [
     "research",
     "research_executor",
     "research_orchestrator",
+    "with_approval",
 ]
 
 RESEARCH_PLANNER = (
@@ -56,6 +59,9 @@ RESEARCH_SYNTHESIS = (
 )
 RESEARCH_FIRST_LOOK = FirstLook(tool="search_docs", argument="query")
 """Every research agent starts from the search results for its question."""
+Approve = Literal["plan", "tools", "all"]
+"""What waits for a person in a research run: every plan version, the calls of tools that
+change something (read-only ones never wait), or both."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +109,9 @@ async def research(
     backend: Backend | None = None,
     stop: anyio.Event | None = None,
     tools: Sequence[Tool] = (),
+    approve: Approve | None = None,
+    approver: Approver | None = None,
+    decisions: dict[str, Decision] | None = None,
 ) -> ResearchReport:
     """Research `topic` over `corpus` and write the report.
 
@@ -119,6 +128,9 @@ async def research(
         stop: Setting it stops the run and keeps its work (`RunStream.cancel`): the report is
             written from what exists (in process only).
         tools: More tools for the sub-agents, beside the corpus's (e.g. an MCP server's).
+        approve: What waits for `approver`'s decision (see `Approve`).
+        approver: Who decides (see `agents.approvals`; `PAUSE`: a journaled run pauses).
+        decisions: For a paused run resumed, decisions on what it waits for.
 
     Raises:
         ConfigurationError: The arguments do not fit the backend.
@@ -133,8 +145,13 @@ async def research(
         )
     if model is None:
         raise ConfigurationError("research() in process needs a model")
-    orch = research_orchestrator(model, corpus, limits=limits, journal=journal, tools=tools)
-    stream = orch.stream_resume(resume) if resume else orch.stream(topic, meta=meta)
+    orch = research_orchestrator(
+        model, corpus, limits=limits, journal=journal, tools=tools, approve=approve,
+        approver=approver,
+    )  # fmt: skip
+    stream = (
+        orch.stream_resume(resume, decisions=decisions) if resume else orch.stream(topic, meta=meta)
+    )
     async with stream as events, anyio.create_task_group() as tg:
         if stop is not None:
             tg.start_soon(_cancel_run_when_set, stop, events)
@@ -144,7 +161,9 @@ async def research(
         tg.cancel_scope.cancel()
     result = events.result
     topic = result.goal
-    markdown = render_report(topic, result, corpus, tools=tools)
+    markdown = (
+        "" if result.status == "paused" else render_report(topic, result, corpus, tools=tools)
+    )
     return ResearchReport(topic=topic, markdown=markdown, result=result)
 
 
@@ -160,12 +179,17 @@ def research_orchestrator(
     limits: Limits | None = None,
     journal: Journal | None = None,
     tools: Sequence[Tool] = (),
+    approve: Approve | None = None,
+    approver: Approver | None = None,
 ) -> Orchestrator:
     """The orchestrator `research` runs: its prompts, tools (the corpus's, then `tools`) and
-    acceptance check (the same one must replay a recorded research run)."""
+    acceptance check (the same one must replay a recorded research run); with `approve`, what
+    waits for `approver` (required then)."""
+    if approve is not None and approver is None:
+        raise ConfigurationError("approve= needs an approver= to ask")
     return Orchestrator(
         model,
-        [*research_tools(corpus), *tools],
+        with_approval([*research_tools(corpus), *tools], approve),
         limits=limits,
         acceptance=cites_evidence,
         instructions=RESEARCH_AGENT,
@@ -176,7 +200,23 @@ def research_orchestrator(
         first_look=RESEARCH_FIRST_LOOK,
         cite=True,
         ask_goal=True,
+        approver=approver if approve is not None else None,
+        review="every" if approve in ("plan", "all") else None,
     )
+
+
+def with_approval(tools: Sequence[Tool], approve: Approve | None) -> list[Tool]:
+    """`tools`, each that changes something waiting for a person when `approve` says so
+    (a tool that decides for itself which calls wait keeps its own rule)."""
+    if approve not in ("tools", "all"):
+        return list(tools)
+    return [dataclasses.replace(t, needs_approval=True) if _changes(t) else t for t in tools]
+
+
+def _changes(tool: Tool) -> bool:
+    """Whether a tool's calls change something (an MCP tool: unless its server says it only
+    reads), and it has no approval rule of its own."""
+    return not tool.needs_approval and (tool.side_effects or getattr(tool, "destructive", False))
 
 
 def research_executor(

@@ -33,9 +33,18 @@ from agents import (
     ConfigurationError,
     PaorError,
 )
+from agents.approvals import PAUSE, Decision
 from agents.toolkits import Corpus
 from memory.journal import JournalError, default_journal_path
 from orchestrator._batch import BatchTask, check_output, load_tasks, run_batch
+from orchestrator._cli_approve import (
+    approvals,
+    approve_arguments,
+    approve_option,
+    cli_approver,
+    decision_of,
+    report_or_pause,
+)
 from orchestrator._cli_journal import (
     Offline,
     find,
@@ -114,7 +123,7 @@ async def _command(args: argparse.Namespace) -> int:
     args.stop = anyio.Event()
     if getattr(args, "temporal", None) and args.command != "worker":
         return await _on_temporal(args)
-    if args.handler not in (_research, _resume) or not in_main_thread():
+    if args.handler not in (_research, _resume, _approve) or not in_main_thread():
         return int(await args.handler(args))
     status = None
     async with anyio.create_task_group() as tg:
@@ -176,6 +185,7 @@ def _parser() -> argparse.ArgumentParser:
         model_options(sub)
         mcp_option(sub)
         otel_option(sub)
+        approve_option(sub)
         sub.add_argument(
             "--deadline", type=positive(float), help="wall-clock seconds for the whole command"
         )
@@ -191,10 +201,18 @@ def _journal_commands(commands: Any) -> None:
     """`runs`, `show`, `resume` and `replay`: they read `--journal` ($PAOR_HOME/journal.db)."""
     listing = commands.add_parser("runs", help="list the journal's runs and their status")
     showing = commands.add_parser("show", help="print a run's plan versions and step trace")
-    resume = commands.add_parser("resume", help="continue a crashed `paor research` run")
+    resume = commands.add_parser("resume", help="continue a crashed or paused `paor research` run")
     replay = commands.add_parser("replay", help="re-run a recorded run offline; report drift")
-    for sub, handler in ((listing, runs), (showing, show), (resume, _resume), (replay, _replay)):
-        if sub is not listing:
+    waits = commands.add_parser("approvals", help="list what paused runs wait for")
+    decide = commands.add_parser(
+        "approve", help="decide what a paused `paor research` run waits for, and continue it"
+    )
+    handlers = (
+        (listing, runs), (showing, show), (resume, _resume), (replay, _replay),
+        (waits, approvals), (decide, _approve),
+    )  # fmt: skip
+    for sub, handler in handlers:
+        if sub not in (listing, waits):
             sub.add_argument("run_id")
         sub.add_argument(
             "--journal", type=Path, help="the journal (default: $PAOR_HOME/journal.db)"
@@ -218,15 +236,19 @@ def _journal_commands(commands: Any) -> None:
         help="the Temporal server: follow the run there to its end, restarting it from its last "
         "completed step if it was terminated, timed out or failed",
     )
-    resume.add_argument("--docs", type=Path, help="corpus folder (default: as submitted)")
     for sub in (listing, showing, resume):
         blobs_option(sub)
-    resume.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
-    resume.add_argument("--model", help="model name (default: as recorded)")
-    resume.add_argument("--base-url", help="endpoint (default: as recorded)")
-    resume.add_argument("--protocol", choices=["auto", "tools", "json"])
-    resume.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
-    otel_option(resume)
+    approve_arguments(decide)
+    for going_on in (resume, decide):
+        going_on.add_argument("--docs", type=Path, help="corpus folder (default: as submitted)")
+        going_on.add_argument(
+            "--out", type=Path, help="where the report goes (default: as recorded)"
+        )
+        going_on.add_argument("--model", help="model name (default: as recorded)")
+        going_on.add_argument("--base-url", help="endpoint (default: as recorded)")
+        going_on.add_argument("--protocol", choices=["auto", "tools", "json"])
+        going_on.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
+        otel_option(going_on)
 
 
 def _worker_command(commands: Any) -> None:
@@ -250,6 +272,7 @@ async def _research(args: argparse.Namespace) -> int:
     corpus = spec.corpus()
     progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
     path = _journal_path(args)
+    approver = cli_approver(spec.approve, journaled=path is not None)
     async with (
         maybe_journal(path) as journal,
         mcp_tools(spec.mcp) as tools,
@@ -265,9 +288,10 @@ async def _research(args: argparse.Namespace) -> int:
             meta=spec.meta(),
             stop=getattr(args, "stop", None),
             tools=tools,
+            approve=spec.approve,
+            approver=approver,
         )
-    _write_report(args.out, report)
-    return 0
+    return report_or_pause(report, lambda written: _write_report(args.out, written))
 
 
 def _checked_goal(text: str, what: str = "topic") -> str:
@@ -343,7 +367,13 @@ def _write_report(out: Path, report: ResearchReport) -> None:
     say(f"wrote {out}: {result.status}" + (f" ({result.reason})" if result.reason else ""))
 
 
-async def _resume(args: argparse.Namespace) -> int:
+async def _approve(args: argparse.Namespace) -> int:
+    """`paor approve RUN_ID`: take the decision (checked first), then go on as `resume`."""
+    _spec, _goal, approval_id, decision = await decision_of(args)
+    return await _resume(args, {approval_id: decision})
+
+
+async def _resume(args: argparse.Namespace, decisions: dict[str, Decision] | None = None) -> int:
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
         if info.finished:  # before the model is reached: nothing is left to do
@@ -366,9 +396,11 @@ async def _resume(args: argparse.Namespace) -> int:
                 resume=info.run_id,
                 stop=args.stop,
                 tools=tools,
+                approve=spec.approve,
+                approver=cli_approver(spec.approve, journaled=True),
+                decisions=decisions,
             )
-    _write_report(out, report)
-    return 0
+    return report_or_pause(report, lambda written: _write_report(out, written))
 
 
 async def _replay(args: argparse.Namespace) -> int:
@@ -377,8 +409,9 @@ async def _replay(args: argparse.Namespace) -> int:
         spec = ResearchSpec.from_meta(info.run_id, info.meta)
         async with mcp_tools(spec.mcp) as tools:  # their menus are part of what is replayed
             orch = research_orchestrator(
-                Offline(), spec.corpus(), limits=spec.limits, journal=journal, tools=tools
-            )
+                Offline(), spec.corpus(), limits=spec.limits, journal=journal, tools=tools,
+                approve=spec.approve, approver=PAUSE if spec.approve else None,
+            )  # fmt: skip
             report = await orch.replay(info.run_id)
     for drift in report.drift:
         say(f"drift: {drift.describe()}")

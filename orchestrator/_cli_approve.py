@@ -1,0 +1,280 @@
+"""The command line's approvals: `--approve plan|tools|all`, the terminal prompt, `paor approvals`
+and `paor approve`.
+
+On a terminal each request is asked there: approve, edit (in `$VISUAL` or `$EDITOR`: the plan, or
+the call's arguments, as JSON), reject or deny with a reason, or, for a tool, approve it for the
+rest of the run. Without a terminal the run pauses once only approvals wait: the process exits
+with status 3, its last line on stdout naming the run and what waits, and `paor approve RUN_ID`
+records the decision (of two people, the first wins) and continues the run to its end, writing
+the report as `paor resume` does. An edited plan with problems comes back with them: the run
+pauses again (or, on a terminal, asks again), showing what to fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import anyio
+import anyio.to_thread
+
+from agents import ConfigurationError
+from agents.approvals import PAUSE, ApprovalRequest, Approver, Decision, approve, deny, edit
+from memory.journal import JournalError, Waiting
+from orchestrator._cli_journal import find, open_journal
+from orchestrator._cli_spec import ResearchSpec
+from orchestrator._console import clean, say
+from orchestrator._research import Approve, ResearchReport
+from orchestrator._state import RunResult
+
+__all__ = [
+    "EXIT_PAUSED",
+    "TerminalPrompt",
+    "approvals",
+    "approve_arguments",
+    "approve_option",
+    "cli_approver",
+    "decision_of",
+    "paused",
+    "report_or_pause",
+]
+
+EXIT_PAUSED = 3
+_ASKS = 20  # answers a prompt reads before it gives up (EOF ends it at once)
+
+
+def approve_option(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--approve",
+        choices=["plan", "tools", "all"],
+        help="wait for a person's decision on every plan version (plan), on calls of tools that "
+        "change something (tools), or both: asked on the terminal, else the run pauses "
+        "(exit status 3) until `paor approve RUN_ID`",
+    )
+
+
+def cli_approver(approve_mode: Approve | None, *, journaled: bool) -> Approver | None:
+    """Who decides: the person at the terminal, else nobody now (the run pauses in the journal).
+
+    Raises:
+        ConfigurationError: No terminal to ask on, and no journal to pause in.
+    """
+    if approve_mode is None:
+        return None
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        return Approver(decide=TerminalPrompt())
+    if not journaled:
+        raise ConfigurationError(
+            "--approve with no terminal to ask on pauses the run in the journal: drop --no-journal"
+        )
+    return PAUSE
+
+
+def paused(result: RunResult) -> int:
+    """Say what a paused run waits for; the last stdout line names the run and what waits."""
+    for waiting in result.waiting:
+        say(f"waits: {waiting.summary()}", file=sys.stderr)
+        say(_indented(_shown(waiting)), file=sys.stderr)
+    ids = ", ".join(w.approval_id for w in result.waiting)
+    say(
+        f"paused: run {result.run_id} waits for a decision on {ids} "
+        f"(paor approve {result.run_id} [--edit FILE | --reject REASON])"
+    )
+    return EXIT_PAUSED
+
+
+def report_or_pause(report: ResearchReport, write: Callable[[ResearchReport], None]) -> int:
+    """Write the report of a finished run; for a paused one, say what waits (exit status 3)."""
+    if report.result.status == "paused":
+        return paused(report.result)
+    write(report)
+    return 0
+
+
+async def approvals(args: argparse.Namespace) -> int:
+    """`paor approvals`: what the journal's paused runs wait for, oldest first."""
+    async with open_journal(args) as journal:
+        found = await journal.waiting()
+    if not found:
+        say("nothing waits for a decision")
+        return 0
+    for waiting in found:
+        request = ApprovalRequest.model_validate(waiting.request)
+        say(f"{waiting.run_id}  {request.summary()}  (asked {_when(waiting.asked)})")
+        say(_indented(_shown(request)))
+    return 0
+
+
+async def decision_of(args: argparse.Namespace) -> tuple[ResearchSpec, str, str, Decision]:
+    """`paor approve`'s run, its goal, the approval it decides and the decision, checked
+    before anything runs.
+
+    Raises:
+        JournalError: The run does not wait for a decision (on this approval).
+        ConfigurationError: The edit file cannot be read as JSON, or options conflict.
+    """
+    if args.edit is not None and args.reject is not None:
+        raise ConfigurationError("--edit and --reject cannot be given together")
+    async with open_journal(args) as journal:
+        info = await find(journal, args.run_id)
+        spec = ResearchSpec.from_meta(info.run_id, info.meta)
+        waiting = await journal.waiting(info.run_id)
+    target = _target(info.run_id, waiting, args.id, info.status)
+    request = ApprovalRequest.model_validate(target.request)
+    return spec, info.goal, target.approval_id, _decision(args, request)
+
+
+def _target(run_id: str, waiting: list[Waiting], wanted: str | None, status: str) -> Waiting:
+    if not waiting:
+        raise JournalError(f"run {run_id} is not waiting for a decision (it is {status})")
+    if wanted is None:
+        if len(waiting) > 1:
+            ids = ", ".join(w.approval_id for w in waiting)
+            raise JournalError(f"run {run_id} waits for several decisions ({ids}): pass --id")
+        return waiting[0]
+    for found in waiting:
+        if found.approval_id == wanted:
+            return found
+    ids = ", ".join(w.approval_id for w in waiting)
+    raise JournalError(f"run {run_id} does not wait for {wanted}; it waits for: {ids}")
+
+
+def _decision(args: argparse.Namespace, request: ApprovalRequest) -> Decision:
+    if args.reject is not None:
+        return deny(args.reject)
+    if args.edit is None:
+        return approve(always=args.always)
+    try:
+        data = json.loads(Path(args.edit).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigurationError(f"--edit {args.edit}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"--edit {args.edit}: the file must hold a JSON object")
+    return edit(data) if request.kind == "plan" else approve(data, always=args.always)
+
+
+@dataclass(kw_only=True)
+class TerminalPrompt:
+    """Asks the person at the terminal, one request at a time (concurrent ones queue).
+
+    Attributes:
+        read: Reads one line of the answer ("" at the end of input).
+        out: Where requests and prompts are written.
+        editor: The editor command (default: `$VISUAL`, `$EDITOR`, else `vi`).
+    """
+
+    read: Callable[[], str] = sys.stdin.readline
+    out: IO[str] = sys.stderr
+    editor: str | None = None
+    _turn: anyio.Lock = field(default_factory=anyio.Lock)
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        """The person's decision on `request`."""
+        async with self._turn:
+            return await self._ask(request)
+
+    async def _ask(self, request: ApprovalRequest) -> Decision:
+        say(f"\npaor: approval needed, {request.summary()}", file=self.out)
+        say(_indented(_shown(request)), file=self.out)
+        options = "[a]pprove, [e]dit, [r]eject" + (", a[l]ways" if request.kind == "tool" else "")
+        for _ in range(_ASKS):
+            answer = await self._line(f"{options}? ")
+            if answer is None:
+                return deny("no decision came: the terminal's input ended")
+            decision = await self._decided(request, answer.strip().lower())
+            if decision is not None:
+                return decision
+        return deny("no usable decision came from the terminal")
+
+    async def _decided(self, request: ApprovalRequest, answer: str) -> Decision | None:
+        if answer in ("a", "approve", "y", "yes"):
+            return approve()
+        if answer in ("l", "always") and request.kind == "tool":
+            return approve(always=True)
+        if answer in ("r", "reject", "d", "deny", "n", "no"):
+            reason = await self._line("reason (the planner or the model reads it): ")
+            return deny((reason or "").strip() or "rejected by a person")
+        if answer in ("e", "edit"):
+            return await self._edited(request)
+        say(f"paor: not an answer: {clean(answer)[:40]!r}", file=self.out)
+        return None
+
+    async def _edited(self, request: ApprovalRequest) -> Decision | None:
+        data = request.plan if request.kind == "plan" else request.args
+        text = await _edit_in(self.editor or _editor(), json.dumps(data, indent=2))
+        try:
+            edited = json.loads(text)
+        except ValueError as exc:
+            say(
+                f"paor: the edit is not JSON ({exc}); edit again or answer otherwise", file=self.out
+            )
+            return None
+        if not isinstance(edited, dict):
+            say("paor: the edit must be a JSON object", file=self.out)
+            return None
+        return edit(edited) if request.kind == "plan" else approve(edited)
+
+    async def _line(self, prompt: str) -> str | None:
+        self.out.write(prompt)
+        self.out.flush()
+        line = await anyio.to_thread.run_sync(self.read)
+        return line if line else None
+
+
+async def _edit_in(editor: str, text: str) -> str:
+    """`text` as the person left it in `editor` (a temporary file, removed after)."""
+    handle, name = tempfile.mkstemp(prefix="paor-", suffix=".json")
+    path = anyio.Path(name)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+        # The editor has the terminal: its input and output are not captured.
+        await anyio.run_process([*shlex.split(editor), name], stdin=None, stdout=None, stderr=None)
+        return await path.read_text(encoding="utf-8")
+    finally:
+        await path.unlink(missing_ok=True)
+
+
+def _editor() -> str:
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+
+
+def _shown(request: ApprovalRequest) -> str:
+    """What a person reads to decide: the plan drawn (and the problems of their last edit), or
+    the call with the tool's description."""
+    if request.kind == "plan":
+        text = request.description
+        if request.problems:
+            text += "\nYour edit had problems:\n" + "\n".join(f"- {p}" for p in request.problems)
+        return clean(text)
+    args = json.dumps(request.args, ensure_ascii=False, sort_keys=True)
+    return clean(f"{request.tool}({args})\n{request.description}")
+
+
+def _indented(text: str) -> str:
+    return "\n".join(f"    {line}" for line in text.splitlines())
+
+
+def _when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def approve_arguments(sub: argparse.ArgumentParser) -> None:
+    """`paor approve`'s own options (the rest are `paor resume`'s)."""
+    sub.add_argument("--id", help="the approval to decide, when the run waits for several")
+    sub.add_argument("--edit", type=Path, metavar="FILE", help="approve this JSON instead")
+    sub.add_argument("--reject", metavar="REASON", help="reject (deny) it, saying why")
+    sub.add_argument(
+        "--always",
+        action="store_true",
+        help="a tool call: approve the tool for the rest of the run",
+    )
