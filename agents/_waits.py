@@ -65,7 +65,7 @@ class RunWaits:
     def waited(self) -> float:
         """Seconds the run spent quiet, waiting only for people, so far."""
         since = self._quiet_since
-        return self.offset if since is None else self.offset + time.monotonic() - since
+        return self.offset if since is None else self.offset + anyio.current_time() - since
 
     @contextlib.contextmanager
     def working(self) -> Iterator[None]:
@@ -148,9 +148,9 @@ class RunWaits:
         self._generation += 1
         quiet = self.quiet
         if quiet and self._quiet_since is None:
-            self._quiet_since = time.monotonic()
+            self._quiet_since = anyio.current_time()
         elif not quiet and self._quiet_since is not None:
-            self.offset += time.monotonic() - self._quiet_since
+            self.offset += anyio.current_time() - self._quiet_since
             self._quiet_since = None
         if self._wake is not None:
             self._wake.set()

@@ -127,15 +127,25 @@ async def decision_of(args: argparse.Namespace) -> tuple[ResearchSpec, str, str,
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
         spec = ResearchSpec.from_meta(info.run_id, info.meta)
-        waiting = await journal.waiting(info.run_id)
-    target = _target(info.run_id, waiting, args.id, info.status)
+        waits = await journal.waits_of(info.run_id) if info.status == "paused" else []
+    target = _target(info.run_id, waits, args.id, info.status)
     request = ApprovalRequest.model_validate(target.request)
     return spec, info.goal, target.approval_id, _decision(args, request)
 
 
-def _target(run_id: str, waiting: list[Waiting], wanted: str | None, status: str) -> Waiting:
-    if not waiting:
+def _target(run_id: str, waits: list[Waiting], wanted: str | None, status: str) -> Waiting:
+    """The open approval `paor approve` decides; one line on why there is none."""
+    waiting = [w for w in waits if w.decision is None]
+    taken = [w for w in waits if w.decision is not None and wanted in (None, w.approval_id)]
+    if not waiting and not taken:
         raise JournalError(f"run {run_id} is not waiting for a decision (it is {status})")
+    if (not waiting or wanted in {w.approval_id for w in taken}) and taken:
+        first = taken[-1]
+        action = (first.decision or {}).get("action", "?")
+        raise JournalError(
+            f"{first.approval_id} of run {run_id} was already decided ({action}, at "
+            f"{_when(first.decided or 0)}): `paor resume {run_id}` continues it"
+        )
     if wanted is None:
         if len(waiting) > 1:
             ids = ", ".join(w.approval_id for w in waiting)

@@ -53,6 +53,9 @@ class RunInput(BaseModel):
         first_look: The tool call every sub-agent makes before its first decision.
         cite: Sub-agents' answers cite the sources they gathered.
         ask_goal: Every first plan asks the goal itself.
+        approve: What waits for a person's decision (`orchestrator._research.Approve`): every
+            plan version, calls of tools that change something, or both (see
+            `orchestrator.temporal._approvals`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -74,6 +77,7 @@ class RunInput(BaseModel):
     first_look: FirstLook | None = None
     cite: bool = False
     ask_goal: bool = False
+    approve: Literal["plan", "tools", "all"] | None = None
 
 
 class Allowance(BaseModel):

@@ -20,12 +20,16 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from agents import AgentReport, PaorError
+    from agents._approval import ApprovalRequest, Approver
     from agents._telemetry import quiet
-    from agents.effects import Effects
+    from agents.effects import RUN_AGENT, Effects
+    from agents.events import ApprovalDecided, ApprovalRequested
     from agents.guards import Stop
     from orchestrator._orchestrator import Orchestrator
+    from orchestrator._research import with_approval
     from orchestrator._state import RunResult
     from orchestrator.temporal._activities import registry_for
+    from orchestrator.temporal._approvals import AgentApprovals, Decided, RunApprovals
     from orchestrator.temporal._continue import ContinuingEffects
     from orchestrator.temporal._effects import ActivityModel, TemporalEffects
     from orchestrator.temporal._eventlog import EventLog, EventPage
@@ -37,12 +41,16 @@ READER_GRACE = timedelta(seconds=30)
 """How long a finished run waits for a watching caller to read its last events."""
 
 
-def orchestrator_for(given: RunInput, effects: Effects) -> Orchestrator:
-    """The orchestrator `given` describes, its models and tools from this worker's registry."""
+def orchestrator_for(
+    given: RunInput, effects: Effects, approver: Approver | None = None
+) -> Orchestrator:
+    """The orchestrator `given` describes, its models and tools from this worker's registry
+    (with `given.approve`, what waits for `approver`)."""
     registry = registry_for(workflow.info().task_queue)
+    approve = given.approve if approver is not None else None
     return Orchestrator(
         ActivityModel(given.model),
-        tools=[registry.tool(name) for name in given.tools],
+        tools=with_approval([registry.tool(name) for name in given.tools], approve),
         limits=given.limits,
         instructions=given.instructions,
         planner_instructions=given.planner_instructions,
@@ -54,6 +62,8 @@ def orchestrator_for(given: RunInput, effects: Effects) -> Orchestrator:
         cite=given.cite,
         ask_goal=given.ask_goal,
         keep_events=False,  # the result goes into the history: its events stay out
+        approver=approver if approve is not None else None,
+        review="every" if approve in ("plan", "all") else None,
     )
 
 
@@ -63,6 +73,7 @@ class RunWorkflow:
 
     def __init__(self) -> None:
         self._log = EventLog()
+        self._approvals = RunApprovals()
 
     @workflow.run
     async def run(self, given: RunInput) -> RunResult:
@@ -72,7 +83,9 @@ class RunWorkflow:
             agents=given,
             payload_limit=given.payload_limit,
         )
-        stream = orchestrator_for(given, effects).stream(given.goal, run_id=given.run_id)
+        self._approvals.run_id = given.run_id
+        orch = orchestrator_for(given, effects, self._approvals.approver())
+        stream = orch.stream(given.goal, run_id=given.run_id)
         try:
             # No paor span in workflow code: a replay would make them again. The activities
             # make them, in the caller's trace (see `connect`).
@@ -108,6 +121,41 @@ class RunWorkflow:
         """The run's events so far (`done` once it is over), read without a trace in its history."""
         return self._log.peek()
 
+    @workflow.query(name="waiting")
+    def waiting(self) -> list[ApprovalRequest]:
+        """What the run waits for: its plans and its sub-agents' calls."""
+        return list(self._approvals.waiting.values())
+
+    @workflow.signal(name="asked")
+    def asked(self, request: ApprovalRequest) -> None:
+        """A sub-agent's call waits for a decision: the run knows it, and says so."""
+        self._approvals.asked(request)
+        self._log.append(
+            ApprovalRequested(
+                run_id=request.run_id, agent_id=request.agent_id, step=0,
+                approval_id=request.approval_id, tool=request.tool, args=request.args,
+                request=request,
+            )
+        )  # fmt: skip
+
+    @workflow.update(name="decide")
+    async def decide(self, given: Decided) -> None:
+        """Take a person's decision on what waits (a sub-agent's goes on to it)."""
+        request = await self._approvals.take(given)
+        if request.agent_id != RUN_AGENT:  # the run's own decisions are its stream's events
+            decision = given.decision
+            self._log.append(
+                ApprovalDecided(
+                    run_id=request.run_id, agent_id=request.agent_id, step=0,
+                    approval_id=given.approval_id, tool=request.tool, action=decision.action,
+                    by=decision.by, edited=decision.args is not None, message=decision.message,
+                )
+            )  # fmt: skip
+
+    @decide.validator
+    def _check_decision(self, given: Decided) -> None:
+        self._approvals.check(given)
+
 
 @workflow.defn(name="paor.Agent", failure_exception_types=[PaorError])
 class AgentWorkflow:
@@ -116,6 +164,7 @@ class AgentWorkflow:
 
     def __init__(self) -> None:
         self._stop = Stop()
+        self._approvals = AgentApprovals(run_workflow="")
 
     @workflow.run
     async def run(self, given: AgentInput) -> AgentReport:
@@ -124,7 +173,9 @@ class AgentWorkflow:
             heartbeat_timeout=given.run.heartbeat_timeout, payload_limit=given.run.payload_limit
         )
         effects = ContinuingEffects(activities, given, self._stop.is_set)
-        executor = orchestrator_for(given.run, effects).executor
+        parent = workflow.info().parent
+        self._approvals.run_workflow = parent.workflow_id if parent else given.run.run_id
+        executor = orchestrator_for(given.run, effects, self._approvals.approver()).executor
         with quiet():
             return await given.call(self._stop).run_here(executor)
 
@@ -132,3 +183,8 @@ class AgentWorkflow:
     def stop(self) -> None:
         """Wrap up now with what has been gathered (the run replanned it away, or cancelled it)."""
         self._stop.set()
+
+    @workflow.signal(name="decided")
+    def decided(self, given: Decided) -> None:
+        """The run forwards a person's decision on one of this sub-agent's calls."""
+        self._approvals.take(given)
