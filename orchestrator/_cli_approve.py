@@ -43,6 +43,7 @@ __all__ = [
     "approve_arguments",
     "approve_option",
     "cli_approver",
+    "decision_from",
     "decision_of",
     "paused",
     "report_or_pause",
@@ -122,15 +123,13 @@ async def decision_of(args: argparse.Namespace) -> tuple[ResearchSpec, str, str,
         JournalError: The run does not wait for a decision (on this approval).
         ConfigurationError: The edit file cannot be read as JSON, or options conflict.
     """
-    if args.edit is not None and args.reject is not None:
-        raise ConfigurationError("--edit and --reject cannot be given together")
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
         spec = ResearchSpec.from_meta(info.run_id, info.meta)
         waits = await journal.waits_of(info.run_id) if info.status == "paused" else []
     target = _target(info.run_id, waits, args.id, info.status)
     request = ApprovalRequest.model_validate(target.request)
-    return spec, info.goal, target.approval_id, _decision(args, request)
+    return spec, info.goal, target.approval_id, decision_from(args, request)
 
 
 def _target(run_id: str, waits: list[Waiting], wanted: str | None, status: str) -> Waiting:
@@ -158,7 +157,14 @@ def _target(run_id: str, waits: list[Waiting], wanted: str | None, status: str) 
     raise JournalError(f"run {run_id} does not wait for {wanted}; it waits for: {ids}")
 
 
-def _decision(args: argparse.Namespace, request: ApprovalRequest) -> Decision:
+def decision_from(args: argparse.Namespace, request: ApprovalRequest) -> Decision:
+    """`paor approve`'s decision on `request`: `--reject`, `--edit FILE`, or approve.
+
+    Raises:
+        ConfigurationError: The edit file cannot be read as a JSON object, or options conflict.
+    """
+    if args.edit is not None and args.reject is not None:
+        raise ConfigurationError("--edit and --reject cannot be given together")
     if args.reject is not None:
         return deny(args.reject)
     if args.edit is None:

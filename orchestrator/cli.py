@@ -23,6 +23,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from orchestrator._cli_approve import (
     approve_arguments,
     approve_option,
     cli_approver,
+    decision_from,
     decision_of,
     report_or_pause,
 )
@@ -230,13 +232,19 @@ def _journal_commands(commands: Any) -> None:
     showing.add_argument("--html", type=Path, metavar="FILE", help="write the run as an HTML page")
     for sub, what in ((listing, "list its recent paor runs"), (showing, "show a run there")):
         sub.add_argument("--temporal", metavar="HOST:PORT", help=f"the Temporal server: {what}")
+    waits.add_argument("--temporal", metavar="HOST:PORT", help="the Temporal server: list there")
+    decide.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="the Temporal server: decide there (the run waits in its workflow), then follow it",
+    )
     resume.add_argument(
         "--temporal",
         metavar="HOST:PORT",
         help="the Temporal server: follow the run there to its end, restarting it from its last "
         "completed step if it was terminated, timed out or failed",
     )
-    for sub in (listing, showing, resume):
+    for sub in (listing, showing, resume, waits, decide):
         blobs_option(sub)
     approve_arguments(decide)
     for going_on in (resume, decide):
@@ -348,7 +356,7 @@ async def _on_temporal(args: argparse.Namespace) -> int:
             _check_writable(args.out)
             spec = ResearchSpec.from_args(args)
             report = await temporal.research(args, spec.corpus(), spec.limits, spec.meta())
-            _write_report(args.out, report)
+            return report_or_pause(report, lambda written: _write_report(args.out, written))
         case "batch":
             steps = agents.AgentLimits(max_steps=args.max_steps)
             say((await temporal.batch(args, _batch_tasks(args), steps)).line())
@@ -356,6 +364,10 @@ async def _on_temporal(args: argparse.Namespace) -> int:
             return await temporal.resume(args, _write_report)
         case "runs":
             return await temporal.runs(args)
+        case "approvals":
+            return await temporal.approvals(args)
+        case "approve":
+            return await temporal.approve(args, partial(decision_from, args), _write_report)
         case _:
             return await temporal.show(args)
     return 0

@@ -18,10 +18,13 @@ from agents.errors import RunError
 from agents.events import ApprovalDecided, ApprovalRequested
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
+from agents.toolkits import Corpus, research_tools
+from orchestrator.cli import main
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import Registry, RunInput, build_replayer, build_worker, connect, start
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
-from tests.test_temporal import TEMPORAL
+from tests.test_research import CORPUS, team
+from tests.test_temporal import TEMPORAL, TOPIC
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -117,3 +120,42 @@ async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path
     for workflow_id in ("ap1", "ap1.pay", "ap1.look"):
         history = await client.get_workflow_handle(workflow_id).fetch_history()
         await replayer.replay_workflow(history)  # raises if a workflow is not deterministic
+
+
+async def test_cli_research_on_temporal_waits_then_paor_approve_finishes_it(
+    server: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`research --temporal --approve plan` with no terminal ends with exit 3 naming what waits
+    (the run waits on Temporal); `approvals --temporal` lists it; `approve --temporal` with a
+    wrong id is one line, exit 2; approving follows the run to its report."""
+    docs = tmp_path / "docs"
+    for doc_id in ("py/generators", "py/iterators"):
+        document = CORPUS.get(doc_id)
+        assert document is not None
+        path = docs / f"{doc_id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {document.title}\n\n{document.text}\n", encoding="utf-8")
+    corpus = Corpus.from_folder(docs)
+    out = tmp_path / "report.md"
+    target = ("--temporal", server)
+    argv = ["research", TOPIC, "--docs", str(docs), "--out", str(out), "--max-subtasks", "3"]
+    argv += [*target, "--task-queue", "cli-approve", "--approve", "plan"]
+    client = await connect(server)
+    served = Registry.of({"default": FunctionModel(team)}, research_tools(corpus))
+    with anyio.fail_after(GUARD_S):
+        async with build_worker(client, served, task_queue="cli-approve", sticky_timeout=1.0):
+            assert await anyio.to_thread.run_sync(main, argv) == 3
+            last = capsys.readouterr().out.strip().splitlines()[-1]
+            assert last.startswith("paused: run ")
+            run_id = last.split()[2]
+            assert "waits for a decision on run#" in last
+
+            assert await anyio.to_thread.run_sync(main, ["approvals", *target]) == 0
+            assert f"{run_id}  run#" in capsys.readouterr().out
+            wrong = ["approve", run_id, "--id", "nope", *target]
+            assert await anyio.to_thread.run_sync(main, wrong) == 2
+            assert "does not wait for nope" in capsys.readouterr().err
+            approving = ["approve", run_id, *target, "--out", str(out)]
+            assert await anyio.to_thread.run_sync(main, approving) == 0
+    assert out.read_text(encoding="utf-8").startswith("# ")
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith(f"wrote {out}: ")

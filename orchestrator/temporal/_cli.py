@@ -28,9 +28,11 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from agents import AgentLimits as AgentLimits
 from agents import ChatModel, ConfigurationError
+from agents.approvals import ApprovalRequest, Approver, Decision
 from agents.errors import RunError
 from agents.toolkits import Corpus, research_tools
 from orchestrator._batch import BatchSummary, BatchTask
+from orchestrator._cli_approve import paused
 from orchestrator._events import Event
 from orchestrator._inspect import render_result
 from orchestrator._limits import Limits
@@ -38,15 +40,17 @@ from orchestrator._progress import Progress
 from orchestrator._research import ResearchReport
 from orchestrator._state import RunResult
 from orchestrator.temporal._activities import Registry
+from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
 from orchestrator.temporal._batch import batch_on_temporal
-from orchestrator.temporal._client import connect, list_runs
+from orchestrator.temporal._client import connect, list_runs, start
+from orchestrator.temporal._follow import follow_deciding, pick_waiting
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._remote import RemoteRun, run_result
-from orchestrator.temporal._research import follow_research, research_on_temporal
+from orchestrator.temporal._research import follow_research, research_input, research_on_temporal
 from orchestrator.temporal._worker import build_worker
 from orchestrator.temporal._workflows import RunWorkflow
 
-__all__ = ["batch", "research", "resume", "runs", "show", "worker"]
+__all__ = ["approvals", "approve", "batch", "research", "resume", "runs", "show", "worker"]
 
 _ENDED = {
     WorkflowExecutionStatus.FAILED: "failed",
@@ -59,20 +63,27 @@ _ENDED = {
 async def research(
     args: argparse.Namespace, corpus: Corpus, limits: Limits, meta: dict[str, Any]
 ) -> ResearchReport:
-    """`paor research --temporal`: the run on the workers, its events shown as they happen."""
+    """`paor research --temporal`: the run on the workers, its events shown as they happen;
+    with `--approve`, what waits is asked on the terminal (else the command ends, exit 3, and
+    the run waits on Temporal for `paor approve --temporal`)."""
     client = await _connect(args)
     tools = await _mcp_names(args)
+    approve_mode = getattr(args, "approve", None)
     print(f"paor: submitted to {args.task_queue!r} on {args.temporal}", file=sys.stderr)
-    return await research_on_temporal(
-        client,
-        args.topic,
-        corpus=corpus,
-        limits=limits,
-        task_queue=args.task_queue,
-        on_event=_progress(),
-        meta=meta,
-        tools=tools,
-    )
+    if approve_mode is None:
+        return await research_on_temporal(
+            client,
+            args.topic,
+            corpus=corpus,
+            limits=limits,
+            task_queue=args.task_queue,
+            on_event=_progress(),
+            meta=meta,
+            tools=tools,
+        )
+    given = research_input(args.topic, limits=limits, meta=meta, tools=tools, approve=approve_mode)
+    run = await start(client, given, task_queue=args.task_queue)
+    return await follow_deciding(client, run, corpus, given.goal, _asker(), _progress())
 
 
 async def batch(
@@ -122,6 +133,43 @@ async def show(args: argparse.Namespace) -> int:
             await run_result(handle)
         except RunError as exc:
             print(f"ended: {exc}")
+    return 0
+
+
+async def approvals(args: argparse.Namespace) -> int:
+    """`paor approvals --temporal`: what the server's running paor runs wait for."""
+    client = await _connect(args)
+    lines = []
+    for found in await list_runs(client):
+        if found.status == "running" and found.type == "paor.Run":
+            waits = await waiting_on_temporal(client, found.id)
+            lines += [f"{found.id}  {w.summary()}" for w in waits]
+    print("\n".join(lines) if lines else "nothing waits for a decision")
+    return 0
+
+
+async def approve(
+    args: argparse.Namespace,
+    decision_for: Callable[[ApprovalRequest], Decision],
+    write: Callable[[Path, ResearchReport], None],
+) -> int:
+    """`paor approve RUN --temporal`: decide what the run waits for (`--id` when several do),
+    then follow it to its report, or to what it waits for next."""
+    client = await _connect(args)
+    handle = client.get_workflow_handle_for(RunWorkflow.run, args.run_id)
+    await _describe(handle, args.temporal)
+    waiting = await waiting_on_temporal(client, handle.id)
+    target = pick_waiting(handle.id, waiting, args.id)
+    await decide_on_temporal(client, handle.id, target.approval_id, decision_for(target))
+    given = await _input(client, handle)
+    docs = args.docs or (Path(given.meta["docs"]) if given.meta.get("docs") else None)
+    corpus = Corpus.from_folder(docs) if docs else Corpus.python_docs()
+    report = await follow_deciding(
+        client, RemoteRun(handle), corpus, given.goal, _asker(), _progress()
+    )
+    if report.result.status == "paused":
+        return paused(report.result)
+    write(args.out or Path(given.meta.get("out") or "report.md"), report)
     return 0
 
 
@@ -185,6 +233,15 @@ async def _connect(args: argparse.Namespace) -> Client:
     if args.blobs is not None:
         args.blobs.mkdir(parents=True, exist_ok=True)  # a wrong path fails now, not mid-run
     return await connect(args.temporal, blobs=args.blobs)
+
+
+def _asker() -> Approver | None:
+    """The person at the terminal, if there is one (else the command stops where a run waits)."""
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        from orchestrator._cli_approve import TerminalPrompt
+
+        return Approver(decide=TerminalPrompt())
+    return None
 
 
 def _progress() -> Callable[[Event], None]:

@@ -22,6 +22,7 @@ from orchestrator._research import (
     RESEARCH_FIRST_LOOK,
     RESEARCH_PLANNER,
     RESEARCH_SYNTHESIS,
+    Approve,
     ResearchReport,
     render_report,
 )
@@ -40,9 +41,11 @@ def research_input(
     run_id: str | None = None,
     meta: dict[str, Any] | None = None,
     tools: Sequence[str] = (),
+    approve: Approve | None = None,
 ) -> RunInput:
     """The workflow input of a research run on `topic` (the worker's model "default"), its
-    agents given the research tools and `tools` (names the workers serve, e.g. MCP tools)."""
+    agents given the research tools and `tools` (names the workers serve, e.g. MCP tools);
+    with `approve`, what waits for a person (see `orchestrator.temporal._approvals`)."""
     return RunInput(
         meta=meta or {},
         goal=topic,
@@ -57,6 +60,7 @@ def research_input(
         first_look=RESEARCH_FIRST_LOOK,
         cite=True,
         ask_goal=True,
+        approve=approve,
     )
 
 
