@@ -61,13 +61,26 @@ class Pauses(SQLiteFile):
     """The journal's waits (`Journal` is one; its schema includes `WAITS_SCHEMA`)."""
 
     async def pause(
-        self, run_id: str, waiting: Iterable[tuple[str, dict[str, Any], float]]
+        self,
+        run_id: str,
+        waiting: Iterable[tuple[str, dict[str, Any], float]],
+        *,
+        status: bool = False,
     ) -> None:
         """Record what the run waits on: (approval id, request, when asked) each; an approval
-        already recorded keeps its row (a run that pauses again still waits since then)."""
+        already recorded keeps its row (a run that pauses again still waits since then). With
+        `status`, the run is marked paused too (its owner stopped it without ending it)."""
         rows = [(run_id, i, json.dumps(r, sort_keys=True), asked) for i, r, asked in waiting]
         sql = "INSERT OR IGNORE INTO waits (run_id, approval_id, request_json, asked) VALUES (?, ?, ?, ?)"
-        await self._run(lambda conn: conn.executemany(sql, rows))
+
+        def write(conn: sqlite3.Connection) -> None:
+            with conn:  # one transaction: what waits, and the status with it
+                conn.executemany(sql, rows)
+                if status:
+                    mark = "UPDATE runs SET status = 'paused', updated = ? WHERE run_id = ?"
+                    conn.execute(mark, (time.time(), run_id))
+
+        await self._run(write)
 
     async def waiting(self, run_id: str | None = None) -> list[Waiting]:
         """The undecided approvals of paused runs (of `run_id`, if given), oldest first."""

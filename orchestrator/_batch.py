@@ -10,6 +10,11 @@ With a journal, each task is a journaled run whose id comes from the output file
 A re-run then resumes a task that was in flight from its records (its finished tool calls do not
 run again), and takes the result of a task that finished but whose line was lost from the journal.
 
+With an executor whose approver pauses (`agents.approvals.PAUSE`) and a journal, the batch pauses
+once every goal still running waits for a decision: what waits is journaled, each such task's run
+is left paused, and the summary says so (`BatchSummary.waiting`). Decisions are taken in the
+journal (`Journal.decide`, `paor approve`); the next run of the batch resumes those tasks with them.
+
 One batch at a time writes an output file: `run_batch` holds an exclusive lock on it (`flock`, so
 it goes with the process, however that ends), and a second batch gets `OutputLocked` at once.
 `check_output` refuses an output that is the task file itself.
@@ -33,6 +38,8 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents import AgentReport, Budget, ConfigurationError, Executor
+from agents._approval import ApprovalRequest, Decision
+from agents._waits import RunWaits, run_waits
 from agents.effects import EffectSite, JournaledEffects
 from agents.errors import RunError
 from memory import Journal
@@ -45,6 +52,7 @@ __all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_ta
 # exclusive_output.
 
 
+PAUSE_SETTLE_S = 0.25  # as a run's (see `orchestrator._orchestrator`)
 BATCH_AGENT = "batch"  # the address of the batch's own clock read (its deadline's start)
 _RUN_STATUS: dict[str, RunStatus] = {
     "done": "complete", "partial": "incomplete", "blocked": "incomplete", "failed": "failed"
@@ -76,6 +84,7 @@ class BatchSummary:
     skipped: int = 0
     not_started: int = 0
     tokens: int = 0
+    waiting: list[ApprovalRequest] = field(default_factory=list)
 
     def line(self) -> str:
         """A one-line summary."""
@@ -83,6 +92,8 @@ class BatchSummary:
         parts.append(f"{self.skipped} skipped (already done)")
         if self.not_started:
             parts.append(f"{self.not_started} not started (budget spent)")
+        if self.waiting:
+            parts.append(f"{len({w.run_id for w in self.waiting})} paused (waiting for decisions)")
         return f"batch: {', '.join(parts)}; {self.tokens} tokens"
 
 
@@ -203,11 +214,18 @@ async def run_batch(
             sink=sink, on_result=on_result, limiter=anyio.CapacityLimiter(concurrency),
             summary=BatchSummary(skipped=len(done & {t.key() for t in tasks})),
         )  # fmt: skip
-        with unwrapped():
+        todo = [task for task in tasks if task.key() not in done]
+        batch.running = len(todo)
+        with unwrapped(), run_waits(batch.waits):
             async with anyio.create_task_group() as tg:
-                for task in tasks:
-                    if task.key() not in done:
-                        tg.start_soon(batch.one, task)
+                if todo and journal is not None and executor.approver and executor.approver.pauses:
+                    tg.start_soon(batch.pause_when_quiet, tg.cancel_scope)
+                for task in todo:
+                    tg.start_soon(batch.one, task)
+                if todo:
+                    await batch.all_done.wait()
+                tg.cancel_scope.cancel()  # the pause watcher, if any
+        await batch.paused()
     return batch.summary
 
 
@@ -224,14 +242,42 @@ class _Batch:
     limiter: anyio.CapacityLimiter
     summary: BatchSummary
     writing: anyio.Lock = field(default_factory=anyio.Lock)
+    waits: RunWaits = field(default_factory=RunWaits)  # one clock and "always" for the batch
+    all_done: anyio.Event = field(default_factory=anyio.Event)
+    running: int = 0  # goals not yet ended
+    held: list[tuple[ApprovalRequest, float]] = field(default_factory=list)
 
     async def one(self, task: BatchTask) -> None:
         """Run `task` (unless the budget is spent), append its line, and count it."""
+        try:
+            await self._one(task)
+        finally:
+            self.running -= 1
+            if not self.running:
+                self.all_done.set()
+
+    async def pause_when_quiet(self, batch: anyio.CancelScope) -> None:
+        """Once every running goal waits for a decision (nothing in flight), stop them all."""
+        await self.waits.until_quiet(PAUSE_SETTLE_S)
+        self.held = [(p.request, p.asked) for p in self.waits.pending.values()]
+        batch.cancel()
+
+    async def paused(self) -> None:
+        """Journal what the paused goals wait for; their runs are left paused."""
+        if not self.held or self.journal is None:
+            return
+        with anyio.CancelScope(shield=True):
+            for request, asked in self.held:
+                row = (request.approval_id, request.model_dump(mode="json"), asked)
+                await self.journal.pause(request.run_id, [row], status=True)
+        self.summary.waiting = [request for request, _ in self.held]
+
+    async def _one(self, task: BatchTask) -> None:
         async with self.limiter:
             if await _spent(self.executor, self.budget, task):
                 self.summary.not_started += 1
                 return
-            report = await _run(self.executor, task, self.budget, self.journal, self.prefix)
+            report = await _run(self, task)
         line = json.dumps(record(task, report), ensure_ascii=False) + "\n"
         async with self.writing:
             await anyio.to_thread.run_sync(append_line, self.sink, line)
@@ -289,12 +335,11 @@ def run_prefix(out: Path) -> str:
     return "batch-" + hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:8]
 
 
-async def _run(
-    executor: Executor, task: BatchTask, budget: Budget, journal: Journal | None, prefix: str
-) -> AgentReport:
+async def _run(batch: _Batch, task: BatchTask) -> AgentReport:
+    executor, budget, journal = batch.executor, batch.budget, batch.journal
     if journal is None:
         return await executor.run(task.goal, agent_id=task.key(), budget=budget)
-    run_id = f"{prefix}-{task.key()}"
+    run_id = f"{batch.prefix}-{task.key()}"
     info = await journal.run(run_id)
     if info is not None and info.finished and info.result is not None:
         return AgentReport.model_validate(info.result)  # done before its line could be written
@@ -304,6 +349,7 @@ async def _run(
     else:
         await journal.claim(run_id)
         records = await journal.load(run_id)
+        batch.waits.give(await _decisions(journal, run_id))
         effects = JournaledEffects(
             executor.effects, journal, run_id, mode="resume", records=records
         )
@@ -313,6 +359,15 @@ async def _run(
         return await agent.run(task.goal, run_id=run_id, agent_id=task.key(), budget=budget)
 
     return await hold_lease(journal, run_id, body, _ended)
+
+
+async def _decisions(journal: Journal, run_id: str) -> dict[str, Decision]:
+    """The decisions taken while the task's run was paused."""
+    return {
+        w.approval_id: Decision.model_validate(w.decision)
+        for w in await journal.waits_of(run_id)
+        if w.decision is not None
+    }
 
 
 def _ended(report: AgentReport) -> tuple[RunStatus, dict[str, Any]]:

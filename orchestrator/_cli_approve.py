@@ -42,7 +42,9 @@ __all__ = [
     "approvals",
     "approve_arguments",
     "approve_option",
+    "batch_paused",
     "cli_approver",
+    "decide_only",
     "decision_from",
     "decision_of",
     "paused",
@@ -115,9 +117,9 @@ async def approvals(args: argparse.Namespace) -> int:
     return 0
 
 
-async def decision_of(args: argparse.Namespace) -> tuple[ResearchSpec, str, str, Decision]:
-    """`paor approve`'s run, its goal, the approval it decides and the decision, checked
-    before anything runs.
+async def decision_of(args: argparse.Namespace) -> tuple[ResearchSpec | None, str, Decision]:
+    """`paor approve`'s research spec (None for a batch's task), the approval it decides and the
+    decision, checked before anything runs.
 
     Raises:
         JournalError: The run does not wait for a decision (on this approval).
@@ -125,11 +127,36 @@ async def decision_of(args: argparse.Namespace) -> tuple[ResearchSpec, str, str,
     """
     async with open_journal(args) as journal:
         info = await find(journal, args.run_id)
-        spec = ResearchSpec.from_meta(info.run_id, info.meta)
+        batch = info.meta.get("command") == "batch"
+        spec = None if batch else ResearchSpec.from_meta(info.run_id, info.meta)
         waits = await journal.waits_of(info.run_id) if info.status == "paused" else []
     target = _target(info.run_id, waits, args.id, info.status)
     request = ApprovalRequest.model_validate(target.request)
-    return spec, info.goal, target.approval_id, decision_from(args, request)
+    return spec, target.approval_id, decision_from(args, request)
+
+
+async def decide_only(args: argparse.Namespace, approval_id: str, decision: Decision) -> int:
+    """Take the decision on a batch's task: the batch, run again, goes on with it."""
+    async with open_journal(args) as journal:
+        await journal.decide(args.run_id, approval_id, decision.model_dump(mode="json"))
+    say(
+        f"decided {approval_id} of run {args.run_id} ({decision.action}): run the batch again "
+        "(the same tasks, --out and --journal) to go on"
+    )
+    return 0
+
+
+def batch_paused(waiting: list[ApprovalRequest], args: argparse.Namespace) -> int:
+    """Say what a paused batch waits for; the last stdout line names the runs that wait."""
+    for request in waiting:
+        say(f"waits: run {request.run_id}, {request.summary()}", file=sys.stderr)
+        say(_indented(_shown(request)), file=sys.stderr)
+    runs = ", ".join(dict.fromkeys(w.run_id for w in waiting))
+    say(
+        f"paused: batch {args.out} waits for decisions in runs {runs} (paor approve RUN_ID, "
+        "then run the batch again)"
+    )
+    return EXIT_PAUSED
 
 
 def _target(run_id: str, waits: list[Waiting], wanted: str | None, status: str) -> Waiting:

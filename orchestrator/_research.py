@@ -225,11 +225,15 @@ def research_executor(
     *,
     limits: AgentLimits | None = None,
     tools: Sequence[Tool] = (),
+    approve: Approve | None = None,
+    approver: Approver | None = None,
 ) -> Executor:
     """The sub-agent `batch` runs on each task: the research agent's prompt over the corpus's
-    tools and `tools` (the same one must resume a recorded batch)."""
-    menu = [*research_tools(corpus), *tools]
-    return Executor(model, menu, instructions=RESEARCH_AGENT, limits=limits)
+    tools and `tools` (the same one must resume a recorded batch); with `approve`, the calls
+    of tools that change something wait for `approver`."""
+    menu = with_approval([*research_tools(corpus), *tools], approve)
+    chosen = approver if approve is not None else None
+    return Executor(model, menu, instructions=RESEARCH_AGENT, limits=limits, approver=chosen)
 
 
 def render_report(

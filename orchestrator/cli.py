@@ -42,7 +42,9 @@ from orchestrator._cli_approve import (
     approvals,
     approve_arguments,
     approve_option,
+    batch_paused,
     cli_approver,
+    decide_only,
     decision_from,
     decision_of,
     report_or_pause,
@@ -358,6 +360,8 @@ async def _on_temporal(args: argparse.Namespace) -> int:
             report = await temporal.research(args, spec.corpus(), spec.limits, spec.meta())
             return report_or_pause(report, lambda written: _write_report(args.out, written))
         case "batch":
+            if args.approve is not None:
+                raise ConfigurationError("--approve is not available for batch on Temporal yet")
             steps = agents.AgentLimits(max_steps=args.max_steps)
             say((await temporal.batch(args, _batch_tasks(args), steps)).line())
         case "resume":
@@ -380,8 +384,11 @@ def _write_report(out: Path, report: ResearchReport) -> None:
 
 
 async def _approve(args: argparse.Namespace) -> int:
-    """`paor approve RUN_ID`: take the decision (checked first), then go on as `resume`."""
-    _spec, _goal, approval_id, decision = await decision_of(args)
+    """`paor approve RUN_ID`: take the decision (checked first), then go on as `resume` (a
+    batch's task goes on when the batch is run again)."""
+    spec, approval_id, decision = await decision_of(args)
+    if spec is None:
+        return await decide_only(args, approval_id, decision)
     return await _resume(args, {approval_id: decision})
 
 
@@ -451,12 +458,18 @@ async def _batch(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
         agent=agents.AgentLimits(max_steps=args.max_steps),
     )
+    if args.approve == "plan":
+        raise ConfigurationError("batch goals have no plan to approve: use --approve tools")
+    approver = cli_approver(args.approve, journaled=_journal_path(args) is not None)
     async with (
         maybe_journal(_journal_path(args)) as journal,
         mcp_tools(args.mcp) as tools,
         model_of(args) as model,
     ):
-        executor = research_executor(model, corpus, limits=limits.agent, tools=tools)
+        executor = research_executor(
+            model, corpus, limits=limits.agent, tools=tools, approve=args.approve,
+            approver=approver,
+        )  # fmt: skip
         summary = await run_batch(
             tasks,
             executor=executor,
@@ -467,7 +480,7 @@ async def _batch(args: argparse.Namespace) -> int:
             journal=journal,
         )
     say(summary.line())
-    return 0
+    return batch_paused(summary.waiting, args) if summary.waiting else 0
 
 
 async def _worker(args: argparse.Namespace) -> int:

@@ -15,10 +15,22 @@ from typing import Any
 import pytest
 
 from agents.approvals import ApprovalRequest, Decision, approve
-from agents.testing import FakeOpenAIServer
+from agents.testing import FakeOpenAIServer, ServerAction, text, tool_calls
 from memory import Journal
 from orchestrator._cli_approve import EXIT_PAUSED, TerminalPrompt
-from tests.test_cli import PARALLEL, _endpoint, docs, paor, research_args, role_of
+from tests.test_cli import (
+    PARALLEL,
+    USAGE,
+    _endpoint,
+    batch_args,
+    docs,
+    paor,
+    research_args,
+    result_lines,
+    role_of,
+    write_tasks,
+)
+from tests.test_mcp import SERVER
 
 pytestmark = pytest.mark.anyio
 
@@ -178,3 +190,55 @@ async def test_the_terminal_prompt_edits_in_the_editor(tmp_path: Path) -> None:
     prompt = _prompt(tmp_path, "e", "a", editor=f"{sys.executable} {breaking}")
     assert (await _decide(prompt, _plan_request())).action == "approve"
     assert "the edit is not JSON" in (tmp_path / "shown.txt").read_text(encoding="utf-8")
+
+
+async def test_a_batch_pauses_on_a_destructive_call_and_goes_on_when_run_again(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`batch --approve tools`: the goal whose agent calls the MCP server's destructive
+    `write_note` pauses (exit 3) while the other finishes; `paor approve` takes the decision;
+    the batch run again finishes it, the note written once and the finished goal not re-run."""
+    notes = tmp_path / "notes.txt"
+    server_entry = {
+        "command": sys.executable,
+        "args": [SERVER],
+        "env": {"PAOR_TEST_NOTES": str(notes)},
+    }
+    mcp_file = tmp_path / "mcp.json"
+    mcp_file.write_text(json.dumps({"mcpServers": {"test": server_entry}}), encoding="utf-8")
+
+    def noting(body: dict[str, Any]) -> ServerAction:
+        asked = sum(m["role"] == "assistant" for m in body["messages"])
+        if role_of(body) == "Goal a" and asked == 0:
+            return tool_calls([("write_note", {"text": "paid"})], usage=USAGE)
+        return text(f"Done: {role_of(body)}", usage=USAGE)
+
+    tasks, out = write_tasks(tmp_path / "tasks.jsonl", "a", "b"), tmp_path / "out.jsonl"
+    extra = ("--mcp", str(mcp_file), "--journal", str(tmp_path / "journal.db"))
+    jr = ("--journal", str(tmp_path / "journal.db"))
+    async with FakeOpenAIServer(noting) as server:
+        argv = [*batch_args(server, docs, tasks, out), *extra, "--approve", "tools"]
+        assert await paor(*argv) == EXIT_PAUSED
+        last = _last_line(capsys.readouterr().out)
+        assert last.startswith(f"paused: batch {out} waits for decisions in runs batch-")
+        assert [r["id"] for r in result_lines(out)] == ["b"]
+        assert not notes.exists()
+        run_id = last.split("in runs ")[1].split()[0]
+
+        assert await paor("approve", run_id, *jr) == 0
+        assert "run the batch again" in _last_line(capsys.readouterr().out)
+        assert await paor(*argv) == 0
+        asked_b = [b for b in server.requests if role_of(b) == "Goal b"]
+    assert sorted(r["id"] for r in result_lines(out)) == ["a", "b"]
+    assert notes.read_text().splitlines() == ["paid"]
+    assert len(asked_b) == 1
+
+
+async def test_batch_approve_plan_is_refused(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Batch goals have no plan: --approve plan is one line, exit 2."""
+    tasks, out = write_tasks(tmp_path / "tasks.jsonl", "a"), tmp_path / "out.jsonl"
+    async with FakeOpenAIServer(PARALLEL) as server:
+        assert await paor(*batch_args(server, docs, tasks, out), "--approve", "plan") == 2
+    assert "no plan to approve" in capsys.readouterr().err
