@@ -346,9 +346,15 @@ def _validation_problems(exc: ValidationError) -> list[str]:
 
 def _asking(draft: PlanDraft, goal: str, room: int) -> PlanDraft:
     """The draft with the goal itself as its first subtask (added if the planner left it out,
-    the last subtask making room), and without subtasks that ask nothing (see `_asks`)."""
+    the last subtask making room), and without subtasks that ask nothing (see `_asks`) or ask
+    what an earlier one asks, word for word (a small model repeats the goal N times)."""
     wanted = _words(goal)
-    kept = [d for d in draft.subtasks if _asks(d.goal)]
+    kept, asked = [], set()
+    for d in draft.subtasks:
+        words = tuple(_words(d.goal))
+        if _asks(d.goal) and words not in asked:
+            kept.append(d)
+            asked.add(words)
     dropped = {d.id for d in draft.subtasks} - {d.id for d in kept}
     kept = [
         d.model_copy(update={"depends_on": [x for x in d.depends_on if x not in dropped]})

@@ -15,6 +15,11 @@ With `--temporal HOST:PORT` the backend is chosen once (`_on_temporal`): `resear
 there and writes the same output file, and `runs`, `show` and `resume` list, inspect and continue
 the runs there (`orchestrator.temporal._cli`, imported only then). Everything printed is cleaned
 of terminal escapes and masked of credentials (`orchestrator._console`).
+
+`--approve plan|tools|all` makes plans and calls of tools that change something wait for a
+person: asked on the terminal, or, with none, the run pauses and the command exits with status 3
+(`EXIT_PAUSED`); `approvals` lists what waits, `approve RUN_ID` decides and continues the run
+(`orchestrator._cli_approve`).
 """
 
 from __future__ import annotations

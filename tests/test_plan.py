@@ -406,6 +406,31 @@ async def test_single_subtask_fallback_when_planning_fails() -> None:
     assert sum(r.output is not None for r in asked) == 2
 
 
+async def test_a_plan_asking_the_goal_keeps_one_of_subtasks_that_ask_the_same() -> None:
+    """A small model's plan that asks the goal three times runs it once (and a repeated
+    sub-question once), dependencies on a dropped copy left out."""
+    same = [
+        {"id": "1", "goal": "What does the global statement do?"},
+        {"id": "2", "goal": "What does the global statement do?"},
+        {"id": "3", "goal": "What does the 'global' statement do"},
+        {"id": "4", "goal": "Where may a global statement appear?", "depends_on": ["2"]},
+    ]
+
+    def planner(request: ModelRequest) -> Any:
+        return json.dumps({"subtasks": same})
+
+    orch = Orchestrator(FunctionModel(planner), limits=Limits(max_subtasks=4), ask_goal=True)
+    async with orch.stream("What does the global statement do?") as events:
+        async for event in events:
+            if isinstance(event, PlanCreated):
+                plan = event.plan
+                break
+    assert [(s.id, s.goal, s.depends_on) for s in plan.subtasks] == [
+        ("1", "What does the global statement do?", ()),
+        ("4", "Where may a global statement appear?", ()),
+    ]
+
+
 async def test_a_plan_asking_the_goal_puts_it_first_and_drops_subtasks_that_ask_nothing() -> None:
     """With ask_goal, a plan that strays gets the goal itself first (the last subtask making room),
     and subtasks that are ids, numbers, dates or URLs are left out."""
