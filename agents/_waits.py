@@ -46,6 +46,7 @@ class RunWaits:
 
     always: set[str] = field(default_factory=set)
     given: dict[str, Decision] = field(default_factory=dict)
+    asked: dict[str, float] = field(default_factory=dict)  # when paused waits were first asked
     pending: dict[str, Pending] = field(default_factory=dict)
     offset: float = 0.0
     busy: int = 0
@@ -84,7 +85,7 @@ class RunWaits:
         given = self.given.pop(request.approval_id, None)
         if given is not None:
             return given
-        pending = Pending(request=request, asked=time.time())
+        pending = Pending(request=request, asked=self.asked.get(request.approval_id, time.time()))
         self.pending[request.approval_id] = pending
         self._changed()
         try:
@@ -102,9 +103,13 @@ class RunWaits:
         pending.answered.set()
         return True
 
-    def give(self, decisions: Mapping[str, Decision]) -> None:
-        """Decisions made while the run was paused, for the approvals they name."""
+    def give(
+        self, decisions: Mapping[str, Decision], asked: Mapping[str, float] | None = None
+    ) -> None:
+        """Decisions made while the run was paused, for the approvals they name, and when the
+        approvals still undecided were first asked (their timeouts count from then)."""
         self.given.update(decisions)
+        self.asked.update(asked or {})
 
     async def until_quiet(self, settle: float) -> None:
         """Return once the run has stayed quiet for `settle` seconds with nothing changing (a
@@ -135,7 +140,13 @@ class RunWaits:
         async with anyio.create_task_group() as tg:
             if approver.decide is not None:
                 tg.start_soon(ask)
-            with anyio.move_on_after(approver.timeout):
+            # An approval's timeout counts from when it was first asked, pauses included.
+            left = (
+                None
+                if approver.timeout is None
+                else approver.timeout - (time.time() - pending.asked)
+            )
+            with anyio.move_on_after(left):
                 await pending.answered.wait()
             tg.cancel_scope.cancel()
         if failure:

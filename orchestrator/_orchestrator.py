@@ -523,12 +523,13 @@ class RunStream(EventStream):
         info = await journal.run(self.run_id)
         if info is None or info.status != "paused":
             return
+        waits = await journal.waits_of(self.run_id)
         decided = {
             w.approval_id: Decision.model_validate(w.decision)
-            for w in await journal.waits_of(self.run_id)
+            for w in waits
             if w.decision is not None
         }
-        self._waits.give(decided)
+        self._waits.give(decided, {w.approval_id: w.asked for w in waits if w.decision is None})
         waited = float((info.result or {}).get("waited_s", 0.0))
         self._waits.offset = waited + max(0.0, time.time() - info.updated)
 

@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
-from agents.approvals import PAUSE, approve, deny
-from agents.events import ApprovalRequested
+from agents.approvals import PAUSE, Approver, approve, deny
+from agents.events import ApprovalDecided, ApprovalRequested
 from memory import Journal
 from memory.journal import JournalError
 from orchestrator import Limits, Orchestrator
@@ -177,3 +177,22 @@ async def test_a_finished_paused_run_replays_without_asking_anyone(tmp_path: Pat
         await orch.resume(RUN_ID, decisions={result_id(await journal.waiting()): approve()})
         report = await orch.replay(RUN_ID)
     assert report.ok, report.drift
+
+
+async def test_an_approval_timeout_counts_from_when_it_was_first_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A paused approval whose timeout passed while the run was paused gets the default
+    decision when the run goes on, with no one asked."""
+    journal = await Journal(tmp_path / "journal.db").open()
+    timed = Approver(timeout=60, default=approve())
+    orch = orchestrator(team(), journal, tmp_path / "ledger").clone(approver=timed)
+    async with journal:
+        with anyio.fail_after(GUARD_S):
+            assert (await orch.run("Pay what is owed.", run_id=RUN_ID)).status == "paused"
+            real = time.time
+            monkeypatch.setattr(time, "time", lambda: real() + 3600)
+            result = await orch.resume(RUN_ID)
+    decided = [e for e in result.events if isinstance(e, ApprovalDecided)]
+    assert next((d.kind, d.by, d.action) for d in decided) == ("plan", "timeout", "approve")
+    assert [w.kind for w in result.waiting] == ["tool"]  # asked now: its own minute starts
