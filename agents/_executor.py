@@ -43,7 +43,7 @@ from agents._stop import Stop, set_when
 from agents._streaming import streaming, wants_text
 from agents._toolbox import Toolbox
 from agents._tools import Tool, tool
-from agents._waits import run_waits
+from agents._waits import check_decider, run_waits
 from memory import (
     AssistantMessage,
     Compactor,
@@ -142,7 +142,8 @@ class Executor(Configured):
             answer cite one of them.
         approver: Decides on calls of tools that need approval (`@tool(needs_approval=...)`):
             an `Approver`, or an async function of the `ApprovalRequest` returning a
-            `Decision`. Without one, such calls are refused.
+            `Decision`. Without one, such calls are refused. `agents.approvals.PAUSE` leaves
+            the decisions to the run the executor is part of (an `Orchestrator`'s, or a batch's).
     """
 
     def __init__(
@@ -224,7 +225,11 @@ class Executor(Configured):
 
         Returns:
             The report; never raises for model, tool or budget failures.
+
+        Raises:
+            ConfigurationError: The approver is `PAUSE`, and no run takes its decisions.
         """
+        check_decider(self.approver)
         run_id = run_id or uuid.uuid4().hex[:12]
         agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 import anyio
 
 from agents._approval import ApprovalRequest, Approver, Decision
+from agents._errors import ConfigurationError
 
-__all__ = ["Pending", "RunWaits", "current_waits", "run_waits"]
+__all__ = ["Pending", "RunWaits", "check_decider", "current_waits", "run_waits"]
 
 
 @dataclass(kw_only=True, slots=True, eq=False)
@@ -190,3 +191,16 @@ def run_waits(waits: RunWaits | None = None) -> Iterator[RunWaits]:
         yield waits
     finally:
         _current.reset(token)
+
+
+def check_decider(approver: Approver | None) -> None:
+    """Refuse a `PAUSE` approver outside a run: nobody could take its decisions.
+
+    Raises:
+        ConfigurationError: The approver pauses, and no run encloses the caller.
+    """
+    if approver is not None and approver.pauses and _current.get() is None:
+        raise ConfigurationError(
+            "approver=PAUSE leaves decisions to a run that can take them: run the executor in "
+            "an Orchestrator (or run_batch with a journal), or give it a decide function"
+        )

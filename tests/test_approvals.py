@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import Executor, tool
-from agents.approvals import ApprovalRequest, Approver, Decision, approve, deny
+from agents import ConfigurationError, Executor, tool
+from agents.approvals import PAUSE, ApprovalRequest, Approver, Decision, approve, deny
 from agents.events import ApprovalDecided, ApprovalRequested
 from agents.mcp import MCPServer
 from agents.testing import ScriptedModel, call, reply
@@ -245,3 +245,11 @@ async def test_destructive_mcp_tools_can_require_approval() -> None:
     async with server:
         needs = {t.name: t.wants_approval({}) for t in server.tools}
     assert needs == {"echo": False, "write_note": True}
+
+
+async def test_a_lone_executor_cannot_leave_decisions_to_nobody() -> None:
+    """PAUSE outside a run is refused when the executor starts, before any model call."""
+    model = ScriptedModel([reply("never asked")])
+    with pytest.raises(ConfigurationError, match="approver=PAUSE leaves decisions to a run"):
+        await Executor(model, [Bank().transfer], approver=PAUSE).run("pay")
+    assert model.requests == []
