@@ -62,18 +62,22 @@ def _outcome(info: RunInfo) -> list[str]:
 
 
 def render_result(result: RunResult) -> list[str]:
-    """A finished run's plan versions, its sub-agents' reports, and its answer, as lines."""
+    """A finished run's plan versions, its sub-agents' reports, and its answer, as lines (a
+    paused run's: what it waits for instead of an answer)."""
     diffs = {d.version: d for d in result.diffs}
     lines = [_plan(plan, diffs.get(plan.version)) for plan in result.plans]
     lines += [f"  {r.agent_id}: {r.status}: {_cut(r.answer, 80)}" for r in result.reports]
-    if result.reason:
+    if result.status == "paused":
+        lines += [f"waits: {w.summary()}" for w in result.waiting]
+        lines.append(f"decide with: paor approve {result.run_id} (or Orchestrator.resume)")
+    elif result.reason:
         lines.append(f"incomplete: {result.reason}")
     usage = result.usage
     lines.append(
         f"spent: {usage.total_tokens} tokens, {usage.requests} model requests, "
         f"{usage.tool_calls} tool calls"
     )
-    return [*lines, f"answer: {_cut(result.answer, 300)}"]
+    return lines if result.status == "paused" else [*lines, f"answer: {_cut(result.answer, 300)}"]
 
 
 def _plan(plan: Plan, diff: PlanDiff | None) -> str:

@@ -20,6 +20,7 @@ from agents.events import ApprovalDecided, ApprovalRequested
 from memory import Journal
 from memory.journal import JournalError
 from orchestrator import Limits, Orchestrator
+from orchestrator.cli import main
 from orchestrator.events import RunPaused
 from tests._pause_child import RUN_ID, orchestrator, team
 
@@ -196,3 +197,20 @@ async def test_an_approval_timeout_counts_from_when_it_was_first_asked(
     decided = [e for e in result.events if isinstance(e, ApprovalDecided)]
     assert next((d.kind, d.by, d.action) for d in decided) == ("plan", "timeout", "approve")
     assert [w.kind for w in result.waiting] == ["tool"]  # asked now: its own minute starts
+
+
+async def test_paor_show_says_what_a_paused_run_waits_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run's status is paused, and the trace ends with what waits and how to decide."""
+    journal, _orch = await _paused_run(tmp_path)
+    await journal.aclose()
+    assert (
+        await anyio.to_thread.run_sync(
+            main, ["show", RUN_ID, "--journal", str(tmp_path / "journal.db")]
+        )
+        == 0
+    )
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"run {RUN_ID}: paused\n")
+    assert "waits: run#4: plan v1\ndecide with: paor approve paused" in shown
