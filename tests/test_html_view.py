@@ -4,20 +4,27 @@ The run behind most tests is journaled with a scripted team: plan v1 is a, b, c 
 model fails, so the planner replans (v2: a kept, b2 added, c removed, b dropped); a's first tool
 call fails. Its goal and a subtask's goal carry markup that must come out as text.
 
-The browser test renders the page in Debian's `chromium` and checks the DOM the browser built.
-Its screenshot is written under the test's `tmp_path`; set `PAOR_ARTIFACTS=DIR` (for instance
-`tests/artifacts`, which is not committed) to keep a copy as DIR/html_view.png.
+The approval tests use the scripted run of `tests._pause_child`: its plan (a, b) is reviewed, then
+b's call of `transfer` waits for approval; it is taken to its first pause (the plan waits), its
+second (the call waits) or its end (both approved).
+
+The browser tests render the pages in Debian's `chromium` and check the DOM the browser built.
+Their screenshots are written under the test's `tmp_path`; set `PAOR_ARTIFACTS=DIR` (for instance
+`tests/artifacts`, which is not committed) to keep copies as DIR/html_view.png and
+DIR/html_view_paused.png.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from agents import ToolFailure, tool
+from agents.approvals import ApprovalRequest, approve
 from agents.errors import ModelRequestError
 from agents.testing import call
 from memory import Journal
@@ -25,6 +32,8 @@ from memory.journal import EffectRecord, RunInfo
 from orchestrator import Orchestrator, RunResult
 from orchestrator._html import Wait, render_html, timeline
 from tests._browser import CHROMIUM, Element, elements, render
+from tests._pause_child import RUN_ID, orchestrator
+from tests._pause_child import team as pause_team
 from tests._team import Team, plan, script, sub
 from tests.test_cli import paor
 
@@ -63,6 +72,28 @@ async def journaled_run(path: Path) -> tuple[RunInfo, list[EffectRecord], RunRes
         info = await journal.run(result.run_id)
         assert info is not None
         return info, await journal.load(result.run_id), result
+
+
+async def approvals_run(tmp: Path, decisions: int) -> tuple[RunInfo, list[EffectRecord], RunResult]:
+    """The run of `tests._pause_child`, journaled in `tmp`, with its first `decisions` waiting
+    requests approved (0: its plan waits; 1: b's transfer waits; 2: it is complete)."""
+    async with Journal(tmp / "journal.db") as journal:
+        orch = orchestrator(pause_team(), journal, tmp / "ledger")
+        result = await orch.run("Pay what is owed.", run_id=RUN_ID)
+        for _ in range(decisions):
+            decided = {w.approval_id: approve() for w in result.waiting}
+            result = await orch.resume(RUN_ID, decisions=decided)
+        info = await journal.run(RUN_ID)
+        assert info is not None
+        return info, await journal.load(RUN_ID), result
+
+
+def row_markup(markup: str) -> dict[str, str]:
+    """Each timeline row's classes and inner markup (as "CLASSES>INNER"), by agent id."""
+    rows = re.findall(
+        r'<g class="((?:planner|agent)-row[^"]*)" data-agent="([^"]*)">(.*?)</g>', markup
+    )
+    return {agent: f"{classes}>{inside}" for classes, agent, inside in rows}
 
 
 def by_class(found: list[Element], *classes: str) -> list[Element]:
@@ -205,6 +236,153 @@ async def test_a_journal_without_clock_reads_is_laid_out_by_order(tmp_path: Path
     assert " effects</text>" in render_html(info, unclocked)
 
 
+async def test_an_approved_tool_call_is_a_shaded_wait_on_its_agents_row(tmp_path: Path) -> None:
+    """A sub-agent's recorded decision is a wait on its row, from its previous record (after its
+    model asked for the call) to the decision (before the call ran); no other row is shaded."""
+    info, records, result = await approvals_run(tmp_path, 2)
+    assert result.status == "complete"
+
+    line = timeline(records, {r.agent_id: r for r in result.reports})
+    markup = render_html(info, records)
+
+    lanes = {lane.agent_id: lane for lane in line.lanes}
+    assert {a: len(lane.waits) for a, lane in lanes.items()} == {"planner": 0, "a": 0, "b": 1}
+    (wait,) = lanes["b"].waits
+    asked, transfer = lanes["b"].marks[0], lanes["b"].marks[1]
+    assert (asked.kind, transfer.kind, transfer.label) == ("model", "tool", "transfer: ok")
+    assert asked.end <= wait.start <= wait.end <= transfer.start
+    assert (wait.label, wait.pending) == ("waited for approval: approved", False)
+    rows = row_markup(markup)
+    assert [a for a, row in rows.items() if 'class="wait' in row] == ["b"]
+    shaded = by_class(elements(rows["b"]), "wait")
+    assert [(e.tag, e.classes) for e in shaded] == [("rect", {"wait"})]
+    assert 'id="waiting"' not in markup  # a finished run waits for nothing
+
+
+async def test_only_a_decision_a_person_made_is_a_wait() -> None:
+    """Choices that are not decisions (a scheduling pick, unreadable JSON) and an approval that an
+    earlier "always" made are no wait; a denial's tooltip carries its message, escaped."""
+    values = [
+        "a",
+        "{not json",
+        '{"action": "approve", "always": false, "by": "always"}',
+        '{"action": "deny", "message": "<b>no</b>", "by": "person"}',
+    ]
+    records = [EffectRecord(agent_id="b", seq=1, kind="clock", payload={"value": 100.0})]
+    records += [
+        EffectRecord(agent_id="b", seq=2 + i, kind="choice", payload={"value": v})
+        for i, v in enumerate(values)
+    ]
+
+    (lane,) = timeline(records, {}).lanes
+
+    assert [w.label for w in lane.waits] == ["waited for approval: denied: <b>no</b>"]
+    info = RunInfo(run_id="r", goal="g", status="failed", created=0.0, updated=1.0)
+    assert "denied: &lt;b&gt;no&lt;/b&gt;" in render_html(info, records)
+
+
+def check_paused_plan(markup: str) -> list[Element]:
+    """The checks of the page of the run paused on its plan, as written and as the browser
+    built it: it says it is paused, and draws the plan that waits with its subtasks."""
+    found = elements(markup)
+    assert not [e for e in found if e.tag in ("script", "img", "iframe", "link")]
+    assert [e.text for e in by_class(found, "pill")] == ["paused"]
+    (banner,) = by_class(found, "banner", "paused")
+    assert banner.text.startswith("Paused: this run waits for 1 decision")
+    sections = [e.attrs["id"] for e in found if e.tag == "section"]
+    assert sections == ["waiting", "plans", "timeline", "spend", "reports"]  # what waits first
+    (request,) = by_class(found, "request", "r-plan")
+    assert (request.attrs["data-approval"], request.attrs["data-agent"]) == ("run#4", "run")
+    (figure,) = by_class(found, "proposal")
+    assert (figure.tag, figure.attrs["data-version"]) == ("figure", "1")
+    captions = [e.text for e in found if e.tag == "figcaption"]
+    assert captions == ["plan v1 waits for approval (run#4)"]
+    assert [e.attrs["data-id"] for e in by_class(found, "node", "live")] == ["a", "b"]
+    goals = [e.text for e in by_class(found, "goal")]
+    assert goals == ["Find fact a.", "Pay the invoice."]
+    assert not by_class(found, "plan")  # no version adopted yet
+    assert "No plan was adopted yet." in [e.text for e in found if e.tag == "p"]
+    return found
+
+
+async def test_a_paused_run_shows_the_plan_that_waits(tmp_path: Path) -> None:
+    """A run paused on its plan review says it is paused and draws the waiting plan as a DAG of
+    its subtasks, with the plan as text and the problems of the last edit, escaped."""
+    info, records, result = await approvals_run(tmp_path, 0)
+    (request,) = result.waiting
+    hostile = "<script>alert('edit')</script> is not a subtask"
+    edited = result.model_copy(
+        update={"waiting": (request.model_copy(update={"problems": (hostile,)}),)}
+    )
+    info = info.model_copy(update={"result": edited.model_dump(mode="json")})
+
+    markup = render_html(info, records)
+
+    found = check_paused_plan(markup)
+    assert [e.text for e in by_class(found, "description")] == [request.description]
+    assert "Pay the invoice." in request.description
+    assert [e.text for e in found if e.tag == "li"] == [hostile]
+    assert "&lt;script&gt;alert(&#x27;edit&#x27;)&lt;/script&gt; is not a subtask" in markup
+    assert "paor approve paused --id APPROVAL_ID" in markup
+    assert not by_class(found, "wait")  # the planner's review is not a sub-agent's wait
+
+
+async def test_a_waiting_tool_call_shows_its_call_and_shades_its_row_to_the_end(
+    tmp_path: Path,
+) -> None:
+    """A run paused on b's transfer lists the call (agent, tool, JSON arguments), keeps its plan
+    versions, and shades b's row, now "waiting", from its last record to the timeline's end."""
+    info, records, result = await approvals_run(tmp_path, 1)
+    (request,) = result.waiting
+
+    markup = render_html(info, records)
+
+    found = elements(markup)
+    (article,) = by_class(found, "request", "r-tool")
+    assert [article.attrs[k] for k in ("data-approval", "data-agent")] == [request.approval_id, "b"]
+    facts = [e.text for e in found if e.tag in ("dt", "dd")]
+    call = ["agent", "b", "tool", "transfer", "what it does", "Send money.", "arguments"]
+    assert facts[facts.index("agent") :][:7] == call
+    assert [e.text for e in by_class(found, "call")] == ['{\n  "amount": 40\n}']
+    assert [f.attrs["data-version"] for f in by_class(found, "plan")] == ["1"]
+    rows = row_markup(markup)
+    (pending,) = by_class(elements(rows["b"]), "wait", "pending")
+    end = float(pending.attrs["x"]) + float(pending.attrs["width"])
+    ticks = [float(e.attrs["x1"]) for e in by_class(found, "tick")]
+    assert end == pytest.approx(max(ticks), abs=0.2)  # to the end of the timeline
+    assert "pending" not in rows["a"]
+    assert "st-paused" in rows["b"].split(">")[0]  # the row's own class: it waits
+    assert by_class(found, "key", "k-pending")
+
+
+async def test_a_waiting_replan_shows_what_it_changes_in_the_plan_in_play(tmp_path: Path) -> None:
+    """A waiting replan is drawn against the last plan version: kept, added, and taken out (a
+    dashed box), with its text unfolded; every marker id in the page stays unique."""
+    info, records, result = await approvals_run(tmp_path, 2)
+    subtasks = [{"id": "a", "goal": "Find fact a."}, {"id": "c", "goal": "C", "depends_on": ["a"]}]
+    request = ApprovalRequest(
+        approval_id="run#12", run_id=RUN_ID, agent_id="run", kind="plan",
+        description="plan v2 as text", plan={"version": 2, "subtasks": subtasks},
+    )  # fmt: skip
+    paused = result.model_copy(update={"status": "paused", "waiting": (request,)})
+    info = info.model_copy(update={"status": "paused", "result": paused.model_dump(mode="json")})
+
+    found = elements(render_html(info, records))
+
+    (figure,) = by_class(found, "proposal")
+    assert figure.attrs["data-version"] == "2"
+    assert [e.text for e in by_class(found, "badge")] == ["kept: a", "added: c", "removed: b"]
+    drawn = [(e.attrs["data-id"], sorted(e.classes)) for e in by_class(found, "node")][:3]
+    assert drawn == [
+        ("a", ["c-kept", "live", "node"]),
+        ("c", ["c-added", "live", "node"]),
+        ("b", ["c-removed", "ghost", "node"]),
+    ]
+    assert [e.attrs.get("open") for e in found if e.tag == "details"] == [""]
+    ids = [e.attrs["id"] for e in found if "id" in e.attrs]
+    assert len(ids) == len(set(ids))
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH (apt-get install chromium)")
 async def test_the_page_renders_in_a_real_browser(tmp_path: Path) -> None:
@@ -227,3 +405,21 @@ def keep_artifact(shot: Path) -> None:
     if target := os.environ.get("PAOR_ARTIFACTS"):
         Path(target).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, Path(target) / shot.name)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH (apt-get install chromium)")
+async def test_the_paused_page_renders_in_a_real_browser(tmp_path: Path) -> None:
+    """Headless Chromium builds the page of a run paused on its plan with the banner, the waiting
+    plan's figure and its subtask boxes, and takes its screenshot."""
+    info, records, _ = await approvals_run(tmp_path, 0)
+    page, shot = tmp_path / "paused.html", tmp_path / "html_view_paused.png"
+    page.write_text(render_html(info, records), encoding="utf-8")
+
+    dom = await render(page, tmp_path / "profile", screenshot=shot)
+
+    found = check_paused_plan(dom)
+    (details,) = [e for e in found if e.tag == "details"]
+    assert "open" not in details.attrs  # a first plan's text is folded: the drawing says it
+    assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    keep_artifact(shot)
