@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 import anyio
 import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict
+from pydantic_core import to_jsonable_python
 
 from agents import _telemetry as telemetry
 from agents._effects import AgentCall, Effects, EffectSite, traced_sub_agent
@@ -220,7 +221,8 @@ class JournaledEffects:
                 await self._append(site, "tool", digest, "ok", _tool_payload(tool, outcome))
                 return outcome
             _log.info("tool_rerun", tool=tool.name, seq=site.seq, key=ctx.idempotency_key)
-        shown = redact(args, tool.sensitive)
+        # As JSON data: arguments may be enums, dates... (the tool gets them as they are).
+        shown = to_jsonable_python(redact(args, tool.sensitive), fallback=str)
         intent = {"tool": tool.name, "args": shown, "key": ctx.idempotency_key}
         await self._append(site, "intent", digest, "ok", intent)
         return await self._perform(

@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["not_empty", "shape"]
+__all__ = ["not_empty", "shape", "shaped"]
 
 
 def shape(value: Any, *, fields: Sequence[str] | None, max_chars: int) -> str:
@@ -24,12 +24,17 @@ def shape(value: Any, *, fields: Sequence[str] | None, max_chars: int) -> str:
     Returns:
         The observation text.
     """
+    return shaped(value, fields=fields, max_chars=max_chars)[0]
+
+
+def shaped(value: Any, *, fields: Sequence[str] | None, max_chars: int) -> tuple[str, bool]:
+    """`shape`'s text, and whether it was cut."""
     if fields is not None:
         value = _keep(value, frozenset(fields))
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     if len(text) <= max_chars:
-        return text
-    return f"{text[:max_chars]}… [truncated: showing {max_chars} of {len(text)} chars]"
+        return text, False
+    return f"{text[:max_chars]}… [truncated: showing {max_chars} of {len(text)} chars]", True
 
 
 def _keep(value: Any, fields: frozenset[str]) -> Any:

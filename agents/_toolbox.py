@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict
 from agents._breaker import CircuitBreaker
 from agents._errors import ConfigurationError
 from agents._model import ToolSpec
-from agents._shaping import shape
+from agents._observe import not_run, observed
+from agents._shaping import shaped
 from agents._tools import ErrorKind, Tool, ToolOutcome
 from agents._tracing import logger, redact
 from memory import ToolCall, ToolMessage
@@ -73,12 +74,13 @@ class ToolResult(BaseModel):
         call_id: The call it answers.
         name: The tool name as called.
         ok: Whether the call produced a usable result.
-        content: What the model reads.
+        content: The result the model reads (after `header`).
         error: The kind of failure, if any.
         duration_ms: Time spent in the tool.
         evidence: Citable evidence from a successful call.
         breaker_opened: This failure opened the tool's circuit breaker.
         findings: Values the tool declared worth remembering.
+        header: The line of execution facts the model reads first (see `agents._observe`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -92,17 +94,20 @@ class ToolResult(BaseModel):
     evidence: tuple[Evidence, ...] = ()
     breaker_opened: bool = False
     findings: tuple[Finding, ...] = ()
+    header: str = ""
 
     def to_message(self) -> ToolMessage:
-        """The transcript message for this result."""
-        return ToolMessage(
-            tool_call_id=self.call_id, name=self.name, content=self.content, ok=self.ok
-        )
+        """The transcript message for this result: its header line, then the result."""
+        content = f"{self.header}\n{self.content}" if self.header else self.content
+        return ToolMessage(tool_call_id=self.call_id, name=self.name, content=content, ok=self.ok)
 
     @classmethod
     def failure(cls, call: ToolCall, error: ErrorKind, content: str) -> ToolResult:
         """A failed result for `call` that never reached the tool."""
-        return cls(call_id=call.id, name=call.name, ok=False, error=error, content=content)
+        return cls(
+            call_id=call.id, name=call.name, ok=False, error=error, content=content,
+            header=not_run(call.name, error),
+        )  # fmt: skip
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -112,6 +117,7 @@ class PreparedCall:
     call: ToolCall
     tool: Tool
     args: dict[str, Any]
+    bound: tuple[str, ...] = ()  # what was bound of the model's arguments (see agents._binding)
 
 
 class Toolbox:
@@ -183,7 +189,7 @@ class Toolbox:
         if self._breakers[call.name].state(now) == "open":
             return ToolResult.failure(call, "unavailable", self._breaker_message(call.name, now))
         try:
-            args = found.parse(call.arguments)
+            args, bound = found.parse_bound(call.arguments)
         except ValueError as exc:
             kind: ErrorKind = (
                 "malformed_arguments" if "not valid JSON" in str(exc) else "invalid_arguments"
@@ -192,18 +198,19 @@ class Toolbox:
             return ToolResult.failure(
                 call, kind, f"Error: {exc}. Call {call.name} again with arguments matching {schema}"
             )
-        return PreparedCall(call=call, tool=found, args=args)
+        return PreparedCall(call=call, tool=found, args=args, bound=bound)
 
     def finish(self, prepared: PreparedCall, outcome: ToolOutcome, now: float) -> ToolResult:
         """Judge an outcome (success check), shape it, and update the tool's breaker."""
         tool, call = prepared.tool, prepared.call
         error, content = outcome.error, f"Error: {tool.name} {outcome.message}"
+        truncated = False
         if outcome.ok:
             verdict = _judge(tool, outcome.value)
             if verdict is None or verdict is True:
-                error, content = (
-                    None,
-                    shape(outcome.value, fields=tool.fields, max_chars=tool.max_chars),
+                error = None
+                content, truncated = shaped(
+                    outcome.value, fields=tool.fields, max_chars=tool.max_chars
                 )
             else:
                 reason = verdict if isinstance(verdict, str) else "the result failed its check"
@@ -224,7 +231,11 @@ class Toolbox:
             evidence=self._evidence(prepared, outcome.value, content) if error is None else (),
             findings=_findings(tool, outcome.value) if error is None else (),
             breaker_opened=opened,
-        )
+            header=observed(
+                tool.name, prepared.args, sensitive=tool.sensitive, error=error,
+                duration_ms=outcome.duration_ms, truncated=truncated, bound=prepared.bound,
+            ),
+        )  # fmt: skip
 
     def _evidence(self, prepared: PreparedCall, value: Any, content: str) -> tuple[Evidence, ...]:
         tool = prepared.tool

@@ -29,6 +29,7 @@ from pydantic import (
 )
 from pydantic_core import to_jsonable_python
 
+from agents._binding import bind_arguments
 from agents._errors import ConfigurationError, ToolFailure
 from agents._model import ToolSpec
 
@@ -122,6 +123,8 @@ class Tool:
             store keeps (source "tool:NAME").
         needs_approval: Whether a call waits for a person's decision before it runs (see
             `agents.approvals`): always, or when this predicate of the arguments says so.
+        synonyms: Other words a model may use for a parameter's fixed values, bound before the
+            call ({"unit": {"c": "celsius"}}; see `agents._binding`).
     """
 
     name: str
@@ -138,6 +141,7 @@ class Tool:
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None
     facts: Mapping[str, str] | None = None
     needs_approval: bool | Callable[[dict[str, Any]], bool] = False
+    synonyms: Mapping[str, Mapping[str, Any]] | None = None
     _context_param: str | None = field(default=None, repr=False)
     _spec: ToolSpec = field(init=False, repr=False, compare=False)
 
@@ -165,6 +169,12 @@ class Tool:
 
     def parse(self, arguments: str) -> dict[str, Any]:
         """Validate raw JSON arguments; raise `ValueError` with a model-readable reason."""
+        return self.parse_bound(arguments)[0]
+
+    def parse_bound(self, arguments: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """Validate raw JSON arguments, near-miss names and values bound first (see
+        `agents._binding`); returns them with what was bound. Raises `ValueError` with a
+        model-readable reason."""
         if len(arguments) > self.max_arg_chars:
             raise ValueError(
                 f"arguments of {len(arguments):,} characters were not read: {self.name} takes at "
@@ -179,7 +189,8 @@ class Tool:
         if not isinstance(raw, dict):
             raise ValueError("arguments must be a JSON object")
         try:
-            return self.args_model.model_validate(raw).model_dump()
+            raw, bound = bind_arguments(self.args_model, raw, self.synonyms)
+            return self.args_model.model_validate(raw).model_dump(), bound
         except RecursionError:
             raise ValueError("invalid arguments: nested too deep") from None
         except ValidationError as exc:
@@ -244,6 +255,7 @@ def tool(
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None,
     facts: Mapping[str, str] | None = None,
     needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
+    synonyms: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -262,6 +274,7 @@ def tool(
     evidence: Callable[[dict[str, Any], Any], Sequence[tuple[str, str]]] | None = None,
     facts: Mapping[str, str] | None = None,
     needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
+    synonyms: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a sync or async function into a `Tool`, as `@tool` or `@tool(timeout=8.0, ...)`.
 
@@ -297,6 +310,7 @@ def tool(
             evidence=evidence,
             facts=dict(facts) if facts is not None else None,
             needs_approval=needs_approval,
+            synonyms={k: dict(v) for k, v in synonyms.items()} if synonyms else None,
             _context_param=context_param,
         )
 

@@ -15,7 +15,7 @@ from agents import ConfigurationError, Executor, tool
 from agents.approvals import PAUSE, ApprovalRequest, Approver, Decision, approve, deny
 from agents.events import ApprovalDecided, ApprovalRequested
 from agents.mcp import MCPServer
-from agents.testing import ScriptedModel, call, reply
+from agents.testing import ScriptedModel, call, observation, reply
 from memory import Journal
 from orchestrator import Event, Orchestrator
 from orchestrator.events import SubtaskFinished
@@ -48,7 +48,7 @@ class Bank:
 
 
 def tool_texts(model: ScriptedModel) -> list[str]:
-    return [str(m.content) for m in model.requests[-1].messages if m.role == "tool"]
+    return [observation(str(m.content)) for m in model.requests[-1].messages if m.role == "tool"]
 
 
 async def run_one(bank: Bank, decide: Any, *, amount: int = 500, **options: Any) -> ScriptedModel:

@@ -14,7 +14,7 @@ import pytest
 
 from agents.events import BreakerOpened, ToolCalled
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, Turn, call, reply
+from agents.testing import FunctionModel, Turn, call, observation, reply
 from agents.toolkits import Corpus
 from memory import ToolMessage, UserMessage
 from orchestrator import RunResult
@@ -53,7 +53,7 @@ def cite_first_hit(request: ModelRequest) -> Turn:
     last = request.messages[-1]
     if not isinstance(last, ToolMessage):
         return call("search_docs", query=task_of(request))
-    hit = json.loads(last.content)[0]
+    hit = json.loads(observation(last.content))[0]
     quote = re.sub(r"[\[\]]", "", hit["text"])[:120]  # grammar snippets hold brackets
     return reply(f"{quote} [{hit['doc']}]")
 
@@ -107,7 +107,7 @@ async def test_research_report_writes_sections_with_real_citations(tmp_path: Pat
     assert {"water-sources", "treatment-plant", "drought-2022"} <= cited
     assert "[desalination]" not in markdown  # the made-up citation was dropped
     shown = {
-        task_of(r): json.loads(r.messages[-1].content)[0]["doc"]
+        task_of(r): json.loads(observation(r.messages[-1].content))[0]["doc"]
         for r in model.requests
         if isinstance(r.messages[-1], ToolMessage)
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import anyio
 import pytest
 from structlog.testing import capture_logs
@@ -21,7 +23,7 @@ from agents.events import AgentEvent, ToolCalled
 from agents.executor import DEFAULT_INSTRUCTIONS
 from agents.guards import Stop
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, ScriptedModel, Turn, call, calls, reply
+from agents.testing import FunctionModel, ScriptedModel, Turn, call, calls, observation, reply
 from agents.tools import Evidence, Toolbox
 from memory import AssistantMessage, SystemMessage, ToolCall, ToolMessage, Transcript, UserMessage
 
@@ -65,12 +67,14 @@ async def hang() -> str:
 
 
 def _results(request: ModelRequest) -> dict[str, ToolMessage]:
-    """The tool results answering the last assistant turn, by call id (the transcript is valid)."""
+    """The tool results answering the last assistant turn, by call id (the transcript is valid),
+    each without its `[OBSERVE]` line (`test_every_observation_starts_with_its_facts` pins it)."""
     Transcript(request.messages).check()
     last = max(i for i, m in enumerate(request.messages) if isinstance(m, AssistantMessage))
     found = [m for m in request.messages[last + 1 :] if isinstance(m, ToolMessage)]
     assert len({m.tool_call_id for m in found}) == len(found)
-    return {m.tool_call_id: m for m in found}
+    assert all(m.content.startswith("[OBSERVE] ") for m in found)
+    return {m.tool_call_id: m.model_copy(update={"content": observation(m.content)}) for m in found}
 
 
 def _ids(turn: Turn) -> list[str]:
@@ -593,7 +597,7 @@ async def test_function_model_decides_from_the_request() -> None:
         results = [m for m in request.messages if isinstance(m, ToolMessage)]
         if not results:
             return call("search", query="weather")
-        return reply(f"Found: {results[-1].content}")
+        return reply(f"Found: {observation(results[-1].content)}")
 
     model = FunctionModel(decide)
     report = await Executor(model, tools=[search]).run("t")
@@ -656,7 +660,10 @@ async def test_report_issue_mixed_with_other_calls_is_refused() -> None:
     refusal = model.requests[1].messages[-1]
     assert isinstance(refusal, ToolMessage)
     assert (refusal.name, refusal.ok) == ("report_issue", False)
-    assert refusal.content == "Call report_issue on its own, after reading your other results."
+    assert refusal.content == (
+        "[OBSERVE] report_issue: not run (bad_call)\n"
+        "Call report_issue on its own, after reading your other results."
+    )
 
 
 async def test_a_stop_set_before_the_run_stops_it_at_the_first_step() -> None:
@@ -762,3 +769,40 @@ def test_an_executor_is_frozen_once_built() -> None:
         del base.model
     assert base.cite is False
     assert base.clone(cite=True).cite is True
+
+
+async def test_every_observation_starts_with_its_facts() -> None:
+    """The model reads one line of what ran before each result: the tool and the arguments
+    that ran (sensitive ones masked), ok or failed and why, how long, truncated or not."""
+
+    @tool(max_chars=60, sensitive=["token"])
+    async def fetch(url: str, token: str) -> str:
+        """Fetch a page.
+
+        Args:
+            url: The page.
+            token: The secret.
+        """
+        if "down" in url:
+            raise ToolFailure("HTTP 503")
+        return "x" * 200
+
+    model = ScriptedModel(
+        [
+            calls(
+                ("fetch", {"url": "https://a.example", "token": "s3cret"}),
+                ("fetch", {"url": "https://down.example", "token": "s3cret"}),
+                ("nope", {}),
+            ),
+            reply("done"),
+        ]
+    )
+    await Executor(model, tools=[fetch]).run("t")
+    heads = [m.content.split("\n", 1)[0] for m in model.requests[1].messages if m.role == "tool"]
+    shown = [re.sub(r"\d+ ms", "N ms", h) for h in heads]
+    assert shown == [
+        '[OBSERVE] fetch(url="https://a.example", token="***"): ok, N ms; truncated',
+        '[OBSERVE] fetch(url="https://down.example", token="***"): failed (failed), N ms',
+        "[OBSERVE] nope: not run (unknown_tool)",
+    ]
+    assert not [m for m in model.requests[1].messages if m.role == "tool" and "s3cret" in m.content]

@@ -16,7 +16,7 @@ import pytest
 
 from agents import ConfigurationError, Executor
 from agents.mcp import MCPServer, MCPServers
-from agents.testing import ScriptedModel, call, reply
+from agents.testing import ScriptedModel, call, observation, reply
 from memory import Journal
 from orchestrator import Orchestrator
 from tests._team import Team, plan, script, sub
@@ -30,7 +30,7 @@ def _test_server(**options: object) -> MCPServer:
 
 
 def _tool_texts(model: ScriptedModel) -> list[str]:
-    return [str(m.content) for m in model.requests[-1].messages if m.role == "tool"]
+    return [observation(str(m.content)) for m in model.requests[-1].messages if m.role == "tool"]
 
 
 def _alive(pid: int) -> bool:
@@ -190,7 +190,9 @@ async def test_streamable_http_sub_agents_share_one_server(http_server: str) -> 
     async with MCPServer.http("web", http_server) as web:
         result = await Orchestrator(team.model, web.tools).run("two at once")
     assert result.status == "complete"
-    pids = {m.content for r in team.model.requests for m in r.messages if m.role == "tool"}
+    pids = {
+        observation(m.content) for r in team.model.requests for m in r.messages if m.role == "tool"
+    }
     assert len(pids) == 1
 
 

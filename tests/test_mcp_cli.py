@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from agents.testing import FakeOpenAIServer, ServerAction, json_content, text, tool_calls
+from agents.testing import (
+    FakeOpenAIServer,
+    ServerAction,
+    json_content,
+    observation,
+    text,
+    tool_calls,
+)
 from tests.test_cli import (  # the fixtures are shared with the rest of the CLI's tests
     GEN,
     USAGE,
@@ -41,7 +48,7 @@ def mcp_file(tmp_path: Path) -> Path:
 
 def _tool_results(server: FakeOpenAIServer) -> list[str]:
     return [
-        str(m["content"])
+        observation(str(m["content"]))
         for body in server.requests
         for m in body["messages"]
         if m["role"] == "tool"

@@ -31,6 +31,7 @@ from agents.testing import (
     hang,
     json_content,
     malformed_body,
+    observation,
     reply,
     status,
     text,
@@ -672,7 +673,7 @@ async def test_malformed_tool_arguments_come_back_as_a_failed_result() -> None:
     assert failed["role"] == "tool"
     assert failed["tool_call_id"] == server.requests[1]["messages"][-2]["tool_calls"][0]["id"]
     assert "not valid JSON" in failed["content"]
-    assert server.requests[2]["messages"][-1]["content"] == "3"
+    assert observation(server.requests[2]["messages"][-1]["content"]) == "3"
 
 
 async def test_executor_finishes_a_multi_step_task_over_http() -> None:
@@ -692,9 +693,11 @@ async def test_executor_finishes_a_multi_step_task_over_http() -> None:
     assert report.usage.tool_calls == 3
     offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
     assert {"weather", "add"} <= offered
-    first_results = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    first_results = [
+        observation(m["content"]) for m in server.requests[1]["messages"] if m["role"] == "tool"
+    ]
     assert first_results == ["sunny, 21C", "snow, -3C"]
-    assert server.requests[2]["messages"][-1]["content"] == "18"
+    assert observation(server.requests[2]["messages"][-1]["content"]) == "18"
     assert {e.tool for e in report.evidence} == {"weather", "add"}
 
 
@@ -735,7 +738,10 @@ async def test_a_tool_call_written_as_fenced_json_runs_as_a_native_call() -> Non
     [wire_call] = turn["tool_calls"]
     assert wire_call["function"] == {"name": "weather", "arguments": '{"city": "Paris"}'}
     (result,) = [m for m in sent if m["role"] == "tool"]
-    assert (result["tool_call_id"], result["content"]) == (wire_call["id"], "sunny, 21C")
+    assert (result["tool_call_id"], observation(result["content"])) == (
+        wire_call["id"],
+        "sunny, 21C",
+    )
     protocols = [e.protocol for e in events if e.type == "model_called"]
     assert protocols == ["text", "tools"]
 

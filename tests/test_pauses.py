@@ -167,7 +167,10 @@ async def test_the_caller_decides_while_the_run_streams(tmp_path: Path) -> None:
     assert stream.result.status == "complete"
     assert _ledger(tmp_path) == ["lookup a"]
     told = [str(m.content) for m in the_team.of("b")[-1].messages if m.role == "tool"]
-    assert told == ["Error: transfer Denied by a person: not this month."]
+    assert told == [
+        "[OBSERVE] transfer(amount=40): failed (rejected), 0 ms\n"
+        "Error: transfer Denied by a person: not this month."
+    ]
 
 
 async def test_a_finished_paused_run_replays_without_asking_anyone(tmp_path: Path) -> None:

@@ -64,6 +64,7 @@ from agents.testing._loopback import LoopbackServer
 from agents.testing._replies import (
     Route,
     by_purpose,
+    observation,
     plan_reply,
     replan_reply,
     subtask,
@@ -98,6 +99,7 @@ __all__ = [
     "hang",
     "json_content",
     "malformed_body",
+    "observation",
     "plan_reply",
     "replan_reply",
     "reply",

@@ -32,6 +32,7 @@ from memory import UserMessage
 __all__ = [
     "Route",
     "by_purpose",
+    "observation",
     "plan_reply",
     "replan_reply",
     "subtask",
@@ -131,6 +132,13 @@ def task_of(request: ModelRequest) -> str:
         if isinstance(message, UserMessage) and message.content.startswith(_TASK_PREFIX):
             return message.content.removeprefix(_TASK_PREFIX).split("\n", 1)[0]
     raise ValueError(f"a {request.purpose!r} request with no sub-agent task in it")
+
+
+def observation(content: str) -> str:
+    """A tool message's result without the `[OBSERVE]` line of execution facts before it (see
+    `agents._observe`): what the tool returned, as the model reads it."""
+    head, newline, rest = content.partition("\n")
+    return rest if newline and head.startswith("[OBSERVE] ") else content
 
 
 def by_purpose(
