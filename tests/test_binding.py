@@ -66,7 +66,7 @@ async def test_the_articles_example_is_bound_and_the_model_told() -> None:
     await Executor(model, [get_weather]).run("Weather in Shanghai?")
     assert ran == [{"city": "Shanghai", "unit": "celsius"}]
     ((head, body),) = header_and_body(model)
-    assert head.startswith('[OBSERVE] get_weather(city="Shanghai", unit="celsius"): ok, ')
+    assert head.startswith('[OBSERVE] get_weather("Shanghai", "celsius") ok ')
     assert head.endswith("; bound temp_unit→unit, unit 'c'→'celsius'")
     assert body == "Shanghai: 26 degrees celsius"
 
@@ -100,7 +100,7 @@ async def test_ambiguous_or_unknown_arguments_stay_errors_the_model_reads() -> N
     )
     await Executor(model, [book, get_weather]).run("Book a trip.")
     ((head, body),) = header_and_body(model, 1)
-    assert head == "[OBSERVE] book: not run (invalid_arguments)"
+    assert head == "[OBSERVE] book not run (invalid_arguments)"
     assert "argument 'city' could be any of destination_city, origin_city" in body
     head, body = header_and_body(model, 2)[-1]
     assert "unit: Input should be 'celsius' or 'fahrenheit'" in body

@@ -661,7 +661,7 @@ async def test_report_issue_mixed_with_other_calls_is_refused() -> None:
     assert isinstance(refusal, ToolMessage)
     assert (refusal.name, refusal.ok) == ("report_issue", False)
     assert refusal.content == (
-        "[OBSERVE] report_issue: not run (bad_call)\n"
+        "[OBSERVE] report_issue not run (bad_call)\n"
         "Call report_issue on its own, after reading your other results."
     )
 
@@ -799,10 +799,10 @@ async def test_every_observation_starts_with_its_facts() -> None:
     )
     await Executor(model, tools=[fetch]).run("t")
     heads = [m.content.split("\n", 1)[0] for m in model.requests[1].messages if m.role == "tool"]
-    shown = [re.sub(r"\d+ ms", "N ms", h) for h in heads]
+    shown = [re.sub(r"\d+ms", "Nms", h) for h in heads]
     assert shown == [
-        '[OBSERVE] fetch(url="https://a.example", token="***"): ok, N ms; truncated',
-        '[OBSERVE] fetch(url="https://down.example", token="***"): failed (failed), N ms',
-        "[OBSERVE] nope: not run (unknown_tool)",
+        '[OBSERVE] fetch("https://a.example", "***") ok Nms; truncated',
+        '[OBSERVE] fetch("https://down.example", "***") failed (failed) Nms',
+        "[OBSERVE] nope not run (unknown_tool)",
     ]
     assert not [m for m in model.requests[1].messages if m.role == "tool" and "s3cret" in m.content]
