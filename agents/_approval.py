@@ -36,6 +36,7 @@ __all__ = [
     "Approver",
     "Decide",
     "Decision",
+    "answer",
     "approve",
     "decided",
     "deny",
@@ -51,7 +52,8 @@ class ApprovalRequest(BaseModel):
         approval_id: Stable across resumes and replays (`agent_id#seq`).
         run_id: The run.
         agent_id: The sub-agent that made the call ("run" for a plan).
-        kind: "tool" (a call) or "plan" (a first plan, or a replan's new version).
+        kind: "tool" (a call), "plan" (a first plan, or a replan's new version), or
+            "question" (the planner or a sub-agent asks the user: `description` says what).
         tool: The tool's name (tool calls).
         description: What the tool does; for a plan, the plan drawn as text (goals,
             dependencies, tools, and what a replan keeps, adds, removes and cancels).
@@ -65,7 +67,7 @@ class ApprovalRequest(BaseModel):
     approval_id: str
     run_id: str
     agent_id: str
-    kind: Literal["tool", "plan"] = "tool"
+    kind: Literal["tool", "plan", "question"] = "tool"
     tool: str = ""
     description: str = ""
     args: dict[str, Any] = {}
@@ -77,6 +79,8 @@ class ApprovalRequest(BaseModel):
         if self.kind == "plan":
             version = (self.plan or {}).get("version", 1)
             return f"{self.approval_id}: plan v{version}"
+        if self.kind == "question":
+            return f"{self.approval_id}: question: {' '.join(self.description.split())[:120]}"
         shown = json.dumps(self.args, ensure_ascii=False, sort_keys=True)
         return f"{self.approval_id}: {self.tool}({shown[:120]})"
 
@@ -85,18 +89,19 @@ class Decision(BaseModel):
     """What a person decided about one call.
 
     Attributes:
-        action: "approve" or "deny" (for a plan: reject).
+        action: "approve" or "deny" (for a plan: reject); "answer" for a question.
         args: Approve the call with these arguments instead (validated like the model's).
         plan: Approve this plan instead (JSON data of an `orchestrator.plans.Plan`, validated
             like the planner's).
-        message: Why it was denied: the model (or, for a plan, the planner) reads it.
+        message: Why it was denied: the model (or, for a plan, the planner) reads it; for a
+            question, the answer.
         always: Approve every later call of this tool in the run without asking.
         by: Who decided: "person", "always" (an earlier `always`), or "timeout".
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    action: Literal["approve", "deny"]
+    action: Literal["approve", "deny", "answer"]
     args: dict[str, Any] | None = None
     plan: dict[str, Any] | None = None
     message: str = ""
@@ -119,6 +124,11 @@ def edit(plan: Any) -> Decision:
     """Approve this plan instead of the one proposed (a `Plan`, or its JSON data)."""
     data = plan.model_dump(mode="json") if isinstance(plan, BaseModel) else dict(plan)
     return Decision(action="approve", plan=data)
+
+
+def answer(text: str) -> Decision:
+    """Answer a question the run asked (`ApprovalRequest.kind == "question"`)."""
+    return Decision(action="answer", message=text)
 
 
 def reject(feedback: str) -> Decision:

@@ -111,7 +111,7 @@ class ApprovalRequested(_AgentEventBase):
     approval_id: str
     tool: str
     args: dict[str, Any]
-    kind: Literal["tool", "plan"] = "tool"
+    kind: Literal["tool", "plan", "question"] = "tool"
     request: ApprovalRequest | None = None
 
 
@@ -134,7 +134,7 @@ class ApprovalDecided(_AgentEventBase):
     action: str
     by: str
     edited: bool = False
-    kind: Literal["tool", "plan"] = "tool"
+    kind: Literal["tool", "plan", "question"] = "tool"
     message: str = ""
 
 

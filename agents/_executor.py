@@ -32,17 +32,23 @@ from agents._answers import Parrot, described, unusable_answer
 from agents._approval import Approver, Decide
 from agents._configured import Configured
 from agents._effects import Effects, LiveEffects
-from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
+from agents._errors import (
+    ConfigurationError,
+    MalformedResponse,
+    ModelError,
+    ReplayedCancellation,
+)
 from agents._events import EventSink, TextDelta
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, Budget, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
+from agents._signals import ASK_USER, SIGNALS
 from agents._steps import AgentState, bounded, settle_turn, start_turn
 from agents._stop import Stop, set_when
 from agents._streaming import streaming, wants_text
 from agents._toolbox import Toolbox
-from agents._tools import Tool, tool
+from agents._tools import Tool
 from agents._waits import check_decider, run_waits
 from memory import (
     AssistantMessage,
@@ -66,24 +72,6 @@ _FALLBACK_EXCERPT = 300
 _MAX_CITABLE = 16
 _LOOK_INTRO = "What a first search for the task found:"
 _CUT_REASONS = ("cancelled", "deadline")
-
-
-# Async although it awaits nothing: a sync tool runs in a thread, and this pure signal must also
-# run inside a workflow (on Temporal), where threads are not allowed.
-@tool(name="report_issue", timeout=None)
-async def _report_issue(kind: Literal["blocked", "invalidates"], reason: str) -> str:
-    """Tell the planner about a problem with the task itself.
-
-    Args:
-        kind: "blocked" if the task cannot be done at all; "invalidates" if what you found
-            contradicts an assumption of the task (then still give your final answer).
-        reason: What you found, in one or two sentences.
-    """
-    return "Noted; the planner will be told." if kind == "invalidates" else "Noted; stopping."
-
-
-SIGNALS: tuple[Tool, ...] = (_report_issue,)
-"""The built-in tools an executor offers besides the caller's (`signals=True`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +121,8 @@ class Executor(Configured):
         max_malformed: Unusable model replies in a row before the agent gives up.
         allowed_tools: Restrict the menu to these tool names.
         signals: Offer the built-in `report_issue` tool (blocked / invalidates).
+        questions: How many clarifying questions the run may ask the user (the built-in
+            `ask_user` tool, answered by the approver; 0: none; see `agents._signals`).
         effects: The effect boundary (live by default).
         compactor: Keeps the transcript under a token budget before each model call (its
             summary calls go through the effect boundary and are charged to the budget).
@@ -163,7 +153,10 @@ class Executor(Configured):
         first_look: FirstLook | None = None,
         cite: bool = False,
         approver: Approver | Decide | None = None,
+        questions: int = 0,
     ) -> None:
+        if questions and approver is None:
+            raise ConfigurationError("questions= needs an approver= to answer them")
         self.model = model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
         self._keep(
@@ -173,6 +166,7 @@ class Executor(Configured):
                 "max_malformed": max_malformed, "allowed_tools": allowed_tools,
                 "signals": signals, "effects": effects, "compactor": compactor,
                 "first_look": first_look, "cite": cite, "approver": approver,
+                "questions": questions,
             }
         )  # fmt: skip
         self.instructions = instructions
@@ -181,7 +175,9 @@ class Executor(Configured):
         self.max_rejections = max_rejections
         self.max_malformed = max_malformed
         self.allowed_tools = None if allowed_tools is None else frozenset(allowed_tools)
-        self.control = Toolbox(SIGNALS if signals else ())
+        self.questions = questions
+        asking = (ASK_USER,) if questions else ()
+        self.control = Toolbox((*SIGNALS, *asking) if signals else asking)
         self.effects: Effects = effects or LiveEffects()
         self.compactor = compactor
         self.first_look = first_look
@@ -234,8 +230,9 @@ class Executor(Configured):
         agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
             s = AgentState(
-                run_id=run_id, agent_id=agent_id, task=task, events=events, approver=self.approver
-            )
+                run_id=run_id, agent_id=agent_id, task=task, events=events,
+                approver=self.approver, question_limit=self.questions,
+            )  # fmt: skip
             s.allowed = _narrow(self.allowed_tools, allowed_tools)
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)

@@ -34,6 +34,7 @@ from agents._events import (
 from agents._guards import Budget, LoopDetector
 from agents._model import ModelResponse, Usage
 from agents._report import AgentReport, ReportStatus
+from agents._signals import ASK_USER, ask, asked_outcome
 from agents._toolbox import Evidence, Finding, PreparedCall, Toolbox, ToolResult
 from agents._tools import MAX_ARG_CHARS, ToolContext, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
@@ -81,6 +82,7 @@ class AgentState:
     cut: bool = False
     approver: Approver | None = None
     waits: RunWaits | None = None  # the run's (with an approver)
+    question_limit: int = 0  # questions the run may ask the user (see agents._signals)
     approval_sites: dict[str, EffectSite] | None = None  # this turn's, made when one is needed
     scope: anyio.CancelScope | None = None  # the loop's, once its deadline is armed
     waiting: int = 0  # approvals of this turn that wait now
@@ -121,6 +123,9 @@ class AgentState:
             idempotency_key=f"{self.run_id}:{self.agent_id}:{site.seq}",
         )
         try:
+            if prepared.tool is ASK_USER:
+                self.outcomes[call.id] = await self._asked(effects, prepared, site)
+                return
             args = await self._approved(effects, prepared)
             if isinstance(args, ToolOutcome):
                 self.outcomes[call.id] = args
@@ -217,6 +222,38 @@ class AgentState:
             steps=self.steps,
             findings=tuple(self.findings),
         )
+
+    async def _asked(
+        self, effects: Effects, prepared: PreparedCall, site: EffectSite
+    ) -> ToolOutcome:
+        """Ask the user the question, at the call's own address (it runs no tool)."""
+        question = str(prepared.args["question"])
+        request = ApprovalRequest(
+            approval_id=site.key, run_id=self.run_id, agent_id=self.agent_id, kind="question",
+            description=question,
+        )  # fmt: skip
+        common = {"run_id": self.run_id, "agent_id": self.agent_id, "step": self.steps}
+        await self._emit(
+            ApprovalRequested(
+                **common, approval_id=site.key, tool="ask_user", args={"question": question},
+                kind="question", request=request,
+            )
+        )  # fmt: skip
+        waits = self.waits
+        if waits is not None:
+            self._hold_deadline(waits)
+        try:
+            decision = await ask(effects, site, request, self.approver, waits, self.question_limit)
+        finally:
+            if waits is not None:
+                self._release_deadline(waits)
+        await self._emit(
+            ApprovalDecided(
+                **common, approval_id=site.key, tool="ask_user", action=decision.action,
+                by=decision.by, kind="question", message=decision.message,
+            )
+        )  # fmt: skip
+        return asked_outcome(decision)
 
     def _hold_deadline(self, waits: RunWaits) -> None:
         """While a person decides, the agent's deadline waits too (the first approval of a turn
@@ -347,7 +384,7 @@ async def settle_turn(
         s.transcript.append(result.to_message())
         s.evidence.extend(e for e in result.evidence if e.tool != "report_issue")
         s.findings.extend(result.findings)
-        if result.ok and call.name in control.names and call.id in args:
+        if result.ok and call.name == "report_issue" and call.id in args:
             _apply_signal(s, args[call.id])
     s.turn_keys = [(call.name, call.arguments) for call in turn]
     s.turn_digests = [digest(r.content) for r in results]

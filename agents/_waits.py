@@ -47,7 +47,9 @@ class RunWaits:
 
     always: set[str] = field(default_factory=set)
     given: dict[str, Decision] = field(default_factory=dict)
-    asked: dict[str, float] = field(default_factory=dict)  # when paused waits were first asked
+    asked_at: dict[str, float] = field(default_factory=dict)  # when paused waits were first asked
+    questions: set[str] = field(default_factory=set)  # the questions the run asked (their ids)
+    answers: list[tuple[str, str, str]] = field(default_factory=list)  # who asked, what, answer
     pending: dict[str, Pending] = field(default_factory=dict)
     offset: float = 0.0
     busy: int = 0
@@ -86,7 +88,8 @@ class RunWaits:
         given = self.given.pop(request.approval_id, None)
         if given is not None:
             return given
-        pending = Pending(request=request, asked=self.asked.get(request.approval_id, time.time()))
+        asked = self.asked_at.get(request.approval_id, time.time())
+        pending = Pending(request=request, asked=asked)
         self.pending[request.approval_id] = pending
         self._changed()
         try:
@@ -110,7 +113,7 @@ class RunWaits:
         """Decisions made while the run was paused, for the approvals they name, and when the
         approvals still undecided were first asked (their timeouts count from then)."""
         self.given.update(decisions)
-        self.asked.update(asked or {})
+        self.asked_at.update(asked or {})
 
     async def until_quiet(self, settle: float) -> None:
         """Return once the run has stayed quiet for `settle` seconds with nothing changing (a

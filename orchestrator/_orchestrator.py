@@ -49,7 +49,7 @@ from orchestrator._events import Event, RunPaused
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
 from orchestrator._run import RunLoop
-from orchestrator._state import Halt, RunDeps, RunResult, RunState
+from orchestrator._state import Answered, Halt, RunDeps, RunResult, RunState
 from orchestrator._stream import EventStream
 
 __all__ = ["Orchestrator", "RunStream"]
@@ -98,9 +98,11 @@ class Orchestrator(Configured):
             version (each replan's too). A person may approve a plan, edit it (validated like
             the planner's) or reject it with feedback the planner reads (see
             `orchestrator._review`).
+        questions: How many clarifying questions a run may ask the user, its planner's and
+            its sub-agents' together (the approver answers; see `agents._signals`).
 
     Raises:
-        ConfigurationError: `review` without an `approver`.
+        ConfigurationError: `review` or `questions` without an `approver`.
     """
 
     def __init__(
@@ -126,9 +128,12 @@ class Orchestrator(Configured):
         ask_goal: bool = False,
         approver: Approver | Decide | None = None,
         review: Literal["first", "every"] | None = None,
+        questions: int = 0,
     ) -> None:
         if review is not None and approver is None:
             raise ConfigurationError("review= needs an approver= to ask (see agents.approvals)")
+        if questions and approver is None:
+            raise ConfigurationError("questions= needs an approver= to answer them")
         self.model = model
         self.planner_model = planner_model or model
         self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools)
@@ -142,6 +147,7 @@ class Orchestrator(Configured):
                 "on_plan_failure": on_plan_failure, "compactor": compactor, "facts": facts,
                 "scope": scope, "journal": journal, "first_look": first_look, "cite": cite,
                 "ask_goal": ask_goal, "approver": approver, "review": review,
+                "questions": questions,
             }
         )  # fmt: skip
         self.limits = limits or Limits()
@@ -156,6 +162,7 @@ class Orchestrator(Configured):
         self.ask_goal = ask_goal
         self.approver = Approver.of(approver)
         self.review = review
+        self.questions = questions
         self.executor = Executor(
             model,
             self.toolbox,
@@ -167,6 +174,7 @@ class Orchestrator(Configured):
             first_look=first_look,
             cite=cite,
             approver=self.approver,
+            questions=questions,
         )
         self._seal()
 
@@ -340,6 +348,7 @@ class Orchestrator(Configured):
             waits=waits,
             approver=self.approver,
             review=self.review,
+            questions=self.questions,
         )
         # Read through the boundary: a replay sees the facts the run saw, whatever changed since.
         state.known = await deps.choose(state.step, self._known_facts)
@@ -470,7 +479,11 @@ class RunStream(EventStream):
             if result is None:  # paused: nothing was in flight, so nothing was cut
                 result = await self._paused(self._state, self._deps)
             else:
-                result = result.model_copy(update={"waited_s": self._waits.waited()})
+                answered = tuple(
+                    Answered(agent_id=a, question=q, answer=t) for a, q, t in self._waits.answers
+                )
+                update = {"waited_s": self._waits.waited(), "answered": answered}
+                result = result.model_copy(update=update)
             _run_done(span, result)
             return result
 

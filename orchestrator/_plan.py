@@ -75,6 +75,12 @@ class PlanDraft(BaseModel):
     rationale: str = ""
 
 
+class AskingPlanDraft(PlanDraft):
+    """A plan as a planner that may ask the user writes it: a question instead of subtasks."""
+
+    question: str = ""
+
+
 class Plan(_Frozen):
     """A versioned DAG of subtasks.
 

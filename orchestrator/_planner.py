@@ -26,6 +26,7 @@ from agents.errors import MalformedResponse, ModelError, PlanError, ReplayedCanc
 from agents.models import ModelRequest, ModelResponse, OutputSchema
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._plan import (
+    AskingPlanDraft,
     Plan,
     PlanDraft,
     SubtaskDraft,
@@ -34,7 +35,7 @@ from orchestrator._plan import (
     salvage,
 )
 
-__all__ = ["PLANNER_INSTRUCTIONS", "SYNTHESIS_INSTRUCTIONS", "Planner", "ReplanDraft"]
+__all__ = ["PLANNER_INSTRUCTIONS", "SYNTHESIS_INSTRUCTIONS", "Planner", "Question", "ReplanDraft"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -55,6 +56,20 @@ _log = logger("paor.planner")
 _LIVE = ("pending", "running")
 _MIN_GOAL_WORDS = 3
 _PROBLEM_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What a planner that may ask asked the user instead of planning."""
+
+    text: str
+
+
+_MAY_ASK = (
+    "If the goal lacks something only the user can tell you, without which you cannot plan "
+    '(a budget, a city, a date), reply {"question": "<one short question>", "subtasks": []} '
+    "instead of a plan."
+)
 
 
 class ReplanDraft(BaseModel):
@@ -99,24 +114,36 @@ class Planner:
         self._addresses = Addresses(run_id=self.run_id, agent_id=PLANNER_AGENT)
 
     async def make_plan(
-        self, goal: str, *, unavailable: dict[str, str], known: str = "", feedback: str = ""
-    ) -> Plan:
-        """The first plan for `goal` (`feedback`: a person's reason for rejecting the last one).
+        self,
+        goal: str,
+        *,
+        unavailable: dict[str, str],
+        known: str = "",
+        feedback: str = "",
+        may_ask: bool = False,
+    ) -> Plan | Question:
+        """The first plan for `goal` (`feedback`: a person's reason for rejecting the last one);
+        with `may_ask`, perhaps a question for the user instead.
 
         Raises:
             PlanError: No valid plan within the repair budget, or the model failed.
         """
         prompt = f"{_goal(goal, known)}\n\n{self._menu(unavailable)}{_feedback(feedback)}"
+        schema: type[PlanDraft] = AskingPlanDraft if may_ask else PlanDraft
+        if may_ask:
+            prompt += f"\n\n{_MAY_ASK}"
 
-        def build(text: str) -> Plan | list[str]:
-            draft = _parse(text, PlanDraft)
+        def build(text: str) -> Plan | Question | list[str]:
+            draft = _parse(text, schema)
             if isinstance(draft, list):
                 return draft
+            if isinstance(draft, AskingPlanDraft) and draft.question.strip() and not draft.subtasks:
+                return Question(" ".join(draft.question.split())[:500])
             if self.ask_goal:
                 draft = _asking(draft, goal, self.max_subtasks)
             return self._checked(lambda: build_plan(draft, version=1), reserved=())
 
-        return await self._structured(prompt, "plan", PlanDraft, build)
+        return await self._structured(prompt, "plan", schema, build)
 
     async def replan(
         self,
@@ -262,6 +289,8 @@ class Planner:
         json_schema: dict[str, Any] = json.loads(_base_schema(schema))  # a fresh copy to edit
         if schema is PlanDraft:
             json_schema["properties"]["subtasks"].update(minItems=1, maxItems=self.max_subtasks)
+        if schema is AskingPlanDraft:  # a question comes with no subtasks
+            json_schema["properties"]["subtasks"].update(maxItems=self.max_subtasks)
         if schema is ReplanDraft:
             remove = json_schema["properties"]["remove"]
             remove["items"] = {"enum": list(removable)} if removable else {"type": "string"}

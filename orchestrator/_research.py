@@ -19,7 +19,7 @@ import anyio
 from agents import AgentLimits, ChatModel, ConfigurationError, Executor, Tool, cites_evidence
 from agents._answers import described
 from agents._approval import Approver, Decision
-from agents._executor import SIGNALS
+from agents._signals import SIGNALS
 from agents.executor import FirstLook
 from agents.toolkits import Corpus, research_tools
 from memory import Journal

@@ -16,12 +16,20 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from agents._approval import ApprovalRequest, Approver, Decision, decided
+from agents._signals import ask
 from agents._waits import RunWaits
-from agents.effects import RUN_AGENT, Addresses, Effects
+from agents.effects import RUN_AGENT, Addresses, Effects, EffectSite
 from agents.events import AgentEvent, ApprovalDecided, ApprovalRequested
 from orchestrator._plan import Plan, problems
 
-__all__ = ["MAX_EDITS", "MAX_REJECTIONS", "Reviewer", "checked_edit", "draw_plan"]
+__all__ = [
+    "MAX_EDITS",
+    "MAX_REJECTIONS",
+    "Reviewer",
+    "asked_for_planner",
+    "checked_edit",
+    "draw_plan",
+]
 
 MAX_REJECTIONS = 3
 """Plans a person may reject in a row: then the first plan fails (`PlanError`), and a replan is
@@ -161,3 +169,31 @@ def draw_plan(
         if sub.tools:
             lines.append(f"    tools: {', '.join(sub.tools)}")
     return "\n".join(lines)
+
+
+async def asked_for_planner(
+    effects: Effects,
+    site: EffectSite,
+    question: str,
+    approver: Approver | None,
+    waits: RunWaits,
+    limit: int,
+    emit: Callable[[AgentEvent], Awaitable[None]],
+) -> str:
+    """Ask the user the planner's question (a recorded choice at `site`); the answer, or
+    "(no answer)" when none came or the run may not ask."""
+    request = ApprovalRequest(
+        approval_id=site.key, run_id=site.run_id, agent_id=RUN_AGENT, kind="question",
+        description=question,
+    )  # fmt: skip
+    ids = {"run_id": site.run_id, "agent_id": RUN_AGENT, "step": site.step}
+    await emit(
+        ApprovalRequested(**ids, approval_id=site.key, tool="ask_user", args={"question": question},
+                          kind="question", request=request)
+    )  # fmt: skip
+    decision = await ask(effects, site, request, approver, waits, limit)
+    await emit(
+        ApprovalDecided(**ids, approval_id=site.key, tool="ask_user", action=decision.action,
+                        by=decision.by, kind="question", message=decision.message)
+    )  # fmt: skip
+    return decision.message if decision.action == "answer" else "(no answer)"

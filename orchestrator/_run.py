@@ -50,7 +50,8 @@ from orchestrator._events import (
     SubtaskStarted,
 )
 from orchestrator._plan import Plan, PlanDiff, Subtask
-from orchestrator._review import MAX_REJECTIONS, Reviewer
+from orchestrator._planner import Question
+from orchestrator._review import MAX_REJECTIONS, Reviewer, asked_for_planner
 from orchestrator._state import (
     FINISHED,
     Completion,
@@ -193,19 +194,40 @@ class RunLoop:
     async def _planned(self, s: RunState, now: float) -> Plan:
         """The first plan: the planner's, as a person approved or edited it under review (a
         rejection's feedback goes back to the planner, a bounded number of times)."""
-        feedback = ""
-        for _ in range(MAX_REJECTIONS + 1):
+        feedback, rejected = "", 0
+        while True:  # bounded: by the rejections allowed, and by the questions the run may ask
             plan = await self.deps.planner.make_plan(
-                s.goal, unavailable=self.toolbox.unavailable(now), known=s.known, feedback=feedback
-            )
+                s.goal, unavailable=self.toolbox.unavailable(now), known=s.known,
+                feedback=feedback, may_ask=self._may_ask(),
+            )  # fmt: skip
+            if isinstance(plan, Question):
+                await self._ask_for_planner(s, plan.text)
+                continue
             reviewer = self._reviewer(s)
             if reviewer is None:
                 return plan
             verdict = await reviewer.review(s.step, plan)
             if isinstance(verdict, Plan):
                 return verdict
-            feedback = verdict
-        raise _Rejected(f"a person rejected {MAX_REJECTIONS + 1} plans; the last said: {feedback}")
+            feedback, rejected = verdict, rejected + 1
+            if rejected > MAX_REJECTIONS:
+                raise _Rejected(f"a person rejected {rejected} plans; the last said: {feedback}")
+
+    def _may_ask(self) -> bool:
+        """Whether the planner may ask the user a question now (one is left)."""
+        deps = self.deps
+        return deps.approver is not None and len(deps.waits.questions) < deps.questions
+
+    async def _ask_for_planner(self, s: RunState, question: str) -> None:
+        """Ask the user the planner's question; the answer joins what the run knows."""
+        deps = self.deps
+        site = deps.addresses.next(s.step)
+        heard = await asked_for_planner(
+            deps.effects, site, question, deps.approver, deps.waits, deps.questions,
+            self._emit_agent(s),
+        )  # fmt: skip
+        said = f"Asked the user: {question}\nThey answered: {heard}"
+        s.known = f"{s.known}\n\n{said}" if s.known else said
 
     def _reviewer(self, s: RunState, *, replan: bool = False) -> Reviewer | None:
         """Who reviews this plan, if anyone: the first plan under any review, replans under

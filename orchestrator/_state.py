@@ -21,7 +21,16 @@ from orchestrator._events import BudgetWarning, Event
 from orchestrator._plan import Plan, PlanDiff, Subtask
 from orchestrator._planner import Planner
 
-__all__ = ["Completion", "Halt", "Record", "RunDeps", "RunResult", "RunState", "SubtaskStatus"]
+__all__ = [
+    "Answered",
+    "Completion",
+    "Halt",
+    "Record",
+    "RunDeps",
+    "RunResult",
+    "RunState",
+    "SubtaskStatus",
+]
 
 SubtaskStatus = Literal[
     "pending", "running", "done", "partial", "failed", "blocked", "cancelled", "dropped"
@@ -29,6 +38,22 @@ SubtaskStatus = Literal[
 """Where a subtask is in its life: pending, running, or how it ended."""
 FINISHED: frozenset[SubtaskStatus] = frozenset({"done", "partial"})
 DEAD: frozenset[SubtaskStatus] = frozenset({"failed", "blocked", "cancelled", "dropped"})
+
+
+class Answered(BaseModel):
+    """A question the run asked the user, and the answer.
+
+    Attributes:
+        agent_id: Who asked ("run" for the planner).
+        question: What was asked.
+        answer: What the user said.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    agent_id: str
+    question: str
+    answer: str
 
 
 class RunResult(BaseModel):
@@ -50,6 +75,7 @@ class RunResult(BaseModel):
         notes: Problems the run worked around (a replan the planner could not produce...).
         waiting: What a paused run waits for.
         waited_s: Seconds the run waited only for people (not counted against its deadline).
+        answered: The questions the run asked the user, with their answers.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -67,6 +93,7 @@ class RunResult(BaseModel):
     notes: tuple[str, ...] = ()
     waiting: tuple[ApprovalRequest, ...] = ()
     waited_s: float = 0.0
+    answered: tuple[Answered, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -115,6 +142,7 @@ class RunDeps:
     waits: RunWaits = field(default_factory=RunWaits)
     approver: Approver | None = None
     review: Literal["first", "every"] | None = None
+    questions: int = 0
     done_send: MemoryObjectSendStream[Completion | Halt] = field(init=False)
     done_receive: MemoryObjectReceiveStream[Completion | Halt] = field(init=False)
 

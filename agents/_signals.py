@@ -1,0 +1,96 @@
+"""The built-in tools an agent may call besides the caller's: `report_issue`, and `ask_user`.
+
+`report_issue` tells the planner that the task is blocked, or that what the agent found
+invalidates the task's assumptions. `ask_user` asks the user one clarifying question ("a cheap
+hotel": in which city, for what budget?), when the run allows questions (`questions=N` on the
+`Orchestrator` or `Executor`): the question waits for an answer like an approval waits for a
+decision (see `agents._waits`: in process a callback or `RunStream.decide`, a durable pause, a
+terminal prompt, a Temporal update), and the answer is a recorded choice, a fact of the run that
+a replay or a resume meets without asking anyone. A run asks at most N questions, its planner's
+and all its agents' together; an agent that may not ask (none allowed, or none left) is told so.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Literal
+
+from agents._approval import ApprovalRequest, Approver, Decision, decided
+from agents._tools import Tool, ToolOutcome, tool
+
+if TYPE_CHECKING:
+    from agents._effects import Effects, EffectSite
+    from agents._waits import RunWaits
+
+__all__ = ["ASK_USER", "SIGNALS", "ask", "asked_outcome"]
+
+_NOT_ALLOWED = "this run may not ask the user questions"
+_NONE_LEFT = "the run has asked the user all the questions it may ({limit})"
+
+
+# Async although they await nothing: a sync tool runs in a thread, and these pure signals must
+# also run inside a workflow (on Temporal), where threads are not allowed.
+@tool(name="report_issue", timeout=None)
+async def _report_issue(kind: Literal["blocked", "invalidates"], reason: str) -> str:
+    """Tell the planner about a problem with the task itself.
+
+    Args:
+        kind: "blocked" if the task cannot be done at all; "invalidates" if what you found
+            contradicts an assumption of the task (then still give your final answer).
+        reason: What you found, in one or two sentences.
+    """
+    return "Noted; the planner will be told." if kind == "invalidates" else "Noted; stopping."
+
+
+@tool(name="ask_user", timeout=None)
+async def _ask_user(question: str) -> str:
+    """Ask the user one short clarifying question, when the task lacks something only they
+    know (a budget, a city, a date). Their answer is the result. Ask only what you cannot find.
+
+    Args:
+        question: The question, in one sentence.
+    """
+    raise AssertionError("ask_user is answered by the run, never run as a function")
+
+
+SIGNALS: tuple[Tool, ...] = (_report_issue,)
+"""The built-in tools an executor offers besides the caller's (`signals=True`)."""
+ASK_USER = _ask_user
+"""The built-in tool that asks the user a question (offered with `questions=N`)."""
+
+
+async def ask(
+    effects: Effects,
+    site: EffectSite,
+    request: ApprovalRequest,
+    approver: Approver | None,
+    waits: RunWaits | None,
+    limit: int,
+) -> Decision:
+    """The answer to a question, as a recorded choice at `site`; a refusal (action "deny")
+    when the run may not ask it: none allowed, or all of its `limit` asked already."""
+    if approver is None or waits is None or limit <= 0:
+        return Decision(action="deny", message=_NOT_ALLOWED)
+    if site.key not in waits.questions and len(waits.questions) >= limit:
+        # Recorded too: a replay refuses it at the same point, wherever concurrency put it.
+        async def refuse() -> str:
+            return Decision(action="deny", message=_NONE_LEFT.format(limit=limit)).model_dump_json()
+
+        value = await effects.choice(site, refuse)
+        return Decision.model_validate(json.loads(value))
+    waits.questions.add(site.key)  # taken before the wait: two agents cannot both take the last
+    decision = await decided(effects, site, request, approver, waits)
+    if decision.action == "answer":
+        waits.answers.append((request.agent_id, request.description, decision.message))
+    return decision
+
+
+def asked_outcome(decision: Decision) -> ToolOutcome:
+    """What the agent reads of its question: the answer, or why it may not ask."""
+    if decision.action == "answer":
+        return ToolOutcome(ok=True, value=f"The user answered: {decision.message}")
+    if decision.message in (_NOT_ALLOWED,) or decision.message.startswith("the run has asked"):
+        text = f"You may not ask: {decision.message}. Go on with what you have, or say what is missing."
+        return ToolOutcome(ok=False, error="rejected", message=text)
+    text = f"The user gave no answer ({decision.message or 'none came'}). Go on with what you have."
+    return ToolOutcome(ok=False, error="rejected", message=text)
