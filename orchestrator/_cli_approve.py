@@ -28,7 +28,16 @@ import anyio
 import anyio.to_thread
 
 from agents import ConfigurationError
-from agents.approvals import PAUSE, ApprovalRequest, Approver, Decision, approve, deny, edit
+from agents.approvals import (
+    PAUSE,
+    ApprovalRequest,
+    Approver,
+    Decision,
+    answer,
+    approve,
+    deny,
+    edit,
+)
 from memory.journal import JournalError, Waiting
 from orchestrator._cli_journal import find, open_journal
 from orchestrator._cli_spec import ResearchSpec
@@ -39,6 +48,7 @@ from orchestrator._state import RunResult
 __all__ = [
     "EXIT_PAUSED",
     "TerminalPrompt",
+    "answer_arguments",
     "approvals",
     "approve_arguments",
     "approve_option",
@@ -65,19 +75,23 @@ def approve_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def cli_approver(approve_mode: Approve | None, *, journaled: bool) -> Approver | None:
-    """Who decides: the person at the terminal, else nobody now (the run pauses in the journal).
+def cli_approver(
+    approve_mode: Approve | None, *, journaled: bool, questions: int = 0
+) -> Approver | None:
+    """Who decides (and answers): the person at the terminal, else nobody now (the run pauses
+    in the journal); None when nothing asks.
 
     Raises:
         ConfigurationError: No terminal to ask on, and no journal to pause in.
     """
-    if approve_mode is None:
+    if approve_mode is None and not questions:
         return None
     if sys.stdin.isatty() and sys.stderr.isatty():
         return Approver(decide=TerminalPrompt())
     if not journaled:
         raise ConfigurationError(
-            "--approve with no terminal to ask on pauses the run in the journal: drop --no-journal"
+            "--approve or --questions with no terminal to ask on pauses the run in the journal: "
+            "drop --no-journal"
         )
     return PAUSE
 
@@ -88,10 +102,15 @@ def paused(result: RunResult) -> int:
         say(f"waits: {waiting.summary()}", file=sys.stderr)
         say(_indented(_shown(waiting)), file=sys.stderr)
     ids = ", ".join(w.approval_id for w in result.waiting)
-    say(
-        f"paused: run {result.run_id} waits for a decision on {ids} "
-        f"(paor approve {result.run_id} [--edit FILE | --reject REASON])"
-    )
+    if all(w.kind == "question" for w in result.waiting):
+        say(
+            f'paused: run {result.run_id} waits for an answer on {ids} (paor answer {result.run_id} "...")'
+        )
+    else:
+        say(
+            f"paused: run {result.run_id} waits for a decision on {ids} "
+            f"(paor approve {result.run_id} [--edit FILE | --reject REASON])"
+        )
     return EXIT_PAUSED
 
 
@@ -190,6 +209,17 @@ def decision_from(args: argparse.Namespace, request: ApprovalRequest) -> Decisio
     Raises:
         ConfigurationError: The edit file cannot be read as a JSON object, or options conflict.
     """
+    text = getattr(args, "text", None)
+    if request.kind == "question" and text is None:
+        raise ConfigurationError(
+            f'{request.approval_id} is a question: answer it with paor answer {request.run_id} "..."'
+        )
+    if text is not None:
+        if request.kind != "question":
+            raise ConfigurationError(
+                f"{request.approval_id} waits for a decision, not an answer: use paor approve"
+            )
+        return answer(text)
     if args.edit is not None and args.reject is not None:
         raise ConfigurationError("--edit and --reject cannot be given together")
     if args.reject is not None:
@@ -228,27 +258,38 @@ class TerminalPrompt:
     async def _ask(self, request: ApprovalRequest) -> Decision:
         say(f"\npaor: approval needed, {request.summary()}", file=self.out)
         say(_indented(_shown(request)), file=self.out)
+        if request.kind == "question":
+            return await self._answer()
         options = "[a]pprove, [e]dit, [r]eject" + (", a[l]ways" if request.kind == "tool" else "")
         for _ in range(_ASKS):
-            answer = await self._line(f"{options}? ")
-            if answer is None:
+            reply = await self._line(f"{options}? ")
+            if reply is None:
                 return deny("no decision came: the terminal's input ended")
-            decision = await self._decided(request, answer.strip().lower())
+            decision = await self._decided(request, reply.strip().lower())
             if decision is not None:
                 return decision
         return deny("no usable decision came from the terminal")
 
-    async def _decided(self, request: ApprovalRequest, answer: str) -> Decision | None:
-        if answer in ("a", "approve", "y", "yes"):
+    async def _answer(self) -> Decision:
+        for _ in range(_ASKS):
+            line = await self._line("your answer: ")
+            if line is None:
+                return deny("no answer came: the terminal's input ended")
+            if line.strip():
+                return answer(line.strip())
+        return deny("no answer came from the terminal")
+
+    async def _decided(self, request: ApprovalRequest, reply: str) -> Decision | None:
+        if reply in ("a", "approve", "y", "yes"):
             return approve()
-        if answer in ("l", "always") and request.kind == "tool":
+        if reply in ("l", "always") and request.kind == "tool":
             return approve(always=True)
-        if answer in ("r", "reject", "d", "deny", "n", "no"):
+        if reply in ("r", "reject", "d", "deny", "n", "no"):
             reason = await self._line("reason (the planner or the model reads it): ")
             return deny((reason or "").strip() or "rejected by a person")
-        if answer in ("e", "edit"):
+        if reply in ("e", "edit"):
             return await self._edited(request)
-        say(f"paor: not an answer: {clean(answer)[:40]!r}", file=self.out)
+        say(f"paor: not an answer: {clean(reply)[:40]!r}", file=self.out)
         return None
 
     async def _edited(self, request: ApprovalRequest) -> Decision | None:
@@ -309,6 +350,13 @@ def _indented(text: str) -> str:
 
 def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def answer_arguments(sub: argparse.ArgumentParser) -> None:
+    """`paor answer`'s own options (the rest are `paor resume`'s)."""
+    sub.add_argument("text", help="the answer to the question the run asks")
+    sub.add_argument("--id", help="the question to answer, when the run waits for several")
+    sub.set_defaults(edit=None, reject=None, always=False)
 
 
 def approve_arguments(sub: argparse.ArgumentParser) -> None:

@@ -17,6 +17,7 @@ from orchestrator._cli_spec import ResearchSpec
 
 __all__ = [
     "blobs_option",
+    "count",
     "gguf_option",
     "mcp_option",
     "mcp_tools",
@@ -108,6 +109,17 @@ def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def count(text: str) -> int:
+    """An argparse type for a count: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
 
 
 def model_of(

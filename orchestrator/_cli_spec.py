@@ -40,6 +40,7 @@ class ResearchSpec(BaseModel):
         mcp: The `mcpServers` file whose tools the agents had (absolute), if one was given.
         approve: What waits for a person: "plan" (every plan version), "tools" (calls of
             tools that change something), or "all".
+        questions: How many clarifying questions the run may ask the user.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,6 +56,7 @@ class ResearchSpec(BaseModel):
     gguf: str | None = None
     mcp: str | None = None
     approve: Literal["plan", "tools", "all"] | None = None
+    questions: int = 0
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Self:
@@ -76,6 +78,7 @@ class ResearchSpec(BaseModel):
             gguf=str(args.gguf.resolve()) if args.gguf else None,
             mcp=str(args.mcp.resolve()) if getattr(args, "mcp", None) else None,
             approve=getattr(args, "approve", None),
+            questions=getattr(args, "questions", 0) or 0,
         )
 
     @classmethod

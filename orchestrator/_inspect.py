@@ -67,6 +67,11 @@ def render_result(result: RunResult) -> list[str]:
     diffs = {d.version: d for d in result.diffs}
     lines = [_plan(plan, diffs.get(plan.version)) for plan in result.plans]
     lines += [f"  {r.agent_id}: {r.status}: {_cut(r.answer, 80)}" for r in result.reports]
+    for asked in result.answered:
+        lines += [
+            f"asked by {asked.agent_id}: {_cut(asked.question)}",
+            f"  answered: {_cut(asked.answer)}",
+        ]
     if result.status == "paused":
         lines += [f"waits: {w.summary()}" for w in result.waiting]
         lines.append(f"decide with: paor approve {result.run_id} (or Orchestrator.resume)")

@@ -112,6 +112,7 @@ async def research(
     approve: Approve | None = None,
     approver: Approver | None = None,
     decisions: dict[str, Decision] | None = None,
+    questions: int = 0,
 ) -> ResearchReport:
     """Research `topic` over `corpus` and write the report.
 
@@ -131,6 +132,7 @@ async def research(
         approve: What waits for `approver`'s decision (see `Approve`).
         approver: Who decides (see `agents.approvals`; `PAUSE`: a journaled run pauses).
         decisions: For a paused run resumed, decisions on what it waits for.
+        questions: How many clarifying questions the run may ask (`approver` answers them).
 
     Raises:
         ConfigurationError: The arguments do not fit the backend.
@@ -147,7 +149,7 @@ async def research(
         raise ConfigurationError("research() in process needs a model")
     orch = research_orchestrator(
         model, corpus, limits=limits, journal=journal, tools=tools, approve=approve,
-        approver=approver,
+        approver=approver, questions=questions,
     )  # fmt: skip
     stream = (
         orch.stream_resume(resume, decisions=decisions) if resume else orch.stream(topic, meta=meta)
@@ -181,12 +183,14 @@ def research_orchestrator(
     tools: Sequence[Tool] = (),
     approve: Approve | None = None,
     approver: Approver | None = None,
+    questions: int = 0,
 ) -> Orchestrator:
     """The orchestrator `research` runs: its prompts, tools (the corpus's, then `tools`) and
     acceptance check (the same one must replay a recorded research run); with `approve`, what
-    waits for `approver` (required then)."""
-    if approve is not None and approver is None:
-        raise ConfigurationError("approve= needs an approver= to ask")
+    waits for `approver`, and with `questions`, how many the run may ask it (it is required
+    for either)."""
+    if (approve is not None or questions) and approver is None:
+        raise ConfigurationError("approve= and questions= need an approver= to ask")
     return Orchestrator(
         model,
         with_approval([*research_tools(corpus), *tools], approve),
@@ -200,8 +204,9 @@ def research_orchestrator(
         first_look=RESEARCH_FIRST_LOOK,
         cite=True,
         ask_goal=True,
-        approver=approver if approve is not None else None,
+        approver=approver if approve is not None or questions else None,
         review="every" if approve in ("plan", "all") else None,
+        questions=questions,
     )
 
 

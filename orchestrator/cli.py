@@ -44,6 +44,7 @@ from agents.toolkits import Corpus
 from memory.journal import JournalError, default_journal_path
 from orchestrator._batch import BatchTask, check_output, load_tasks, run_batch
 from orchestrator._cli_approve import (
+    answer_arguments,
     approvals,
     approve_arguments,
     approve_option,
@@ -66,6 +67,7 @@ from orchestrator._cli_journal import (
 from orchestrator._cli_mcp import mcp_command
 from orchestrator._cli_options import (
     blobs_option,
+    count,
     mcp_option,
     mcp_tools,
     model_of,
@@ -132,7 +134,7 @@ async def _command(args: argparse.Namespace) -> int:
     args.stop = anyio.Event()
     if getattr(args, "temporal", None) and args.command != "worker":
         return await _on_temporal(args)
-    if args.handler not in (_research, _resume, _approve) or not in_main_thread():
+    if args.handler not in (_research, _resume, _approve, _answer) or not in_main_thread():
         return int(await args.handler(args))
     status = None
     async with anyio.create_task_group() as tg:
@@ -154,6 +156,14 @@ def _parser() -> argparse.ArgumentParser:
     rs.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
     rs.add_argument("--out", type=Path, default=Path("report.md"))
     rs.add_argument("--max-subtasks", type=positive(int), default=3)
+    rs.add_argument(
+        "--questions",
+        type=count,
+        default=0,
+        metavar="N",
+        help="let the planner and the agents ask you up to N clarifying questions (asked on the "
+        'terminal, else the run pauses, exit status 3, until `paor answer RUN_ID "..."`)',
+    )
     rs.add_argument(
         "--temporal",
         metavar="HOST:PORT",
@@ -216,9 +226,12 @@ def _journal_commands(commands: Any) -> None:
     decide = commands.add_parser(
         "approve", help="decide what a paused `paor research` run waits for, and continue it"
     )
+    reply = commands.add_parser(
+        "answer", help="answer the question a paused `paor research` run asks, and continue it"
+    )
     handlers = (
         (listing, runs), (showing, show), (resume, _resume), (replay, _replay),
-        (waits, approvals), (decide, _approve),
+        (waits, approvals), (decide, _approve), (reply, _answer),
     )  # fmt: skip
     for sub, handler in handlers:
         if sub not in (listing, waits):
@@ -240,21 +253,23 @@ def _journal_commands(commands: Any) -> None:
     for sub, what in ((listing, "list its recent paor runs"), (showing, "show a run there")):
         sub.add_argument("--temporal", metavar="HOST:PORT", help=f"the Temporal server: {what}")
     waits.add_argument("--temporal", metavar="HOST:PORT", help="the Temporal server: list there")
-    decide.add_argument(
-        "--temporal",
-        metavar="HOST:PORT",
-        help="the Temporal server: decide there (the run waits in its workflow), then follow it",
-    )
+    for deciding in (decide, reply):
+        deciding.add_argument(
+            "--temporal",
+            metavar="HOST:PORT",
+            help="the Temporal server: decide there (the run waits in its workflow), then follow it",
+        )
     resume.add_argument(
         "--temporal",
         metavar="HOST:PORT",
         help="the Temporal server: follow the run there to its end, restarting it from its last "
         "completed step if it was terminated, timed out or failed",
     )
-    for sub in (listing, showing, resume, waits, decide):
+    for sub in (listing, showing, resume, waits, decide, reply):
         blobs_option(sub)
     approve_arguments(decide)
-    for going_on in (resume, decide):
+    answer_arguments(reply)
+    for going_on in (resume, decide, reply):
         going_on.add_argument("--docs", type=Path, help="corpus folder (default: as submitted)")
         going_on.add_argument(
             "--out", type=Path, help="where the report goes (default: as recorded)"
@@ -287,7 +302,7 @@ async def _research(args: argparse.Namespace) -> int:
     corpus = spec.corpus()
     progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
     path = _journal_path(args)
-    approver = cli_approver(spec.approve, journaled=path is not None)
+    approver = cli_approver(spec.approve, journaled=path is not None, questions=spec.questions)
     async with (
         maybe_journal(path) as journal,
         mcp_tools(spec.mcp) as tools,
@@ -305,6 +320,7 @@ async def _research(args: argparse.Namespace) -> int:
             tools=tools,
             approve=spec.approve,
             approver=approver,
+            questions=spec.questions,
         )
     return report_or_pause(report, lambda written: _write_report(args.out, written))
 
@@ -375,7 +391,7 @@ async def _on_temporal(args: argparse.Namespace) -> int:
             return await temporal.runs(args)
         case "approvals":
             return await temporal.approvals(args)
-        case "approve":
+        case "approve" | "answer":
             return await temporal.approve(args, partial(decision_from, args), _write_report)
         case _:
             return await temporal.show(args)
@@ -395,6 +411,11 @@ async def _approve(args: argparse.Namespace) -> int:
     if spec is None:
         return await decide_only(args, approval_id, decision)
     return await _resume(args, {approval_id: decision})
+
+
+async def _answer(args: argparse.Namespace) -> int:
+    """`paor answer RUN_ID TEXT`: `approve`, with the answer to a question as the decision."""
+    return await _approve(args)
 
 
 async def _resume(args: argparse.Namespace, decisions: dict[str, Decision] | None = None) -> int:
@@ -421,8 +442,9 @@ async def _resume(args: argparse.Namespace, decisions: dict[str, Decision] | Non
                 stop=args.stop,
                 tools=tools,
                 approve=spec.approve,
-                approver=cli_approver(spec.approve, journaled=True),
+                approver=cli_approver(spec.approve, journaled=True, questions=spec.questions),
                 decisions=decisions,
+                questions=spec.questions,
             )
     return report_or_pause(report, lambda written: _write_report(out, written))
 
@@ -434,7 +456,8 @@ async def _replay(args: argparse.Namespace) -> int:
         async with mcp_tools(spec.mcp) as tools:  # their menus are part of what is replayed
             orch = research_orchestrator(
                 Offline(), spec.corpus(), limits=spec.limits, journal=journal, tools=tools,
-                approve=spec.approve, approver=PAUSE if spec.approve else None,
+                approve=spec.approve, questions=spec.questions,
+                approver=PAUSE if spec.approve or spec.questions else None,
             )  # fmt: skip
             report = await orch.replay(info.run_id)
     for drift in report.drift:

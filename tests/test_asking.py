@@ -17,7 +17,9 @@ from agents import ConfigurationError, Executor
 from agents.approvals import ApprovalRequest, Decision, answer, approve
 from agents.events import ApprovalDecided
 from agents.testing import ScriptedModel, call, observation, reply
+from memory import Journal
 from orchestrator import Limits, Orchestrator
+from orchestrator.cli import main
 from tests._team import PLANNER, Team, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
@@ -136,3 +138,19 @@ async def test_a_question_waits_through_a_pause_and_is_answered_from_another_pro
     assert second["asked"] == 1  # the agent's reply after the answer; its question not re-asked
     assert second["told"] == ["The user answered: At most 90 EUR a night."]
     assert second["answered"] == [["hotel", "What is your budget?", "At most 90 EUR a night."]]
+
+
+async def test_paor_show_says_what_was_asked_and_answered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A finished run's page in the terminal lists its questions with their answers."""
+    team = Team(
+        [plan(sub("hotel", goal="Find a cheap hotel."))],
+        {"hotel": script(call("ask_user", question="What is your budget?"), "Hotel Sol, 80 EUR.")},
+    )
+    path = tmp_path / "journal.db"
+    async with Journal(path) as journal:
+        orch = Orchestrator(team.model, approver=User("90 EUR."), questions=1, journal=journal)
+        await orch.run("Find me a cheap hotel in Porto.", run_id="shown")
+    assert await anyio.to_thread.run_sync(main, ["show", "shown", "--journal", str(path)]) == 0
+    assert "asked by hotel: What is your budget?\n  answered: 90 EUR.\n" in capsys.readouterr().out

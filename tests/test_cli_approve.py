@@ -19,6 +19,7 @@ from agents.testing import FakeOpenAIServer, ServerAction, text, tool_calls
 from memory import Journal
 from orchestrator._cli_approve import EXIT_PAUSED, TerminalPrompt
 from tests.test_cli import (
+    GEN,
     PARALLEL,
     USAGE,
     _endpoint,
@@ -242,3 +243,37 @@ async def test_batch_approve_plan_is_refused(
     async with FakeOpenAIServer(PARALLEL) as server:
         assert await paor(*batch_args(server, docs, tasks, out), "--approve", "plan") == 2
     assert "no plan to approve" in capsys.readouterr().err
+
+
+async def test_a_question_pauses_the_run_and_paor_answer_goes_on(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`research --questions 1`: an agent's question with no terminal pauses the run (exit 3,
+    the last line saying how to answer); `paor approve` on it is told to answer instead; `paor
+    answer` continues the run, the agent reading the answer."""
+    journal, out = tmp_path / "journal.db", tmp_path / "report.md"
+    jr = ("--journal", str(journal))
+
+    def asking(body: dict[str, Any]) -> ServerAction:
+        if role_of(body) != GEN:
+            return PARALLEL(body)
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            return tool_calls([("ask_user", {"question": "Which Python version?"})], usage=USAGE)
+        return text("A generator pauses at each yield [generators].", usage=USAGE)
+
+    async with FakeOpenAIServer(asking) as server:
+        argv = research_args(server, docs, out, *jr, "--questions", "1")
+        assert await paor(*argv) == EXIT_PAUSED
+        last = _last_line(capsys.readouterr().out)
+        run_id = _run_id(last)
+        assert "waits for an answer on gen#" in last
+        assert f'(paor answer {run_id} "...")' in last
+        assert await paor("approve", run_id, *jr) == 2
+        assert "is a question: answer it with paor answer" in capsys.readouterr().err
+        assert await paor("answer", run_id, "Python 3.12.", *jr) == 0
+        assert _last_line(capsys.readouterr().out).startswith(f"wrote {out}: ")
+        answered = [
+            m for b in server.requests for m in b["messages"]
+            if m["role"] == "tool" and "The user answered: Python 3.12." in str(m["content"])
+        ]  # fmt: skip
+    assert answered

@@ -69,8 +69,9 @@ async def research(
     client = await _connect(args)
     tools = await _mcp_names(args)
     approve_mode = getattr(args, "approve", None)
+    questions = getattr(args, "questions", 0) or 0
     print(f"paor: submitted to {args.task_queue!r} on {args.temporal}", file=sys.stderr)
-    if approve_mode is None:
+    if approve_mode is None and not questions:
         return await research_on_temporal(
             client,
             args.topic,
@@ -81,7 +82,10 @@ async def research(
             meta=meta,
             tools=tools,
         )
-    given = research_input(args.topic, limits=limits, meta=meta, tools=tools, approve=approve_mode)
+    given = research_input(
+        args.topic, limits=limits, meta=meta, tools=tools, approve=approve_mode,
+        questions=questions,
+    )  # fmt: skip
     run = await start(client, given, task_queue=args.task_queue)
     return await follow_deciding(client, run, corpus, given.goal, _asker(), _progress())
 

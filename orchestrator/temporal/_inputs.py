@@ -56,6 +56,7 @@ class RunInput(BaseModel):
         approve: What waits for a person's decision (`orchestrator._research.Approve`): every
             plan version, calls of tools that change something, or both (see
             `orchestrator.temporal._approvals`).
+        questions: How many clarifying questions the run may ask the user.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -78,6 +79,7 @@ class RunInput(BaseModel):
     cite: bool = False
     ask_goal: bool = False
     approve: Literal["plan", "tools", "all"] | None = None
+    questions: int = 0
 
 
 class Allowance(BaseModel):

@@ -42,6 +42,7 @@ def research_input(
     meta: dict[str, Any] | None = None,
     tools: Sequence[str] = (),
     approve: Approve | None = None,
+    questions: int = 0,
 ) -> RunInput:
     """The workflow input of a research run on `topic` (the worker's model "default"), its
     agents given the research tools and `tools` (names the workers serve, e.g. MCP tools);
@@ -61,6 +62,7 @@ def research_input(
         cite=True,
         ask_goal=True,
         approve=approve,
+        questions=questions,
     )
 
 

@@ -48,6 +48,7 @@ def orchestrator_for(
     (with `given.approve`, what waits for `approver`)."""
     registry = registry_for(workflow.info().task_queue)
     approve = given.approve if approver is not None else None
+    questions = given.questions if approver is not None else 0
     return Orchestrator(
         ActivityModel(given.model),
         tools=with_approval([registry.tool(name) for name in given.tools], approve),
@@ -62,8 +63,9 @@ def orchestrator_for(
         cite=given.cite,
         ask_goal=given.ask_goal,
         keep_events=False,  # the result goes into the history: its events stay out
-        approver=approver if approve is not None else None,
+        approver=approver if approve is not None or questions else None,
         review="every" if approve in ("plan", "all") else None,
+        questions=questions,
     )
 
 
