@@ -241,13 +241,14 @@ ANSWER = (
 def travel_team() -> Team:
     """The planner, the weather and transport agents, and the writer of the travel example."""
     weather = script(
-        call("get_weather", city="Porto", date="2025-06-14"),
+        call("get_weather", city="Porto", date="2025-06-14", temp_unit="c"),  # bound to unit
         call("get_weather", city="Porto", date="2025-06-15"),
         call("report_issue", kind="blocked", reason="The forecast service is down."),
     )
     transport = script(
-        call(
-            "search_flights", origin="Lisbon", destination="Porto", date="2025-06-14", max_price=120
+        call("ask_user", question="What is your budget for the trip?"),
+        call(  # maxPrice: bound to max_price
+            "search_flights", origin="Lisbon", destination="Porto", date="2025-06-14", maxPrice=120
         ),
         call("book_train", origin="Lisbon", destination="Porto", date="2025-06-14"),
         reply(BOOKED),
@@ -318,11 +319,11 @@ async def test_travel_empty_flights_are_rejected_and_the_train_is_the_answer(
     result = await run_trip(team)
 
     asked = team.of("transport")
-    rejected = asked[1].messages[-1]
+    rejected = asked[2].messages[-1]
     assert isinstance(rejected, ToolMessage)
     assert not rejected.ok
     assert "no data" in rejected.content
-    booked = asked[2].messages[-1]
+    booked = asked[3].messages[-1]
     assert isinstance(booked, ToolMessage)
     assert booked.ok
     assert "Alfa Pendular 121" in booked.content
@@ -334,3 +335,38 @@ async def test_travel_empty_flights_are_rejected_and_the_train_is_the_answer(
     out = capsys.readouterr().out
     assert "search_flights: REJECTED" in out
     assert "book_train: ok" in out
+
+
+async def test_travel_binds_a_near_miss_asks_the_budget_and_heads_every_observation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The weather agent's temp_unit="c" runs as unit="celsius" and its failure's first line
+    says so; the transport agent asks the budget, the scripted traveller answers, and its
+    maxPrice is bound to max_price; the run keeps the answer."""
+    team = travel_team()
+    traveller = travel_assistant.Traveller()
+    result = await travel_assistant.run(team.model, weather_timeout=0.05, traveller=traveller)
+    team.assert_clean()
+
+    failed = team.of("weather")[1].messages[-1]
+    assert isinstance(failed, ToolMessage)
+    head = failed.content.split("\n", 1)[0]
+    assert head.startswith(
+        '[OBSERVE] get_weather("Porto", "2025-06-14", "celsius") failed (timeout) '
+    )
+    assert head.endswith("; bound temp_unit→unit, unit 'c'→'celsius'")
+
+    transport = team.of("transport")
+    assert traveller.asked == ["What is your budget for the trip?"]
+    told = transport[1].messages[-1]
+    assert isinstance(told, ToolMessage)
+    assert observation(told.content) == f"The user answered: {travel_assistant.BUDGET}"
+    searched = transport[2].messages[-1]
+    assert isinstance(searched, ToolMessage)
+    assert "bound maxPrice→max_price" in searched.content.split("\n", 1)[0]
+    assert [(a.agent_id, a.answer) for a in result.answered] == [
+        ("transport", travel_assistant.BUDGET)
+    ]
+    out = capsys.readouterr().out
+    assert "[transport] asks the traveller: What is your budget for the trip?" in out
+    assert f"[transport] the traveller answers: {travel_assistant.BUDGET}" in out

@@ -1,5 +1,12 @@
 """Travel assistant: tools that fail the way real APIs do, and a run that routes around them.
 
+The PAOR loop's Act and Observe layers in full: a call whose argument names or values are near
+misses is bound before it runs (`temp_unit="c"` runs as `unit="celsius"`, and the model is told);
+every result the model reads starts with one line of what ran and how it ended (`[OBSERVE]
+get_weather("Porto", "2025-06-14", "celsius") failed (timeout) 2000ms`); and an agent that lacks
+something only the traveller knows asks (`ask_user`): "What is your budget?" is answered by the
+example's scripted traveller (`Traveller`), a person at a terminal in a real assistant.
+
 Three tools over fake travel services, each failing in a fixed, repeatable pattern:
 
 - `get_weather` calls a forecast API in the middle of an outage: odd-numbered requests stall until
@@ -25,14 +32,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import sys
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import anyio
 
 import agents
 from agents import ChatModel, PaorError, ToolContext, ToolFailure, open_model, tool
-from agents.events import BreakerOpened, ToolCalled
+from agents.approvals import ApprovalRequest, Decision, answer
+from agents.events import ApprovalDecided, ApprovalRequested, BreakerOpened, ToolCalled
 from agents.tools import Toolbox, not_empty
 from orchestrator import Event, Limits, Orchestrator, RunResult
 from orchestrator.events import (
@@ -47,9 +55,11 @@ from orchestrator.events import (
 GOAL = (
     "I am in Lisbon and want to spend the weekend of 14-15 June 2025 in Porto. Two things, which "
     "can be done in parallel: check the weather forecast for Porto that weekend (get_weather); and "
-    "get me from Lisbon to Porto on Saturday 2025-06-14 for at most 120 EUR, by plane if "
-    "search_flights finds a flight, otherwise book a train (book_train)."
+    "get me from Lisbon to Porto on Saturday 2025-06-14 within my budget (ask me for it), by "
+    "plane if search_flights finds a flight, otherwise book a train (book_train)."
 )
+BUDGET = "At most 120 EUR."
+QUESTIONS = 1  # clarifying questions the run may ask the traveller
 WEATHER_TIMEOUT = 2.0  # seconds before a forecast request is abandoned
 BREAKER_THRESHOLD = 2  # failures in a row that take a tool off the menu
 BREAKER_COOLDOWN = 300.0  # seconds it stays off
@@ -118,16 +128,34 @@ class WeatherOutage:
         )
 
 
+@dataclass(kw_only=True, slots=True)
+class Traveller:
+    """The example's scripted traveller: answers what the assistant asks, as a person would at
+    a terminal (a budget question gets the budget; anything else, that they do not know)."""
+
+    asked: list[str] = field(default_factory=list)
+
+    async def __call__(self, request: ApprovalRequest) -> Decision:
+        """Answer a question (the example's tools need no approval)."""
+        self.asked.append(request.description)
+        if any(word in request.description.lower() for word in ("budget", "price", "spend")):
+            return answer(BUDGET)
+        return answer("I don't know; decide for me.")
+
+
 def travel_tools(*, weather_timeout: float = WEATHER_TIMEOUT) -> Toolbox:
     """The travel tools over fresh fake services, in a toolbox with touchy breakers."""
     weather = WeatherOutage()
 
-    async def get_weather(city: str, date: str) -> dict[str, Any]:
+    async def get_weather(
+        city: str, date: str, unit: Literal["celsius", "fahrenheit"] = "celsius"
+    ) -> dict[str, Any]:
         """Get the weather forecast for a city on one day.
 
         Args:
             city: The city, e.g. "Porto".
             date: The day, as YYYY-MM-DD.
+            unit: The temperature unit.
         """
         return await weather.forecast(city, date)
 
@@ -164,13 +192,16 @@ def travel_tools(*, weather_timeout: float = WEATHER_TIMEOUT) -> Toolbox:
 
     return Toolbox(
         [
-            tool(timeout=weather_timeout)(get_weather),
+            tool(timeout=weather_timeout, synonyms=_UNITS)(get_weather),
             tool(timeout=10.0, success=not_empty, fields=_FLIGHT_FIELDS)(search_flights),
             tool(timeout=10.0, side_effects=True)(book_train),
         ],
         breaker_threshold=BREAKER_THRESHOLD,
         breaker_cooldown=BREAKER_COOLDOWN,
     )
+
+
+_UNITS = {"unit": {"c": "celsius", "f": "fahrenheit"}}  # what a model may write for a unit
 
 
 def _route(origin: str, destination: str) -> tuple[str, str]:
@@ -182,10 +213,18 @@ def _price(flight: dict[str, Any]) -> float:
 
 
 async def run(
-    model: ChatModel, *, goal: str = GOAL, weather_timeout: float = WEATHER_TIMEOUT
+    model: ChatModel,
+    *,
+    goal: str = GOAL,
+    weather_timeout: float = WEATHER_TIMEOUT,
+    traveller: Traveller | None = None,
 ) -> RunResult:
-    """Plan and run the trip with `model`, printing each event as it streams."""
-    orch = Orchestrator(model, travel_tools(weather_timeout=weather_timeout), limits=LIMITS)
+    """Plan and run the trip with `model`, printing each event as it streams; the traveller
+    answers the assistant's questions."""
+    orch = Orchestrator(
+        model, travel_tools(weather_timeout=weather_timeout), limits=LIMITS,
+        approver=traveller or Traveller(), questions=QUESTIONS,
+    )  # fmt: skip
     async with orch.stream(goal) as events:
         async for event in events:
             line = describe(event)
@@ -205,6 +244,10 @@ def describe(event: Event) -> str | None:
             return f"[{agent}] {name}: {'ok' if ok else _FAILURES.get(error or '', error)}"
         case BreakerOpened(agent_id=agent, tool=name, reason=reason):
             return f"[{agent}] BREAKER OPENED on {name}: {reason.splitlines()[-1]}"
+        case ApprovalRequested(agent_id=agent, kind="question", request=request) if request:
+            return f"[{agent}] asks the traveller: {request.description}"
+        case ApprovalDecided(agent_id=agent, kind="question", message=said):
+            return f"[{agent}] the traveller answers: {said}"
         case (
             SubtaskFinished(subtask_id=subtask, report=report)
             | SubtaskFailed(subtask_id=subtask, report=report)
