@@ -312,7 +312,7 @@ def start_turn(
     launched = 0
     for call in calls:
         is_control = call.name in control.names
-        if is_control and len(calls) > 1:
+        if is_control and len(calls) > 1 and call.name != ASK_USER.name:
             # A verdict on the task made in the same breath as looking things up is premature.
             s.results[call.id] = ToolResult.failure(
                 call, "bad_call", f"Call {call.name} on its own, after reading your other results."

@@ -76,7 +76,8 @@ class PlanDraft(BaseModel):
 
 
 class AskingPlanDraft(PlanDraft):
-    """A plan as a planner that may ask the user writes it: a question instead of subtasks."""
+    """A plan as a planner that may ask the user writes it: with a question, its subtasks are
+    set aside and the planner plans again with the answer."""
 
     question: str = ""
 

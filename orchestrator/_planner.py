@@ -66,9 +66,9 @@ class Question:
 
 
 _MAY_ASK = (
-    "If the goal lacks something only the user can tell you, without which you cannot plan "
-    '(a budget, a city, a date), reply {"question": "<one short question>", "subtasks": []} '
-    "instead of a plan."
+    "Only if the goal lacks something only the user can tell you, without which the plan would "
+    'be wrong (a budget, a city, a date), also write one short question in "question": you will '
+    "plan again with the answer. Otherwise leave it out."
 )
 
 
@@ -137,7 +137,7 @@ class Planner:
             draft = _parse(text, schema)
             if isinstance(draft, list):
                 return draft
-            if isinstance(draft, AskingPlanDraft) and draft.question.strip() and not draft.subtasks:
+            if isinstance(draft, AskingPlanDraft) and draft.question.strip():
                 return Question(" ".join(draft.question.split())[:500])
             if self.ask_goal:
                 draft = _asking(draft, goal, self.max_subtasks)
@@ -287,10 +287,8 @@ class Planner:
         """The JSON schema with this run's limits in it: the plan size, tool names and the ids a
         replan may remove as enums, so a grammar-constrained model cannot break them."""
         json_schema: dict[str, Any] = json.loads(_base_schema(schema))  # a fresh copy to edit
-        if schema is PlanDraft:
+        if schema in (PlanDraft, AskingPlanDraft):  # a question comes with a plan all the same
             json_schema["properties"]["subtasks"].update(minItems=1, maxItems=self.max_subtasks)
-        if schema is AskingPlanDraft:  # a question comes with no subtasks
-            json_schema["properties"]["subtasks"].update(maxItems=self.max_subtasks)
         if schema is ReplanDraft:
             remove = json_schema["properties"]["remove"]
             remove["items"] = {"enum": list(removable)} if removable else {"type": "string"}

@@ -13,10 +13,10 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import ConfigurationError, Executor
+from agents import ConfigurationError, Executor, tool
 from agents.approvals import ApprovalRequest, Decision, answer, approve
 from agents.events import ApprovalDecided
-from agents.testing import ScriptedModel, call, observation, reply
+from agents.testing import ScriptedModel, call, calls, observation, reply
 from memory import Journal
 from orchestrator import Limits, Orchestrator
 from orchestrator.cli import main
@@ -71,7 +71,10 @@ async def test_the_planner_asks_before_it_plans_and_everyone_knows_the_answer() 
     """A planner reply that is a question is asked; the next plan, and the sub-agents, see
     the answer."""
     team = Team(
-        [{"question": "Which city?", "subtasks": []}, plan(sub("hotel", goal="Find a hotel."))],
+        [
+            {"question": "Which city?", "subtasks": [sub("x", goal="Find any hotel anywhere.")]},
+            plan(sub("hotel", goal="Find a hotel.")),
+        ],
         {"hotel": script("Hotel Sol in Porto.")},
     )
     orch = Orchestrator(team.model, approver=User("Porto."), questions=1)
@@ -154,3 +157,22 @@ async def test_paor_show_says_what_was_asked_and_answered(
         await orch.run("Find me a cheap hotel in Porto.", run_id="shown")
     assert await anyio.to_thread.run_sync(main, ["show", "shown", "--journal", str(path)]) == 0
     assert "asked by hotel: What is your budget?\n  answered: 90 EUR.\n" in capsys.readouterr().out
+
+
+async def test_a_question_may_come_with_other_calls_in_one_turn() -> None:
+    """Unlike report_issue, ask_user needs no turn of its own: both calls get their results."""
+
+    @tool
+    async def lookup(key: str) -> str:
+        """Look a fact up.
+
+        Args:
+            key: Which.
+        """
+        return f"{key} is 1"
+
+    model = ScriptedModel(
+        [calls(("lookup", {"key": "a"}), ("ask_user", {"question": "Which b?"})), reply("Done.")]
+    )
+    await Executor(model, [lookup], approver=User("The blue one."), questions=1).run("t")
+    assert tool_texts(model.requests) == ["a is 1", "The user answered: The blue one."]
