@@ -19,7 +19,7 @@ import shlex
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -58,6 +58,7 @@ __all__ = [
     "decision_from",
     "decision_of",
     "paused",
+    "pick_waiting",
     "report_or_pause",
 ]
 
@@ -191,16 +192,26 @@ def _target(run_id: str, waits: list[Waiting], wanted: str | None, status: str) 
             f"{first.approval_id} of run {run_id} was already decided ({action}, at "
             f"{_when(first.decided or 0)}): `paor resume {run_id}` continues it"
         )
+    chosen = pick_waiting(run_id, [w.approval_id for w in waiting], wanted)
+    return next(w for w in waiting if w.approval_id == chosen)
+
+
+def pick_waiting(run_id: str, waiting: Sequence[str], wanted: str | None) -> str:
+    """The approval `paor approve` decides: `wanted`, or the only one that waits.
+
+    Raises:
+        JournalError: Nothing waits, several do and none is named, or the one named does not.
+    """
+    ids = ", ".join(waiting)
+    if not waiting:
+        raise JournalError(f"run {run_id} is not waiting for a decision")
     if wanted is None:
         if len(waiting) > 1:
-            ids = ", ".join(w.approval_id for w in waiting)
             raise JournalError(f"run {run_id} waits for several decisions ({ids}): pass --id")
         return waiting[0]
-    for found in waiting:
-        if found.approval_id == wanted:
-            return found
-    ids = ", ".join(w.approval_id for w in waiting)
-    raise JournalError(f"run {run_id} does not wait for {wanted}; it waits for: {ids}")
+    if wanted not in waiting:
+        raise JournalError(f"run {run_id} does not wait for {wanted}; it waits for: {ids}")
+    return wanted
 
 
 def decision_from(args: argparse.Namespace, request: ApprovalRequest) -> Decision:

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from agents.mcp import MCPServer
-from agents.testing import call, reply
+from agents.testing import call, observation, reply
 from orchestrator.temporal import Registry, build_worker, connect, run_on_temporal
 from tests._team import Team, plan, script, sub
 from tests.test_mcp import SERVER
@@ -36,7 +36,12 @@ async def test_sub_agents_on_temporal_share_the_worker_s_mcp_server(
             )
         assert mcp.restarts == 0
     assert result.status == "complete"
-    seen = [str(m.content) for r in team.model.requests for m in r.messages if m.role == "tool"]
+    seen = [
+        observation(str(m.content))
+        for r in team.model.requests
+        for m in r.messages
+        if m.role == "tool"
+    ]
     pids = {text for text in seen if text.startswith('{"result": ') and "echo" not in text}
     assert len(pids) == 1  # one server process for both sub-agents
     assert '{"result": "echo: on temporal"}' in seen

@@ -5,12 +5,10 @@ wait is refused; every tool runs once, and every history replays deterministical
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from agents import tool
 from agents.approvals import approve, deny
@@ -24,28 +22,13 @@ from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import Registry, RunInput, build_replayer, build_worker, connect, start
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
 from tests.test_research import CORPUS, team
-from tests.test_temporal import TEMPORAL, TOPIC
+from tests.test_temporal import TOPIC, anyio_backend, server
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
+__all__ = ["anyio_backend", "server"]  # the module's Temporal dev server, started once
 
 PLAN = {"subtasks": [{"id": "pay", "goal": "Pay the invoice."}, {"id": "look", "goal": "Look."}]}
 GUARD_S = 60  # a guard against a hang, not a timing claim
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    """One event loop for the module, so the dev server is started once."""
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-async def server() -> AsyncIterator[str]:
-    """A Temporal dev server on 127.0.0.1 (the installed binary: no download), its address."""
-    env = await WorkflowEnvironment.start_local(
-        ip="127.0.0.1", ui=False, dev_server_existing_path=str(TEMPORAL)
-    )
-    async with env:
-        yield env.client.service_client.config.target_host
 
 
 def _registry(ledger: Path) -> Registry:

@@ -19,7 +19,7 @@ from temporalio.exceptions import ApplicationError
 
 from agents import tool
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, Turn, call, reply
+from agents.testing import FunctionModel, Turn, call, observation, reply
 from orchestrator import Orchestrator
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import (
@@ -152,7 +152,7 @@ def _team() -> FunctionModel:
             return reply(json.dumps(PLAN))
         if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
             return reply("Synthesis: " + (request.messages[-1].content or "")[:200])
-        observed = [m.content or "" for m in request.messages if m.role == "tool"]
+        observed = [observation(m.content or "") for m in request.messages if m.role == "tool"]
         if observed:
             return reply(f"The file has {len(observed[0])} characters.")
         return call("read_big", name="big.txt")

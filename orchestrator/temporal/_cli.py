@@ -32,7 +32,7 @@ from agents.approvals import ApprovalRequest, Approver, Decision
 from agents.errors import RunError
 from agents.toolkits import Corpus, research_tools
 from orchestrator._batch import BatchSummary, BatchTask
-from orchestrator._cli_approve import paused
+from orchestrator._cli_approve import paused, pick_waiting
 from orchestrator._events import Event
 from orchestrator._inspect import render_result
 from orchestrator._limits import Limits
@@ -43,7 +43,7 @@ from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
 from orchestrator.temporal._batch import batch_on_temporal
 from orchestrator.temporal._client import connect, list_runs, start
-from orchestrator.temporal._follow import follow_deciding, pick_waiting
+from orchestrator.temporal._follow import follow_deciding
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._remote import RemoteRun, run_result
 from orchestrator.temporal._research import follow_research, research_input, research_on_temporal
@@ -163,7 +163,8 @@ async def approve(
     handle = client.get_workflow_handle_for(RunWorkflow.run, args.run_id)
     await _describe(handle, args.temporal)
     waiting = await waiting_on_temporal(client, handle.id)
-    target = pick_waiting(handle.id, waiting, args.id)
+    chosen = pick_waiting(handle.id, [w.approval_id for w in waiting], args.id)
+    target = next(w for w in waiting if w.approval_id == chosen)
     await decide_on_temporal(client, handle.id, target.approval_id, decision_for(target))
     given = await _input(client, handle)
     docs = args.docs or (Path(given.meta["docs"]) if given.meta.get("docs") else None)

@@ -13,8 +13,7 @@ from collections.abc import Callable
 
 from temporalio.client import Client
 
-from agents.approvals import ApprovalRequest, Approver
-from agents.errors import RunError
+from agents.approvals import Approver
 from agents.events import ApprovalRequested
 from agents.toolkits import Corpus
 from orchestrator._events import Event
@@ -23,7 +22,7 @@ from orchestrator._state import RunResult
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
 from orchestrator.temporal._remote import RemoteRun
 
-__all__ = ["follow_deciding", "pick_waiting"]
+__all__ = ["follow_deciding"]
 
 
 async def follow_deciding(
@@ -59,25 +58,3 @@ async def follow_deciding(
     return ResearchReport(
         topic=result.goal, markdown=render_report(result.goal, result, corpus), result=result
     )
-
-
-def pick_waiting(
-    run_id: str, waiting: list[ApprovalRequest], wanted: str | None
-) -> ApprovalRequest:
-    """The approval `paor approve --temporal` decides: `wanted`, or the only one that waits.
-
-    Raises:
-        RunError: Nothing waits, several do and none is named, or the one named does not.
-    """
-    if not waiting:
-        raise RunError(f"run {run_id} is not waiting for a decision")
-    if wanted is None:
-        if len(waiting) > 1:
-            ids = ", ".join(w.approval_id for w in waiting)
-            raise RunError(f"run {run_id} waits for several decisions ({ids}): pass --id")
-        return waiting[0]
-    for request in waiting:
-        if request.approval_id == wanted:
-            return request
-    ids = ", ".join(w.approval_id for w in waiting)
-    raise RunError(f"run {run_id} does not wait for {wanted}; it waits for: {ids}")
