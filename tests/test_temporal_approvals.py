@@ -11,11 +11,11 @@ import anyio
 import pytest
 
 from agents import tool
-from agents.approvals import approve, deny
+from agents.approvals import answer, approve, deny
 from agents.errors import RunError
 from agents.events import ApprovalDecided, ApprovalRequested
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, Turn, call, reply
+from agents.testing import FunctionModel, Turn, call, observation, reply
 from agents.toolkits import Corpus, research_tools
 from orchestrator.cli import main
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
@@ -58,22 +58,26 @@ def _registry(ledger: Path) -> Registry:
         if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
             return reply("Paid and looked.")
         task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
-        if any(m.role == "tool" for m in request.messages):
-            return reply(f"Done: {task}")
-        return call("transfer", amount=40) if task.startswith("Pay") else call("lookup", key="k")
+        told = [observation(str(m.content)) for m in request.messages if m.role == "tool"]
+        if task.startswith("Pay"):
+            return reply(f"Done: {task}") if told else call("transfer", amount=40)
+        if not told:
+            return call("ask_user", question="Which key?")
+        return call("lookup", key=told[0].split(": ")[-1]) if len(told) == 1 else reply("Looked.")
 
     return Registry.of({"team": FunctionModel(decide, name="team")}, [transfer, lookup])
 
 
 async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path: Path) -> None:
     """The plan waits (listed by the query), is approved by an update; pay's transfer waits in
-    its child workflow; a second decision on it and one on an unknown id are refused."""
+    its child workflow, and look's question too (answered the same way); a second decision on
+    one and one on an unknown id are refused."""
     ledger = tmp_path / "ledger"
     ledger.touch()
     client = await connect(server)
     given = RunInput(
         goal="Pay what is owed.", run_id="ap1", model="team", tools=("transfer", "lookup"),
-        approve="all",
+        approve="all", questions=1,
     )  # fmt: skip
     seen: list[str] = []
     with anyio.fail_after(GUARD_S):
@@ -88,7 +92,8 @@ async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path
                     assert event.approval_id in [w.approval_id for w in waiting]
                     with pytest.raises(RunError, match="does not wait for nope"):
                         await decide_on_temporal(client, "ap1", "nope", approve())
-                    await decide_on_temporal(client, "ap1", event.approval_id, approve())
+                    decision = answer("k7") if event.kind == "question" else approve()
+                    await decide_on_temporal(client, "ap1", event.approval_id, decision)
                     with pytest.raises(RunError, match="was already decided"):
                         await decide_on_temporal(client, "ap1", event.approval_id, deny("no"))
                 elif isinstance(event, ApprovalDecided):
@@ -98,7 +103,13 @@ async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path
     plan_id, *rest = seen
     assert plan_id.startswith("run#")
     assert any(s.startswith("pay#") for s in rest)
+    assert any(s.startswith("look#") for s in rest)  # the question, answered through the run
     assert ledger.read_text().splitlines() == ["transfer 40"]
+    assert [(a.agent_id, a.question, a.answer) for a in run.result.answered] == [
+        ("look", "Which key?", "k7")
+    ]
+    looked = [r for r in run.result.reports if r.agent_id == "look"]
+    assert looked[0].answer == "Looked."
     replayer = build_replayer(_registry(ledger), passthrough=["tests"])
     for workflow_id in ("ap1", "ap1.pay", "ap1.look"):
         history = await client.get_workflow_handle(workflow_id).fetch_history()

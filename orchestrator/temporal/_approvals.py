@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from agents._approval import ApprovalRequest, Approver, Decision
     from agents.effects import RUN_AGENT
     from agents.errors import RunError
+    from orchestrator._state import Answered
 
 __all__ = [
     "AgentApprovals",
@@ -54,6 +55,7 @@ class RunApprovals:
     run_id: str = ""
     waiting: dict[str, ApprovalRequest] = field(default_factory=dict)
     decided: dict[str, Decision] = field(default_factory=dict)
+    answered: list[Answered] = field(default_factory=list)  # the sub-agents' questions
 
     def approver(self) -> Approver:
         """The run's approver: each plan waits for the update that decides it."""
@@ -88,8 +90,13 @@ class RunApprovals:
     async def take(self, given: Decided) -> ApprovalRequest:
         """Take the (checked) decision; a sub-agent's goes on to its child workflow."""
         request = self.waiting.pop(given.approval_id)
-        self.decided[given.approval_id] = given.decision
+        decision = self.decided[given.approval_id] = given.decision
         if request.agent_id != RUN_AGENT:
+            if request.kind == "question" and decision.action == "answer":
+                said = Answered(
+                    agent_id=request.agent_id, question=request.description, answer=decision.message
+                )
+                self.answered.append(said)
             child = workflow.get_external_workflow_handle(f"{self.run_id}.{request.agent_id}")
             await child.signal("decided", given)
         return request

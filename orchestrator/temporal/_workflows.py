@@ -98,7 +98,8 @@ class RunWorkflow:
         finally:
             self._log.close()
             await self._let_reader_finish()
-        return stream.result
+        asked = (*stream.result.answered, *self._approvals.answered)  # the children's, too
+        return stream.result.model_copy(update={"answered": asked})
 
     async def _let_reader_finish(self) -> None:
         """Give a watching caller time to take the last page (a workflow cannot answer once it
@@ -136,7 +137,7 @@ class RunWorkflow:
             ApprovalRequested(
                 run_id=request.run_id, agent_id=request.agent_id, step=0,
                 approval_id=request.approval_id, tool=request.tool, args=request.args,
-                request=request,
+                kind=request.kind, request=request,
             )
         )  # fmt: skip
 
@@ -151,6 +152,7 @@ class RunWorkflow:
                     run_id=request.run_id, agent_id=request.agent_id, step=0,
                     approval_id=given.approval_id, tool=request.tool, action=decision.action,
                     by=decision.by, edited=decision.args is not None, message=decision.message,
+                    kind=request.kind,
                 )
             )  # fmt: skip
 
