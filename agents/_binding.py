@@ -9,13 +9,14 @@ exactly one reading, and says what it bound (the model reads it in the call's ob
   separators (`_`, `-`, spaces, camelCase) are ignored (`City`, `max-price`, `maxPrice`); a
   name that holds the parameter's words whole and in order (`temp_unit` for `unit`); a name
   whose words the parameter's hold (`destination` for `destination_city`); a name one typo away
-  (one letter added, dropped, changed or two swapped, for names of 4 letters or more; two for 8
-  or more: `ctiy` for `city`). Two or more candidates under one rule: nothing is bound, and the
-  model is told which.
+  (one letter added, dropped, changed or two swapped, for names of 4 letters or more: `ctiy`
+  for `city`; never two, which would take `min_price` for `max_price`). Two or more candidates
+  under one rule: nothing is bound, and the model is told which.
 - **Values.** A string given for a parameter with fixed values (a `Literal` or an `Enum`) is
   bound to the value it names ignoring case (`"Celsius"`), or through the synonyms the tool
   declares (`@tool(synonyms={"unit": {"c": "celsius", "f": "fahrenheit"}})`). A value that names
-  none is left for validation, whose error lists the allowed ones.
+  none is left for validation, whose error lists the allowed ones; so is any value of a
+  parameter that also takes plain strings (`Literal["auto"] | str`: "AUTO" is valid as it is).
 - **Defaults** are filled by the tool's own signature, as always.
 
 Everything else (a missing required argument, a wrong type) is an error the model reads, as
@@ -107,7 +108,7 @@ def _within(key: str, field: str) -> bool:
 def _close(key: str, field: str) -> bool:
     """Whether the names are a typo or two apart (see the module)."""
     a, b = "".join(_words(key)), "".join(_words(field))
-    allowed = 2 if len(b) >= 8 else 1 if len(b) >= 4 else 0
+    allowed = 1 if len(b) >= 4 else 0
     return allowed > 0 and abs(len(a) - len(b)) <= allowed and _edits(a, b) <= allowed
 
 
@@ -133,7 +134,10 @@ def _choices(annotation: Any) -> list[Any]:
     if origin is typing.Literal:
         return list(typing.get_args(annotation))
     if origin in (typing.Union, types.UnionType):
-        return [c for arg in typing.get_args(annotation) for c in _choices(arg)]
+        members = typing.get_args(annotation)
+        if str in members:
+            return []  # any string is valid as it is: nothing to bind
+        return [c for arg in members for c in _choices(arg)]
     return []
 
 

@@ -89,11 +89,16 @@ class MCPTool(Tool):
 
     def parse(self, arguments: str) -> dict[str, Any]:
         """Decode the raw JSON arguments and check them against the server's schema."""
-        args = Tool.parse(self, arguments)
+        return self.parse_bound(arguments)[0]
+
+    def parse_bound(self, arguments: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+        """`parse`, with what schema binding bound (see `agents._binding`), then the server's
+        own schema check on the arguments that will be sent."""
+        args, bound = Tool.parse_bound(self, arguments)
         problems = sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))
         if problems:
             raise ValueError(f"invalid arguments: {'; '.join(_problem(p) for p in problems[:5])}")
-        return args
+        return args, bound
 
 
 class MCPServer:

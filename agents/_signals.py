@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Literal
 
-from agents._approval import ApprovalRequest, Approver, Decision, decided
+from agents._approval import ApprovalRequest, Approver, Decision
 from agents._tools import Tool, ToolOutcome, tool
 
 if TYPE_CHECKING:
@@ -68,19 +68,26 @@ async def ask(
     limit: int,
 ) -> Decision:
     """The answer to a question, as a recorded choice at `site`; a refusal (action "deny")
-    when the run may not ask it: none allowed, or all of its `limit` asked already."""
+    when the run may not ask it: none allowed, or all of its `limit` asked already. Whether it
+    may is part of the recorded choice, so a replay or a resume serves what happened, in
+    whatever order its agents reach their questions."""
     if approver is None or waits is None or limit <= 0:
         return Decision(action="deny", message=_NOT_ALLOWED)
-    if site.key not in waits.questions and len(waits.questions) >= limit:
-        # Recorded too: a replay refuses it at the same point, wherever concurrency put it.
-        async def refuse() -> str:
-            return Decision(action="deny", message=_NONE_LEFT.format(limit=limit)).model_dump_json()
 
-        value = await effects.choice(site, refuse)
-        return Decision.model_validate(json.loads(value))
-    waits.questions.add(site.key)  # taken before the wait: two agents cannot both take the last
-    decision = await decided(effects, site, request, approver, waits)
+    async def pick() -> str:
+        if len(waits.questions) >= limit:
+            refusal = Decision(action="deny", message=_NONE_LEFT.format(limit=limit))
+            return refusal.model_dump_json()
+        waits.questions.add(site.key)  # taken before the wait: two cannot both take the last
+        return (await waits.decision(request, approver)).model_dump_json()
+
+    value = await effects.choice(site, pick)
+    try:
+        decision = Decision.model_validate(json.loads(value))
+    except (ValueError, TypeError):
+        return Decision(action="deny", message="the recorded answer could not be read")
     if decision.action == "answer":
+        waits.questions.add(site.key)  # a served answer counts too
         waits.answers.append((request.agent_id, request.description, decision.message))
     return decision
 

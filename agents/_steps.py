@@ -170,8 +170,12 @@ class AgentState:
             return ToolOutcome(ok=False, error="rejected", message=message)
         if decision.args is None:
             return prepared.args
+        # The person saw sensitive values masked: an edit that leaves a mask keeps the real one.
+        kept = {
+            k: v for k, v in decision.args.items() if not (k in tool.sensitive and v == REDACTED)
+        }
         try:
-            return tool.parse(json.dumps(decision.args))
+            return tool.parse(json.dumps({**prepared.args, **kept}, default=str))
         except (ValueError, TypeError) as exc:
             text = f"The arguments a person gave for this call are invalid: {exc}"
             return ToolOutcome(ok=False, error="invalid_arguments", message=text)

@@ -59,8 +59,8 @@ class RunWaits:
 
     @property
     def quiet(self) -> bool:
-        """Whether approvals wait and nothing else is in flight."""
-        return not self.busy and bool(self.pending)
+        """Whether undecided approvals wait and nothing else is in flight."""
+        return not self.busy and any(p.decision is None for p in self.pending.values())
 
     def now(self) -> float:
         """The run's clock: the wall clock, less the time the run spent quiet (still while it is)."""
@@ -105,6 +105,7 @@ class RunWaits:
             return False
         pending.decision = decision.model_copy(update={"by": "person"})
         pending.answered.set()
+        self._changed()  # no longer quiet: a pause about to happen must see it
         return True
 
     def give(

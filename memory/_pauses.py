@@ -82,6 +82,12 @@ class Pauses(SQLiteFile):
 
         await self._run(write)
 
+    async def keep(self, run_id: str, result: dict[str, Any]) -> None:
+        """Store what a resumed run must not lose (its stored result: how long it waited)."""
+        sql = "UPDATE runs SET result_json = ? WHERE run_id = ?"
+        body = json.dumps(result, sort_keys=True)
+        await self._run(lambda conn: conn.execute(sql, (body, run_id)))
+
     async def waiting(self, run_id: str | None = None) -> list[Waiting]:
         """The undecided approvals of paused runs (of `run_id`, if given), oldest first."""
         sql = (

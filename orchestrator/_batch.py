@@ -52,7 +52,7 @@ __all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_ta
 # exclusive_output.
 
 
-PAUSE_SETTLE_S = 0.25  # as a run's (see `orchestrator._orchestrator`)
+PAUSE_SETTLE_S = 0.5  # as a run's (see `orchestrator._orchestrator`)
 BATCH_AGENT = "batch"  # the address of the batch's own clock read (its deadline's start)
 _RUN_STATUS: dict[str, RunStatus] = {
     "done": "complete", "partial": "incomplete", "blocked": "incomplete", "failed": "failed"
@@ -202,6 +202,8 @@ async def run_batch(
         raise ConfigurationError(f"concurrency must be at least 1, not {concurrency}")
     if (budget is None) == (limits is None):
         raise ConfigurationError("run_batch takes a budget or limits, one of the two")
+    if journal is None and executor.approver is not None and executor.approver.pauses:
+        raise ConfigurationError("an executor with approver=PAUSE needs run_batch(journal=...)")
     if budget is None:
         assert limits is not None
         budget = await _ledger(executor, limits)
@@ -259,7 +261,9 @@ class _Batch:
     async def pause_when_quiet(self, batch: anyio.CancelScope) -> None:
         """Once every running goal waits for a decision (nothing in flight), stop them all."""
         await self.waits.until_quiet(PAUSE_SETTLE_S)
-        self.held = [(p.request, p.asked) for p in self.waits.pending.values()]
+        self.held = [
+            (p.request, p.asked) for p in self.waits.pending.values() if p.decision is None
+        ]
         batch.cancel()
 
     async def paused(self) -> None:

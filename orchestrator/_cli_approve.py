@@ -321,7 +321,8 @@ class TerminalPrompt:
     async def _line(self, prompt: str) -> str | None:
         self.out.write(prompt)
         self.out.flush()
-        line = await anyio.to_thread.run_sync(self.read)
+        # Abandoned on cancellation: Ctrl-C must not wait for the person to press Enter.
+        line = await anyio.to_thread.run_sync(self.read, abandon_on_cancel=True)
         return line if line else None
 
 

@@ -44,6 +44,7 @@ from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
 from agents.tools import Toolbox
 from memory import Compactor, FactStore, Journal
 from memory.facts import FactKind, render_facts, user_fact
+from memory.journal import RunInfo
 from orchestrator._durable import ReplayReport, hold_lease, open_run, run_ended
 from orchestrator._events import Event, RunPaused
 from orchestrator._limits import Limits
@@ -55,7 +56,7 @@ from orchestrator._stream import EventStream
 __all__ = ["Orchestrator", "RunStream"]
 
 _FACTS_CHARS = 1500
-PAUSE_SETTLE_S = 0.25
+PAUSE_SETTLE_S = 0.5
 """How long a run with a pausing approver stays quiet (only approvals waiting, nothing in flight)
 before it pauses: a sub-agent between two effects is about to start the next."""
 
@@ -442,12 +443,13 @@ class RunStream(EventStream):
             if orch.journal is None:
                 self._result = await self._run(self._goal, orch.effects)
                 return
-            if self.mode == "resume":
-                await self._take_decisions(orch.journal)
+            before = await self._take_decisions(orch.journal) if self.mode == "resume" else None
             goal, self._effects = await open_run(
                 orch.journal, orch.effects, self.run_id, mode=self.mode, goal=self._goal,
                 meta=self.meta,
             )  # fmt: skip
+            if self.mode == "resume":
+                await self._resume_waits(orch.journal, before)
             if self.mode == "replay":
                 self._result = await self._run(goal, self._effects)
                 return
@@ -502,7 +504,7 @@ class RunStream(EventStream):
     async def _pause_when_quiet(self, pausing: anyio.CancelScope) -> None:
         await self._waits.until_quiet(PAUSE_SETTLE_S)
         # Taken before the cut: each wait forgets its request as it is cancelled.
-        self._held = list(self._waits.pending.values())
+        self._held = [p for p in self._waits.pending.values() if p.decision is None]
         pausing.cancel()
 
     async def _paused(self, s: RunState, deps: RunDeps) -> RunResult:
@@ -512,7 +514,7 @@ class RunStream(EventStream):
         assert journal is not None
         rows = [(p.request.approval_id, p.request.model_dump(mode="json"), p.asked) for p in held]
         with anyio.CancelScope(shield=True):  # what waits must be known before the run stops
-            await journal.pause(self.run_id, rows)
+            await journal.pause(self.run_id, rows, status=True)
         waiting = tuple(p.request for p in held)
         event = RunPaused(run_id=s.run_id, step=s.step, waiting=waiting)
         if deps.keep_events:
@@ -527,15 +529,17 @@ class RunStream(EventStream):
             waiting=waiting, waited_s=self._waits.waited(),
         )  # fmt: skip
 
-    async def _take_decisions(self, journal: Journal) -> None:
-        """A paused run's decisions: this call's, taken in the journal first (so two deciders
-        cannot both win), then every decision made while it was paused; and its clock, which
-        stood still while it waited."""
+    async def _take_decisions(self, journal: Journal) -> RunInfo | None:
+        """This call's decisions on a paused run, taken in the journal first (so two deciders
+        cannot both win); the run as it was before it is claimed."""
         for approval_id, decision in self._decisions.items():
             await journal.decide(self.run_id, approval_id, decision.model_dump(mode="json"))
-        info = await journal.run(self.run_id)
-        if info is None or info.status != "paused":
-            return
+        return await journal.run(self.run_id)
+
+    async def _resume_waits(self, journal: Journal, before: RunInfo | None) -> None:
+        """Once the run is claimed: every decision taken while it was paused (a resumed run
+        that crashed keeps them too), and its clock, which stood still while it waited (kept
+        in the journal, so a crash after this resume does not lose it)."""
         waits = await journal.waits_of(self.run_id)
         decided = {
             w.approval_id: Decision.model_validate(w.decision)
@@ -543,8 +547,13 @@ class RunStream(EventStream):
             if w.decision is not None
         }
         self._waits.give(decided, {w.approval_id: w.asked for w in waits if w.decision is None})
-        waited = float((info.result or {}).get("waited_s", 0.0))
-        self._waits.offset = waited + max(0.0, time.time() - info.updated)
+        if before is None or before.result is None:
+            return
+        waited = float(before.result.get("waited_s", 0.0))
+        if before.status == "paused":
+            waited += max(0.0, time.time() - before.updated)
+            await journal.keep(self.run_id, {**before.result, "waited_s": waited})
+        self._waits.offset = waited
 
 
 def _run_attributes(stream: RunStream, goal: str) -> dict[str, str]:

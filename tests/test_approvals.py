@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from agents import ConfigurationError, Executor, tool
@@ -253,3 +254,49 @@ async def test_a_lone_executor_cannot_leave_decisions_to_nobody() -> None:
     with pytest.raises(ConfigurationError, match="approver=PAUSE leaves decisions to a run"):
         await Executor(model, [Bank().transfer], approver=PAUSE).run("pay")
     assert model.requests == []
+
+
+async def test_an_edit_that_leaves_a_masked_value_keeps_the_real_one() -> None:
+    """The person saw the PIN masked; editing only the amount must not send the mask."""
+    sent: list[tuple[int, str]] = []
+
+    @tool(needs_approval=True, sensitive=["pin"])
+    async def pay(amount: int, pin: str) -> str:
+        """Pay.
+
+        Args:
+            amount: How much.
+            pin: The card's PIN.
+        """
+        sent.append((amount, pin))
+        return "paid"
+
+    seen: list[dict[str, Any]] = []
+
+    async def smaller(request: ApprovalRequest) -> Decision:
+        seen.append(request.args)
+        return approve({**request.args, "amount": 5})
+
+    model = ScriptedModel([call("pay", amount=500, pin="4321"), reply("done [pay]")])
+    await Executor(model, [pay], approver=smaller).run("pay")
+    assert seen == [{"amount": 500, "pin": "***"}]
+    assert sent == [(5, "4321")]
+
+
+async def test_the_decision_given_through_the_stream_ends_the_quiet_at_once() -> None:
+    """A run that is about to pause sees an answer given meanwhile: it is no longer quiet."""
+    from agents._waits import RunWaits
+
+    waits = RunWaits()
+    request = ApprovalRequest(approval_id="a#1", run_id="r", agent_id="a", tool="t")
+
+    async def wait_for_it() -> None:
+        await waits.decision(request, PAUSE)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(wait_for_it)
+        with anyio.fail_after(GUARD_S):
+            while not waits.quiet:
+                await anyio.lowlevel.checkpoint()
+        assert waits.answer("a#1", approve())
+        assert not waits.quiet

@@ -516,3 +516,15 @@ def test_check_output_refuses_the_input_file_by_any_name(tmp_path: Path) -> None
         )
     check_output(tasks_path, other)
     check_output(tasks_path, tmp_path / "new.jsonl")
+
+
+async def test_a_pausing_executor_needs_a_journal(tmp_path: Path) -> None:
+    """run_batch with approver=PAUSE and no journal to pause in is refused before any work."""
+    from agents.approvals import PAUSE
+
+    executor = Executor(ScriptedModel([]), approver=PAUSE)
+    with pytest.raises(ConfigurationError, match="approver=PAUSE needs run_batch"):
+        await run_batch(
+            [BatchTask(id="a", goal="Goal a")], executor=executor, out=tmp_path / "o.jsonl",
+            concurrency=1, limits=Limits(),
+        )  # fmt: skip

@@ -135,3 +135,24 @@ async def test_enum_values_bind_and_the_bound_call_is_what_the_journal_replays(
     assert "bound originCity→origin_city, destination→destination_city, mode 'PLANE'→'plane'" in (
         told.content
     )
+
+
+async def test_a_different_word_or_a_free_string_is_never_bound() -> None:
+    """min_price is not a typo of max_price (a word differs), and a value of a parameter that
+    takes any string is left as the model wrote it."""
+
+    @tool
+    async def search(max_price: int, mode: Literal["auto"] | str = "auto") -> str:
+        """Search.
+
+        Args:
+            max_price: The highest price.
+            mode: How.
+        """
+        return f"{max_price} {mode}"
+
+    with pytest.raises(ValueError, match="min_price: Extra inputs are not permitted"):
+        search.parse_bound('{"min_price": 10}')
+    assert search.parse_bound('{"max_price": 10, "mode": "AUTO"}') == (
+        {"max_price": 10, "mode": "AUTO"}, (),
+    )  # fmt: skip

@@ -17,7 +17,8 @@ import pytest
 from agents import ConfigurationError, Executor
 from agents.mcp import MCPServer, MCPServers
 from agents.testing import ScriptedModel, call, observation, reply
-from memory import Journal
+from agents.tools import Toolbox, ToolResult
+from memory import Journal, ToolCall
 from orchestrator import Orchestrator
 from tests._team import Team, plan, script, sub
 
@@ -97,6 +98,13 @@ async def test_the_time_server_s_tools_take_its_schemas_and_annotations() -> Non
             tools["get_current_time"].parse("{}")
         with pytest.raises(ValueError, match="not of type 'string'"):
             tools["get_current_time"].parse('{"timezone": 3}')
+        # The loop's path (with schema binding first) checks them against the server's schema too.
+        prepared = Toolbox(time.tools).prepare(
+            ToolCall(id="c1", name="get_current_time", arguments='{"timezone": 3}'), 0.0
+        )
+        assert isinstance(prepared, ToolResult)
+        assert prepared.error == "invalid_arguments"
+        assert "not of type 'string'" in prepared.content
 
 
 async def test_an_agent_calls_the_time_server_and_reads_its_errors() -> None:

@@ -57,14 +57,16 @@ async def test_a_paused_run_goes_on_in_other_processes_repeating_nothing(tmp_pat
     assert (second["status"], second["kinds"]) == ("paused", ["tool"])
     (waits,) = second["waiting"]
     assert waits.startswith("b#")
-    # a ran to its end meanwhile; b asked for its call and waits: the planner is not asked again.
-    assert second["asked"] == {"planner": 0, "writer": 0, "a": 2, "b": 1}
-    assert _ledger(tmp_path) == ["lookup a"]
+    assert second["asked"]["planner"] == 0  # the plan is not asked for again
+    assert "transfer 40" not in _ledger(tmp_path)
 
     third = await _child("resume", tmp_path, "3.json", f"{waits}=approve")
     assert third["status"] == "complete"
-    assert third["asked"] == {"planner": 0, "writer": 1, "a": 0, "b": 1}
-    assert _ledger(tmp_path) == ["lookup a", "transfer 40"]
+    # Where each process stopped depends on the machine's speed (a pause waits until only
+    # approvals are left); what is guaranteed is the whole: every request and call once.
+    asked = {who: sum(r["asked"][who] for r in (first, second, third)) for who in first["asked"]}
+    assert asked == {"planner": 1, "writer": 1, "a": 2, "b": 2}
+    assert sorted(_ledger(tmp_path)) == ["lookup a", "transfer 40"]
 
 
 async def _paused_run(tmp_path: Path, **limits: Any) -> tuple[Journal, Orchestrator]:
@@ -217,3 +219,29 @@ async def test_paor_show_says_what_a_paused_run_waits_for(
     shown = capsys.readouterr().out
     assert shown.startswith(f"run {RUN_ID}: paused\n")
     assert "waits: run#4: plan v1\ndecide with: paor approve paused" in shown
+
+
+async def test_a_resumed_run_that_crashes_keeps_its_decisions_and_its_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decided an hour later, then cut off right after the decision (the caller left): the next
+    resume neither asks for the plan again nor counts the hour against the 30 s deadline."""
+    journal, orch = await _paused_run(tmp_path, deadline_s=30)
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 3600)
+    async with journal:
+        with anyio.fail_after(GUARD_S):
+            async with orch.stream_resume(RUN_ID, decisions={"run#4": approve()}) as events:
+                async for event in events:
+                    if isinstance(event, ApprovalDecided):
+                        break  # leaving the block abandons the run: as after a crash
+            info = await journal.run(RUN_ID)
+            assert info is not None
+            assert info.status == "crashed"
+            again = await orch.resume(RUN_ID)
+            assert [w.kind for w in again.waiting] == ["tool"]  # the plan stays approved
+            done = await orch.resume(
+                RUN_ID, decisions={result_id(await journal.waiting()): approve()}
+            )
+    assert done.status == "complete", done.reason
+    assert done.waited_s >= 3600
