@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from agents._effects import Effects, EffectSite
     from agents._waits import RunWaits
 
-__all__ = ["ASK_USER", "SIGNALS", "ask", "asked_outcome"]
+__all__ = ["ASK_USER", "NONE_LEFT", "SIGNALS", "ask", "asked_outcome"]
 
 _NOT_ALLOWED = "this run may not ask the user questions"
-_NONE_LEFT = "the run has asked the user all the questions it may ({limit})"
+NONE_LEFT = "the run has asked the user all the questions it may ({limit})"
+"""Why a question is refused once the run's limit is reached (`{limit}` is filled in)."""
 
 
 # Async although they await nothing: a sync tool runs in a thread, and these pure signals must
@@ -76,7 +77,7 @@ async def ask(
 
     async def pick() -> str:
         if len(waits.questions) >= limit:
-            refusal = Decision(action="deny", message=_NONE_LEFT.format(limit=limit))
+            refusal = Decision(action="deny", message=NONE_LEFT.format(limit=limit))
             return refusal.model_dump_json()
         waits.questions.add(site.key)  # taken before the wait: two cannot both take the last
         return (await waits.decision(request, approver)).model_dump_json()

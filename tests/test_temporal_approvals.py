@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -31,7 +32,7 @@ PLAN = {"subtasks": [{"id": "pay", "goal": "Pay the invoice."}, {"id": "look", "
 GUARD_S = 60  # a guard against a hang, not a timing claim
 
 
-def _registry(ledger: Path) -> Registry:
+def _registry(ledger: Path, plan: dict[str, Any] = PLAN) -> Registry:
     @tool(side_effects=True)
     async def transfer(amount: int) -> str:
         """Send money.
@@ -54,7 +55,7 @@ def _registry(ledger: Path) -> Registry:
 
     def decide(request: ModelRequest) -> Turn:
         if request.output is not None:
-            return reply(json.dumps(PLAN))
+            return reply(json.dumps(plan))
         if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
             return reply("Paid and looked.")
         task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
@@ -153,3 +154,47 @@ async def test_cli_research_on_temporal_waits_then_paor_approve_finishes_it(
             assert await anyio.to_thread.run_sync(main, approving) == 0
     assert out.read_text(encoding="utf-8").startswith("# ")
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith(f"wrote {out}: ")
+
+
+async def test_a_run_on_temporal_asks_at_most_its_limit_over_all_its_sub_agents(
+    server: str, tmp_path: Path
+) -> None:
+    """Two sub-agents (two child workflows) ask with questions=1: the run answers one through
+    its update and refuses the other itself, so the limit holds for the run, not per child."""
+    ledger = tmp_path / "ledger"
+    ledger.touch()
+    two = {"subtasks": [{"id": "look1", "goal": "Look one."}, {"id": "look2", "goal": "Look two."}]}
+    client = await connect(server)
+    given = RunInput(
+        goal="Look twice.", run_id="ap2", model="team", tools=("lookup",), questions=1,
+    )  # fmt: skip
+    asked: list[str] = []
+    served = _registry(ledger, two)
+    with anyio.fail_after(GUARD_S):
+        async with (
+            build_worker(client, served, task_queue="asking", sticky_timeout=1.0),
+            await start(client, given, task_queue="asking") as run,
+        ):
+            async for event in run:
+                if isinstance(event, ApprovalRequested) and event.kind == "question":
+                    asked.append(event.agent_id)
+                    await decide_on_temporal(client, "ap2", event.approval_id, answer("k1"))
+    assert run.result.status == "complete"
+    assert len(asked) == 1  # the other question never waited: the run refused it
+    assert [a.answer for a in run.result.answered] == ["k1"]
+    (refused,) = {"Look one.", "Look two."} - {
+        f"Look {'one' if a == 'look1' else 'two'}." for a in asked
+    }
+    model = served.model("team")
+    assert isinstance(model, FunctionModel)
+    told = [
+        observation(str(m.content))
+        for r in model.requests
+        if refused in str(r.messages[1].content)
+        for m in r.messages
+        if m.role == "tool"
+    ]
+    assert any(
+        "You may not ask: the run has asked the user all the questions it may (1)" in t
+        for t in told
+    )

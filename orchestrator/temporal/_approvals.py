@@ -26,6 +26,7 @@ from temporalio.service import RPCError
 
 with workflow.unsafe.imports_passed_through():
     from agents._approval import ApprovalRequest, Approver, Decision
+    from agents._signals import NONE_LEFT
     from agents.effects import RUN_AGENT
     from agents.errors import RunError
     from orchestrator._state import Answered
@@ -56,20 +57,36 @@ class RunApprovals:
     waiting: dict[str, ApprovalRequest] = field(default_factory=dict)
     decided: dict[str, Decision] = field(default_factory=dict)
     answered: list[Answered] = field(default_factory=list)  # the sub-agents' questions
+    questions: int = 0  # how many the run may ask, its planner's and its sub-agents' together
+    asked_ids: set[str] = field(default_factory=set)  # the questions asked so far
 
     def approver(self) -> Approver:
         """The run's approver: each plan waits for the update that decides it."""
         return Approver(decide=self._decide)
 
     async def _decide(self, request: ApprovalRequest) -> Decision:
+        if request.kind == "question":
+            self.asked_ids.add(request.approval_id)  # the planner's (its own count limits it)
         self.waiting[request.approval_id] = request
         await workflow.wait_condition(lambda: request.approval_id in self.decided)
         return self.decided[request.approval_id]
 
-    def asked(self, request: ApprovalRequest) -> None:
-        """A sub-agent's request, told by its child workflow."""
-        if request.approval_id not in self.decided:
-            self.waiting[request.approval_id] = request
+    async def asked(self, request: ApprovalRequest) -> bool:
+        """A sub-agent's request, told by its child workflow; False when it is a question the
+        run may not ask (its limit is reached, counted over the whole run): it is refused."""
+        approval_id = request.approval_id
+        if approval_id in self.decided:
+            return False
+        if request.kind == "question" and approval_id not in self.asked_ids:
+            if len(self.asked_ids) >= self.questions:
+                refusal = Decision(action="deny", message=NONE_LEFT.format(limit=self.questions))
+                self.decided[approval_id] = refusal
+                child = workflow.get_external_workflow_handle(f"{self.run_id}.{request.agent_id}")
+                await child.signal("decided", Decided(approval_id=approval_id, decision=refusal))
+                return False
+            self.asked_ids.add(approval_id)
+        self.waiting[approval_id] = request
+        return True
 
     def check(self, given: Decided) -> None:
         """Refuse a decision on what does not wait (before anything is written to the history).

@@ -86,6 +86,7 @@ class RunWorkflow:
             payload_limit=given.payload_limit,
         )
         self._approvals.run_id = given.run_id
+        self._approvals.questions = given.questions
         orch = orchestrator_for(given, effects, self._approvals.approver())
         stream = orch.stream(given.goal, run_id=given.run_id)
         try:
@@ -130,9 +131,11 @@ class RunWorkflow:
         return list(self._approvals.waiting.values())
 
     @workflow.signal(name="asked")
-    def asked(self, request: ApprovalRequest) -> None:
-        """A sub-agent's call waits for a decision: the run knows it, and says so."""
-        self._approvals.asked(request)
+    async def asked(self, request: ApprovalRequest) -> None:
+        """A sub-agent's call waits for a decision: the run knows it, and says so (a question
+        past the run's limit is refused at once)."""
+        if not await self._approvals.asked(request):
+            return
         self._log.append(
             ApprovalRequested(
                 run_id=request.run_id, agent_id=request.agent_id, step=0,
