@@ -26,6 +26,7 @@ before. The call that runs, journaled and replayed, is the bound one.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 import types
 import typing
@@ -54,6 +55,9 @@ def bind_arguments(
         Ambiguous: An argument names more than one parameter.
     """
     fields = model.model_fields
+    fixed = _fixed_values(model)
+    if not synonyms and all(k in fields for k in raw) and not fixed.keys() & raw.keys():
+        return raw, ()  # the usual call: nothing could be bound (no copy, no introspection)
     bound: list[str] = []
     named = dict(raw)
     for key in [k for k in raw if k not in fields]:
@@ -62,14 +66,21 @@ def bind_arguments(
             named[target] = named.pop(key)
             bound.append(f"{key}→{target}")
     for name, value in list(named.items()):
-        field = fields.get(name)
-        if field is None or not isinstance(value, str):
+        if name not in fields or not isinstance(value, str):
             continue
-        chosen = _one_value(value, _choices(field.annotation), (synonyms or {}).get(name, {}))
+        chosen = _one_value(value, fixed.get(name, []), (synonyms or {}).get(name, {}))
         if chosen is not None and chosen != value:
             named[name] = chosen
             bound.append(f"{name} {value!r}→{_shown(chosen)!r}")
     return named, tuple(bound)
+
+
+@functools.cache
+def _fixed_values(model: type[BaseModel]) -> dict[str, list[Any]]:
+    """The fields of `model` with fixed values, and those values: worked out once per tool (a
+    tool's arguments are parsed on every call)."""
+    found = {name: _choices(field.annotation) for name, field in model.model_fields.items()}
+    return {name: choices for name, choices in found.items() if choices}
 
 
 def _one_parameter(key: str, free: list[str]) -> str | None:
