@@ -66,6 +66,17 @@ async def server() -> AsyncIterator[str]:
         yield env.client.service_client.config.target_host
 
 
+def corpus_folder(docs: Path) -> Path:
+    """A folder of two documents of the test corpus (the ones the scripted team cites)."""
+    for doc_id in ("py/generators", "py/iterators"):
+        document = CORPUS.get(doc_id)
+        assert document is not None
+        path = docs / f"{doc_id}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {document.title}\n\n{document.text}\n", encoding="utf-8")
+    return docs
+
+
 @pytest.fixture
 def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The file the test tools count their completed calls in."""
@@ -336,13 +347,7 @@ async def test_research_report_matches_in_process(server: str) -> None:
 @pytest.mark.anyio
 async def test_cli_research_on_temporal_writes_the_report(server: str, tmp_path: Path) -> None:
     """`paor research --temporal` runs on the workers and writes the in-process report."""
-    docs = tmp_path / "docs"
-    for doc_id in ("py/generators", "py/iterators"):
-        document = CORPUS.get(doc_id)
-        assert document is not None
-        path = docs / f"{doc_id}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# {document.title}\n\n{document.text}\n", encoding="utf-8")
+    docs = corpus_folder(tmp_path / "docs")
     corpus = Corpus.from_folder(docs)
     local = await research(
         TOPIC, model=FunctionModel(team), corpus=corpus, limits=Limits(max_subtasks=3)

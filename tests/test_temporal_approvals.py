@@ -22,8 +22,8 @@ from orchestrator.cli import main
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import Registry, RunInput, build_replayer, build_worker, connect, start
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
-from tests.test_research import CORPUS, team
-from tests.test_temporal import TOPIC, anyio_backend, server
+from tests.test_research import team
+from tests.test_temporal import TOPIC, anyio_backend, corpus_folder, server
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 __all__ = ["anyio_backend", "server"]  # the module's Temporal dev server, started once
@@ -123,13 +123,7 @@ async def test_cli_research_on_temporal_waits_then_paor_approve_finishes_it(
     """`research --temporal --approve plan` with no terminal ends with exit 3 naming what waits
     (the run waits on Temporal); `approvals --temporal` lists it; `approve --temporal` with a
     wrong id is one line, exit 2; approving follows the run to its report."""
-    docs = tmp_path / "docs"
-    for doc_id in ("py/generators", "py/iterators"):
-        document = CORPUS.get(doc_id)
-        assert document is not None
-        path = docs / f"{doc_id}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# {document.title}\n\n{document.text}\n", encoding="utf-8")
+    docs = corpus_folder(tmp_path / "docs")
     corpus = Corpus.from_folder(docs)
     out = tmp_path / "report.md"
     target = ("--temporal", server)
