@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents._approval import ApprovalRequest
+from agents._approval import ApprovalRequest, Decision
 from agents._model import Usage, WireProtocol
 
 __all__ = [
@@ -101,9 +101,9 @@ class ApprovalRequested(_AgentEventBase):
 
     Attributes:
         approval_id: The request's id (`agent_id#seq`, stable across resumes).
-        tool: The tool ("" for a plan).
-        args: Its arguments (sensitive values masked).
-        kind: "tool" or "plan".
+        tool: The tool ("" for a plan, "ask_user" for a question).
+        args: Its arguments (sensitive values masked; a question's is {"question": ...}).
+        kind: "tool", "plan" or "question".
         request: The whole request (a plan's drawing and data included).
     """
 
@@ -113,6 +113,15 @@ class ApprovalRequested(_AgentEventBase):
     args: dict[str, Any]
     kind: Literal["tool", "plan", "question"] = "tool"
     request: ApprovalRequest | None = None
+
+    @classmethod
+    def of(cls, request: ApprovalRequest, step: int) -> ApprovalRequested:
+        """The event of `request`, made at its agent's `step`."""
+        return cls(
+            run_id=request.run_id, agent_id=request.agent_id, step=step,
+            approval_id=request.approval_id, tool=request.tool, args=request.args,
+            kind=request.kind, request=request,
+        )  # fmt: skip
 
 
 class ApprovalDecided(_AgentEventBase):
@@ -136,6 +145,16 @@ class ApprovalDecided(_AgentEventBase):
     edited: bool = False
     kind: Literal["tool", "plan", "question"] = "tool"
     message: str = ""
+
+    @classmethod
+    def of(cls, request: ApprovalRequest, decision: Decision, step: int) -> ApprovalDecided:
+        """The event of `decision` on `request`, at its agent's `step`."""
+        return cls(
+            run_id=request.run_id, agent_id=request.agent_id, step=step,
+            approval_id=request.approval_id, tool=request.tool, action=decision.action,
+            by=decision.by, edited=decision.args is not None or decision.plan is not None,
+            kind=request.kind, message=decision.message,
+        )  # fmt: skip
 
 
 AgentEvent = Annotated[

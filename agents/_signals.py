@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from agents._effects import Effects, EffectSite
     from agents._waits import RunWaits
 
-__all__ = ["ASK_USER", "NONE_LEFT", "SIGNALS", "ask", "asked_outcome"]
+__all__ = ["ASK_USER", "NONE_LEFT", "SIGNALS", "ask", "asked_outcome", "question_request"]
 
 _NOT_ALLOWED = "this run may not ask the user questions"
 NONE_LEFT = "the run has asked the user all the questions it may ({limit})"
@@ -58,6 +58,14 @@ SIGNALS: tuple[Tool, ...] = (_report_issue,)
 """The built-in tools an executor offers besides the caller's (`signals=True`)."""
 ASK_USER = _ask_user
 """The built-in tool that asks the user a question (offered with `questions=N`)."""
+
+
+def question_request(site: EffectSite, agent_id: str, question: str) -> ApprovalRequest:
+    """The request of `agent_id`'s question, at the question's own address."""
+    return ApprovalRequest(
+        approval_id=site.key, run_id=site.run_id, agent_id=agent_id, kind="question",
+        tool=ASK_USER.name, description=question, args={"question": question},
+    )  # fmt: skip
 
 
 async def ask(

@@ -34,7 +34,7 @@ from agents._events import (
 from agents._guards import Budget, LoopDetector
 from agents._model import ModelResponse, Usage
 from agents._report import AgentReport, ReportStatus
-from agents._signals import ASK_USER, ask, asked_outcome
+from agents._signals import ASK_USER, ask, asked_outcome, question_request
 from agents._toolbox import Evidence, Finding, PreparedCall, Toolbox, ToolResult
 from agents._tools import MAX_ARG_CHARS, ToolContext, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
@@ -148,23 +148,13 @@ class AgentState:
             approval_id=site.key, run_id=self.run_id, agent_id=self.agent_id, tool=tool.name,
             description=tool.description, args=redact(prepared.args, tool.sensitive),
         )  # fmt: skip
-        common = {"run_id": self.run_id, "agent_id": self.agent_id, "step": self.steps}
-        await self._emit(
-            ApprovalRequested(
-                **common, approval_id=site.key, tool=tool.name, args=request.args, request=request
-            )
-        )
+        await self._emit(ApprovalRequested.of(request, self.steps))
         self._hold_deadline(self.waits)
         try:
             decision = await decided(effects, site, request, self.approver, self.waits)
         finally:
             self._release_deadline(self.waits)
-        await self._emit(
-            ApprovalDecided(
-                **common, approval_id=site.key, tool=tool.name, action=decision.action,
-                by=decision.by, edited=decision.args is not None, message=decision.message,
-            )
-        )  # fmt: skip
+        await self._emit(ApprovalDecided.of(request, decision, self.steps))
         if decision.action == "deny":
             message = f"Denied by a person: {decision.message or 'no reason given'}."
             return ToolOutcome(ok=False, error="rejected", message=message)
@@ -232,17 +222,8 @@ class AgentState:
     ) -> ToolOutcome:
         """Ask the user the question, at the call's own address (it runs no tool)."""
         question = str(prepared.args["question"])
-        request = ApprovalRequest(
-            approval_id=site.key, run_id=self.run_id, agent_id=self.agent_id, kind="question",
-            description=question,
-        )  # fmt: skip
-        common = {"run_id": self.run_id, "agent_id": self.agent_id, "step": self.steps}
-        await self._emit(
-            ApprovalRequested(
-                **common, approval_id=site.key, tool="ask_user", args={"question": question},
-                kind="question", request=request,
-            )
-        )  # fmt: skip
+        request = question_request(site, self.agent_id, question)
+        await self._emit(ApprovalRequested.of(request, self.steps))
         waits = self.waits
         if waits is not None:
             self._hold_deadline(waits)
@@ -251,12 +232,7 @@ class AgentState:
         finally:
             if waits is not None:
                 self._release_deadline(waits)
-        await self._emit(
-            ApprovalDecided(
-                **common, approval_id=site.key, tool="ask_user", action=decision.action,
-                by=decision.by, kind="question", message=decision.message,
-            )
-        )  # fmt: skip
+        await self._emit(ApprovalDecided.of(request, decision, self.steps))
         return asked_outcome(decision)
 
     def _hold_deadline(self, waits: RunWaits) -> None:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from agents._approval import ApprovalRequest, Approver, Decision, decided
-from agents._signals import ask
+from agents._approval import ApprovalRequest, Approver, decided
+from agents._signals import ask, question_request
 from agents._waits import RunWaits
 from agents.effects import RUN_AGENT, Addresses, Effects, EffectSite
 from agents.events import AgentEvent, ApprovalDecided, ApprovalRequested
@@ -73,13 +73,9 @@ class Reviewer:
                 description=draw_plan(plan, before=before, status=status, why=why),
                 plan=plan.model_dump(mode="json"), problems=found,
             )  # fmt: skip
-            await self.emit(
-                ApprovalRequested(run_id=site.run_id, agent_id=RUN_AGENT, step=step,
-                                  approval_id=site.key, tool="", args={}, kind="plan",
-                                  request=request)
-            )  # fmt: skip
+            await self.emit(ApprovalRequested.of(request, step))
             decision = await decided(self.effects, site, request, self.approver, self.waits)
-            await self.emit(_decided(site.run_id, step, site.key, decision))
+            await self.emit(ApprovalDecided.of(request, decision, step))
             if decision.action == "deny":
                 return decision.message or "the person rejected the plan without a reason"
             if decision.plan is None:
@@ -92,14 +88,6 @@ class Reviewer:
                 return edited
             found = tuple(edited)
         return f"the person's edits of the plan had problems: {'; '.join(found)}"
-
-
-def _decided(run_id: str, step: int, approval_id: str, decision: Decision) -> ApprovalDecided:
-    return ApprovalDecided(
-        run_id=run_id, agent_id=RUN_AGENT, step=step,
-        approval_id=approval_id, tool="", action=decision.action, by=decision.by,
-        edited=decision.plan is not None, kind="plan", message=decision.message,
-    )  # fmt: skip
 
 
 def checked_edit(
@@ -182,18 +170,8 @@ async def asked_for_planner(
 ) -> str:
     """Ask the user the planner's question (a recorded choice at `site`); the answer, or
     "(no answer)" when none came or the run may not ask."""
-    request = ApprovalRequest(
-        approval_id=site.key, run_id=site.run_id, agent_id=RUN_AGENT, kind="question",
-        description=question,
-    )  # fmt: skip
-    ids = {"run_id": site.run_id, "agent_id": RUN_AGENT, "step": site.step}
-    await emit(
-        ApprovalRequested(**ids, approval_id=site.key, tool="ask_user", args={"question": question},
-                          kind="question", request=request)
-    )  # fmt: skip
+    request = question_request(site, RUN_AGENT, question)
+    await emit(ApprovalRequested.of(request, site.step))
     decision = await ask(effects, site, request, approver, waits, limit)
-    await emit(
-        ApprovalDecided(**ids, approval_id=site.key, tool="ask_user", action=decision.action,
-                        by=decision.by, kind="question", message=decision.message)
-    )  # fmt: skip
+    await emit(ApprovalDecided.of(request, decision, site.step))
     return decision.message if decision.action == "answer" else "(no answer)"

@@ -136,28 +136,14 @@ class RunWorkflow:
         past the run's limit is refused at once)."""
         if not await self._approvals.asked(request):
             return
-        self._log.append(
-            ApprovalRequested(
-                run_id=request.run_id, agent_id=request.agent_id, step=0,
-                approval_id=request.approval_id, tool=request.tool, args=request.args,
-                kind=request.kind, request=request,
-            )
-        )  # fmt: skip
+        self._log.append(ApprovalRequested.of(request, step=0))
 
     @workflow.update(name="decide")
     async def decide(self, given: Decided) -> None:
         """Take a person's decision on what waits (a sub-agent's goes on to it)."""
         request = await self._approvals.take(given)
         if request.agent_id != RUN_AGENT:  # the run's own decisions are its stream's events
-            decision = given.decision
-            self._log.append(
-                ApprovalDecided(
-                    run_id=request.run_id, agent_id=request.agent_id, step=0,
-                    approval_id=given.approval_id, tool=request.tool, action=decision.action,
-                    by=decision.by, edited=decision.args is not None, message=decision.message,
-                    kind=request.kind,
-                )
-            )  # fmt: skip
+            self._log.append(ApprovalDecided.of(request, given.decision, step=0))
 
     @decide.validator
     def _check_decision(self, given: Decided) -> None:
