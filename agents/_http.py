@@ -14,14 +14,15 @@ within the limit (httpx2 would inflate all of it first), and any other coding re
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import httpx2
 import openai
 
-__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "ResponseTooLarge", "bounded_http_client"]
+__all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "ResponseHook", "ResponseTooLarge", "bounded_http_client"]
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
 # zlib window bits: a gzip wrapper, or the zlib wrapper that HTTP's "deflate" names.
 _WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
@@ -40,21 +41,25 @@ class ResponseTooLarge(Exception):
         self.status = status
 
 
-def bounded_http_client(max_bytes: int, timeout: float) -> httpx2.AsyncClient:
+def bounded_http_client(
+    max_bytes: int, timeout: float, *, on_response: ResponseHook | None = None
+) -> httpx2.AsyncClient:
     """The `openai` SDK's default async HTTP client, with bodies bounded to `max_bytes`.
 
     Args:
         max_bytes: The most bytes a response body may hold, decoded.
         timeout: The client's own timeout in seconds (a backstop to the caller's deadline).
+        on_response: Also shown every response (its status and headers; the body is unread).
     """
 
     async def limit(response: httpx2.Response) -> None:
         _limit_body(response, max_bytes)
 
+    hooks = [limit] if on_response is None else [on_response, limit]
     return openai.DefaultAsyncHttpxClient(
         timeout=timeout,
         headers={"Accept-Encoding": "identity"},
-        event_hooks={"response": [limit]},
+        event_hooks={"response": hooks},
     )
 
 

@@ -35,6 +35,7 @@ import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agents._admission import Admission
 from agents._chunks import Chunks
 from agents._decisions import cap_strings, decision_schema, parse_decision, render_messages
 from agents._errors import (
@@ -44,7 +45,12 @@ from agents._errors import (
     ModelRequestError,
     ModelRetryableError,
 )
-from agents._http import DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLarge, bounded_http_client
+from agents._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    ResponseHook,
+    ResponseTooLarge,
+    bounded_http_client,
+)
 from agents._model import ModelRequest, ModelResponse, Usage, WireProtocol
 from agents._streaming import Streamed, live_sink
 from agents._textcalls import recover_calls
@@ -96,6 +102,11 @@ class OpenAIChatModel:
         max_response_bytes: The most bytes one reply body may hold, decoded (default 8 MiB, a
             hundred times a long completion). A longer one, such as a body that never ends, fails
             with `ModelRequestError` as soon as it passes the limit.
+        admission: Keep requests within the endpoint's rate limits (`Admission`): True (the
+            default) gives this model its own, shared by every agent that uses the model; pass one
+            `Admission` to share it between models of one endpoint, or False for none. Limits are
+            learned from the `x-ratelimit-*` headers and 429s (with your own `client`, from 429s
+            only).
 
     Raises:
         ConfigurationError: An option is out of range.
@@ -117,17 +128,24 @@ class OpenAIChatModel:
         max_output_tokens: int | None = None,
         max_string_chars: int | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        admission: Admission | bool = True,
     ) -> None:
         if timeout <= 0 or max_retries < 0 or backoff < 0:
             raise ConfigurationError("timeout must be positive; max_retries and backoff >= 0")
         if max_response_bytes < 1:
             raise ConfigurationError("max_response_bytes must be at least 1")
         self.model = model or os.environ.get("PAOR_MODEL") or "gpt-4.1-mini"
+        self.admission: Admission | None = (
+            admission if isinstance(admission, Admission) else Admission() if admission else None
+        )
+        # paor's own client shows the admission every answer's headers; a caller's, only 429s.
+        self._sees_headers = client is None and self.admission is not None
         self._client = client or _new_client(
             base_url or os.environ.get("OPENAI_BASE_URL") or None,
             api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
             timeout=timeout,
             max_response_bytes=max_response_bytes,
+            admission=self.admission,
         )
         self.protocol: DecisionProtocol = protocol
         self.calls_arrive: WireProtocol | None = None
@@ -216,19 +234,50 @@ class OpenAIChatModel:
             return await self._send_within_deadline(request, other)
 
     async def _send_within_deadline(self, request: ModelRequest, protocol: str) -> ModelResponse:
-        try:
-            with anyio.fail_after(self.timeout):
-                return await self._send(request, protocol)
-        except TimeoutError:
-            raise ModelRetryableError(f"no reply within {self.timeout:g}s") from None
-
-    async def _send(self, request: ModelRequest, protocol: str) -> ModelResponse:
         kwargs = self._json_kwargs(request) if protocol == "json" else self._tools_kwargs(request)
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         limit = request.max_output_tokens or self.max_output_tokens
         if limit is not None:
             kwargs["max_tokens"] = limit
+        body = {"model": self.model, **kwargs}
+        admission = self.admission
+        if admission is None or (admission.answered and not admission.limited):
+            return await self._within_deadline(request, protocol, body)
+        async with admission.first_contact():
+            return await self._admitted(admission, request, protocol, body)
+
+    async def _admitted(
+        self, admission: Admission, request: ModelRequest, protocol: str, body: dict[str, Any]
+    ) -> ModelResponse:
+        if not admission.limited:
+            return await self._within_deadline(request, protocol, body)
+        # Waiting for the endpoint's limits is not the attempt's time: the deadline starts after.
+        chars = len(json.dumps(body, separators=(",", ":")))
+        estimated = admission.estimate(chars)
+        await admission.admit(estimated)
+        try:
+            response = await self._within_deadline(request, protocol, body)
+        except ModelRetryableError as exc:
+            if exc.status == 429:  # refused: the endpoint counted no tokens for it
+                admission.refund(estimated)
+            raise
+        usage = response.usage
+        admission.settle(estimated, chars, usage.prompt_tokens, usage.completion_tokens)
+        return response
+
+    async def _within_deadline(
+        self, request: ModelRequest, protocol: str, body: dict[str, Any]
+    ) -> ModelResponse:
+        try:
+            with anyio.fail_after(self.timeout):
+                return await self._send(request, protocol, body)
+        except TimeoutError:
+            raise ModelRetryableError(f"no reply within {self.timeout:g}s") from None
+
+    async def _send(
+        self, request: ModelRequest, protocol: str, body: dict[str, Any]
+    ) -> ModelResponse:
         streamed = live_sink() if protocol == "tools" and request.output is None else None
         sizes: tuple[int, ...] = ()
         try:
@@ -237,12 +286,13 @@ class OpenAIChatModel:
             # JSON. Its typed `chat.completions.create` transforms every request field and builds
             # a model of every response field, 1-3 ms of CPU per request that a run of many agents
             # pays on its critical path. Status errors, auth and connection handling are the same.
-            body = {"model": self.model, **kwargs}
             if streamed is None:
                 data = await self._client.post("/chat/completions", body=body, cast_to=object)
             else:
                 data, sizes = await self._streamed(body, streamed)
         except openai.APIStatusError as exc:
+            if self.admission is not None and not self._sees_headers:
+                self.admission.observe(exc.response.headers, exc.status_code)
             raise _classify(exc) from exc
         except openai.APIConnectionError as exc:
             cause = type(exc.__cause__ or exc).__name__
@@ -372,7 +422,12 @@ class OpenAIChatModel:
 
 
 def _new_client(
-    base_url: str | None, api_key: str, *, timeout: float, max_response_bytes: int
+    base_url: str | None,
+    api_key: str,
+    *,
+    timeout: float,
+    max_response_bytes: int,
+    admission: Admission | None,
 ) -> openai.AsyncOpenAI:
     """paor's `AsyncOpenAI` client: no retries of its own, replies bounded (`_http`).
 
@@ -387,7 +442,11 @@ def _new_client(
             api_key=api_key,
             max_retries=0,
             timeout=timeout + 5.0,
-            http_client=bounded_http_client(max_response_bytes, timeout + 5.0),
+            http_client=bounded_http_client(
+                max_response_bytes,
+                timeout + 5.0,
+                on_response=None if admission is None else _observer(admission),
+            ),
         )
         url = client.base_url
         usable = url.scheme in ("http", "https") and bool(url.host) and (url.port or 0) < 65536
@@ -486,6 +545,13 @@ def _completion(data: object) -> _Completion:
 
 def _excerpt(data: object) -> str:
     return (data if isinstance(data, str) else json.dumps(data))[:2000]
+
+
+def _observer(admission: Admission) -> ResponseHook:
+    async def observe(response: httpx2.Response) -> None:
+        admission.observe(response.headers, response.status_code)
+
+    return observe
 
 
 def _usage(usage: _TokenUsage | None) -> Usage:

@@ -1,10 +1,12 @@
 """What a `ChatModel` is asked and answers, for writing one's own model."""
 
+from agents._admission import Admission
 from agents._local import local_model_available
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose, ToolSpec
 from agents._openai import DecisionProtocol
 
 __all__ = [
+    "Admission",
     "DecisionProtocol",
     "ModelRequest",
     "ModelResponse",

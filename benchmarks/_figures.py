@@ -27,9 +27,9 @@ def prompt_tokens(record: RunRecord) -> int:
 
 def prefix_share(record: RunRecord) -> float:
     """The share of executor prompt tokens (sub-agent or single agent) inside a shared prefix."""
-    mine = [e for e in record.log if e.who.kind in ("agent", "mono")]
+    mine = [e for e in record.log if e.who.kind in ("agent", "mono", "par")]
     total = sum(e.prompt_tokens for e in mine)
-    return sum(e.cached_tokens for e in mine) / total if total else 0.0
+    return sum(e.shared_tokens for e in mine) / total if total else 0.0
 
 
 def dispatch_gaps(record: RunRecord, scenario: Scenario) -> list[float]:

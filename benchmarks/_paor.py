@@ -59,14 +59,18 @@ def _sim_lookup(sim: Simulator, scenario: Scenario) -> Lookup:
 
 async def run_orchestrator(scenario: Scenario, *, http: bool) -> RunRecord:
     """Run `scenario` through `Orchestrator`, over HTTP or with the in-process simulator."""
-    sim = Simulator(scenario.script(), scenario.latency, tool_tokens=scenario.tool_tokens)
+    sim = scenario.simulator()
     record = RunRecord(
         framework="paor", scenario=scenario.name, transport="http" if http else "inproc"
     )
     if http:
         async with SimServer(sim) as server:
             model = OpenAIChatModel(
-                "sim", base_url=server.base_url, api_key="sim", protocol="tools", max_retries=0
+                "sim",
+                base_url=server.base_url,
+                api_key="sim",
+                protocol="tools",
+                max_retries=0 if scenario.limits is None else 3,  # paor's default under limits
             )
             await _timed_run(
                 record, orchestrator_for(scenario, model, _sim_lookup(sim, scenario)), scenario
@@ -91,7 +95,7 @@ async def _timed_run(record: RunRecord, orch: Orchestrator, scenario: Scenario) 
 async def run_executor(scenario: Scenario, *, http: bool) -> RunRecord:
     """Run `scenario`'s single subtask with one `Executor` (S8)."""
     (sub,) = scenario.plan
-    sim = Simulator(scenario.script(), scenario.latency, tool_tokens=scenario.tool_tokens)
+    sim = scenario.simulator()
     record = RunRecord(
         framework="paor", scenario=scenario.name, transport="http" if http else "inproc"
     )

@@ -1,7 +1,9 @@
-"""The sequential ReAct baseline: a plain loop over the `openai` client, one tool call at a time.
+"""The single-agent baselines: a plain loop over the `openai` client, as its users write it.
 
-No framework: the transcript is a list of wire messages, each tool call runs to completion before the
-next model call, and the loop ends at the first reply without tool calls.
+No framework: the transcript is a list of wire messages and the loop ends at the first reply without
+tool calls. The sequential ReAct agent (`run_react`) runs each tool call to completion before the
+next; the parallel one (`run_parallel`: parallel function calling, what LLMCompiler's paper compared
+itself with) runs every tool call of a reply at once and sends their results back together.
 """
 
 from __future__ import annotations
@@ -11,31 +13,51 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import openai
 
 from benchmarks._paor import lookup_tool
 from benchmarks._run import RunRecord
 from benchmarks._scenarios import Scenario
-from benchmarks._sim import SimRequest, SimServer, Simulator, classify
+from benchmarks._sim import SimRequest, SimServer, classify
 
-__all__ = ["REACT_INSTRUCTIONS", "react_loop", "run_react", "s0_cpu_react"]
+__all__ = [
+    "PARALLEL_INSTRUCTIONS",
+    "REACT_INSTRUCTIONS",
+    "react_loop",
+    "run_parallel",
+    "run_react",
+    "s0_cpu_react",
+]
 
 REACT_INSTRUCTIONS = (
     "You are a research agent. Call the tools one at a time to gather every fact the task needs, "
     "then reply with the final answer as plain text."
 )
+PARALLEL_INSTRUCTIONS = (
+    "You are a research agent. Gather every fact the task needs, calling in parallel every tool "
+    "call that does not need another's result, then reply with the final answer as plain text."
+)
 Complete = Callable[[list[dict[str, Any]]], Awaitable[dict[str, Any]]]
 ToolFn = Callable[[str], Awaitable[str]]
 
 
-async def react_loop(complete: Complete, task: str, lookup: ToolFn, *, max_steps: int = 500) -> str:
-    """Run the loop on `task` and return the final answer.
+async def react_loop(
+    complete: Complete,
+    task: str,
+    lookup: ToolFn,
+    *,
+    parallel: bool = False,
+    max_steps: int = 500,
+) -> str:
+    """Run the loop on `task` and return the final answer; `parallel` runs a reply's calls at once.
 
     Raises:
         RuntimeError: No answer within `max_steps` model calls.
     """
+    instructions = PARALLEL_INSTRUCTIONS if parallel else REACT_INSTRUCTIONS
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": REACT_INSTRUCTIONS},
+        {"role": "system", "content": instructions},
         {"role": "user", "content": task},
     ]
     for _ in range(max_steps):
@@ -44,17 +66,43 @@ async def react_loop(complete: Complete, task: str, lookup: ToolFn, *, max_steps
         calls = message.get("tool_calls") or []
         if not calls:
             return str(message.get("content") or "")
-        for call in calls:
-            args = json.loads(call["function"]["arguments"])
-            result = await lookup(str(args.get("key", "")))
+        keys = [str(json.loads(c["function"]["arguments"]).get("key", "")) for c in calls]
+        if parallel and len(calls) > 1:
+            results = await _all_at_once(lookup, keys)
+        else:
+            results = [await lookup(key) for key in keys]
+        for call, result in zip(calls, results, strict=True):
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
     raise RuntimeError(f"no answer within {max_steps} steps")
 
 
+async def _all_at_once(lookup: ToolFn, keys: list[str]) -> list[str]:
+    """Every lookup at once (what `asyncio.gather` does), the results in call order."""
+    results = [""] * len(keys)
+
+    async def run(i: int) -> None:
+        results[i] = await lookup(keys[i])
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(keys)):
+            tg.start_soon(run, i)
+    return results
+
+
 async def run_react(scenario: Scenario) -> RunRecord:
     """Run the sequential baseline on `scenario` over HTTP."""
-    sim = Simulator(scenario.script(), scenario.latency, tool_tokens=scenario.tool_tokens)
-    record = RunRecord(framework="react", scenario=scenario.name, transport="http")
+    return await _run_loop(scenario, parallel=False)
+
+
+async def run_parallel(scenario: Scenario) -> RunRecord:
+    """Run the parallel-tool-call baseline on `scenario` over HTTP."""
+    return await _run_loop(scenario, parallel=True)
+
+
+async def _run_loop(scenario: Scenario, *, parallel: bool) -> RunRecord:
+    sim = scenario.simulator()
+    name = "parallel-tools" if parallel else "react"
+    record = RunRecord(framework=name, scenario=scenario.name, transport="http")
 
     async def lookup(key: str) -> str:
         return await sim.tool(key, scenario.tool_slow(key))
@@ -62,7 +110,9 @@ async def run_react(scenario: Scenario) -> RunRecord:
     spec = lookup_tool(lookup).spec()
     tools: Any = [{"type": "function", "function": spec.model_dump()}]
     async with SimServer(sim) as server:
-        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="sim", max_retries=0)
+        client = openai.AsyncOpenAI(
+            base_url=server.base_url, api_key="sim", max_retries=scenario.client_retries
+        )
 
         async def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
             wire: Any = messages
@@ -72,7 +122,8 @@ async def run_react(scenario: Scenario) -> RunRecord:
             return completion.choices[0].message.model_dump(exclude_none=True)
 
         start = time.perf_counter()
-        record.answer = await react_loop(complete, scenario.task, lookup)
+        task = scenario.par_task if parallel else scenario.task
+        record.answer = await react_loop(complete, task, lookup, parallel=parallel)
         record.wall_s = time.perf_counter() - start
         await client.close()
     record.log, record.tools = sim.log, sim.tools

@@ -2,8 +2,10 @@
 
 A scenario is a plan of subtasks (`Sub`), each a short ReAct job: `steps` lookups, one per model turn,
 then an answer; a subtask may report that its result invalidates the plan, which the scripted planner
-answers with a `Replan`. The same scenario also scripts a single sequential ReAct agent (`mono`) that
-does every surviving lookup itself, one per turn, for the baselines.
+answers with a `Replan`. The same scenario also scripts two single agents for the baselines, each doing
+every surviving lookup itself: a sequential ReAct agent (`mono`), one lookup per turn, and an agent that
+makes parallel tool calls (`par`), each turn calling the next lookup of every subtask whose
+dependencies are done (`Scenario.par_turns`), as a model that sees the whole task would.
 
 The critical path is computed from the latency model alone, so it is a property of the scenario, not
 of a run: the plan call, then the longest chain of subtasks (each costing its model and tool latencies)
@@ -18,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from benchmarks._sim import LatencyModel, Reply, Who
+from benchmarks._provider import RateLimits
+from benchmarks._sim import LatencyModel, Reply, Simulator, Who
 
 __all__ = ["SCENARIOS", "Replan", "Scenario", "ScenarioScript", "Sub", "fan_out", "s0", "s7", "s8"]
 
@@ -102,6 +105,7 @@ class Scenario:
         replans: The planner's answers to invalidations, in order.
         tool_tokens: The length of each lookup result.
         latency: The latency model.
+        limits: The provider's rate limits, if any.
     """
 
     name: str
@@ -110,6 +114,7 @@ class Scenario:
     replans: tuple[Replan, ...] = ()
     tool_tokens: int = 200
     latency: LatencyModel = DEFAULT_LATENCY
+    limits: RateLimits | None = None
 
     @property
     def goal(self) -> str:
@@ -120,6 +125,30 @@ class Scenario:
     def task(self) -> str:
         """The goal as a single ReAct agent's first user message reads it."""
         return f"Task: {self.goal}"
+
+    @property
+    def par_task(self) -> str:
+        """The goal as the parallel-tool-call agent's first user message reads it."""
+        return f"Task: {self.goal.replace('[goal:', '[par:', 1)}"
+
+    @cached_property
+    def par_turns(self) -> tuple[tuple[str, ...], ...]:
+        """The parallel-tool-call agent's lookups, turn by turn: each turn the next lookup of every
+        surviving subtask whose dependencies finished in an earlier turn."""
+        left = {s.id: s.lookups() for s in self.subs.values() if s.id not in self.removed}
+        deps = {i: [d for d in self.subs[i].deps if d in left] for i in left}
+        done: set[str] = set()
+        turns: list[tuple[str, ...]] = []
+        while left:
+            ready = [i for i in left if all(d in done for d in deps[i])]
+            if not ready:
+                raise ValueError(f"{self.name}: a dependency cycle among {sorted(left)}")
+            turns.append(tuple(left[i].pop(0) for i in ready))
+            for i in ready:
+                if not left[i]:
+                    del left[i]
+                    done.add(i)
+        return tuple(turns)
 
     @cached_property
     def subs(self) -> dict[str, Sub]:
@@ -148,6 +177,18 @@ class Scenario:
         """A fresh script for one run."""
         return ScenarioScript(self)
 
+    def simulator(self) -> Simulator:
+        """A fresh simulator for one run of this scenario, by any framework."""
+        return Simulator(
+            self.script(), self.latency, tool_tokens=self.tool_tokens, limits=self.limits
+        )
+
+    @property
+    def client_retries(self) -> int:
+        """Retries each peer's client makes: none (a failure is a failure), but under a provider's
+        limits the `openai` client's default of 2, as its users would keep it."""
+        return 0 if self.limits is None else 2
+
     def critical_path(self) -> float:
         """Seconds of simulated latency along the longest chain: plan, subtasks and replans, synthesis."""
         script = self.script()
@@ -162,6 +203,19 @@ class Scenario:
             return ends[node]
 
         return end("synthesis")
+
+    def parallel_path(self) -> float:
+        """Seconds of simulated latency of the parallel-tool-call agent's whole run: each turn's
+        model call, then its slowest lookup."""
+        script = self.script()
+        total = 0.0
+        for step in range(len(self.par_turns) + 1):
+            who = Who("par", self.name, step)
+            total += self.latency.model_call(who.key, script.reply(who).completion_tokens)
+        return total + sum(
+            max(self.latency.tool_call(k, self.tool_slow(k)) for k in turn)
+            for turn in self.par_turns
+        )
 
     def sequential_path(self) -> float:
         """Seconds of simulated latency of the single sequential ReAct agent's whole run."""
@@ -231,6 +285,12 @@ class ScenarioScript:
             if who.step < len(keys):
                 return lookup(keys[who.step])
             return Reply(content=f"Final answer for {who.name}: all {len(keys)} facts gathered.")
+        if who.kind == "par":
+            batches = self.scenario.par_turns
+            if who.step < len(batches):
+                return Reply(tool_calls=tuple(lookup(k).tool_calls[0] for k in batches[who.step]))
+            n = sum(len(batch) for batch in batches)
+            return Reply(content=f"Final answer for {who.name}: all {n} facts gathered.")
         return Reply(
             content=f"Final answer for {self.scenario.name}: every subtask reported its facts."
         )

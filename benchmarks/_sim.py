@@ -6,7 +6,8 @@ request it
 
 - works out who is asking (`classify`): a plan or replan request carries a `response_format` named
   "plan" or "replan"; a sub-agent's request carries tools and opens with `Task: [sub:ID]`; a single
-  ReAct agent's opens with `Task: [goal:ID]`; a synthesis request has neither tools nor a format;
+  ReAct agent's with `Task: [goal:ID]`, and a single agent's that makes parallel tool calls with
+  `Task: [par:ID]`; a synthesis request has neither tools nor a format;
 - asks the scenario's `Script` for the reply (the step is the number of assistant turns so far);
 - counts tokens exactly with its own tokenizer (`tokens`: runs of word characters or of punctuation),
   and finds the longest prefix the prompt shares with any earlier request of the run, as a prompt
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import random
 import re
 import time
@@ -51,6 +53,7 @@ from agents.testing import (
     status,
 )
 from benchmarks._clock import sleep_until
+from benchmarks._provider import CACHE_RULES, CacheRules, RateLimiter, RateLimits
 from memory import AssistantMessage, ToolCall
 
 __all__ = [
@@ -73,8 +76,8 @@ __all__ = [
 ]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]+")
-_MARKER = re.compile(r"^Task: \[(sub|goal):([\w.\-]+)\]")
-Kind = Literal["plan", "replan", "agent", "mono", "synthesis"]
+_MARKER = re.compile(r"^Task: \[(sub|goal|par):([\w.\-]+)\]")
+Kind = Literal["plan", "replan", "agent", "mono", "par", "synthesis"]
 
 
 def tokens(text: str) -> list[str]:
@@ -97,6 +100,7 @@ class LatencyModel:
         per_token_s: Decode time per completion token.
         tool_s: Median duration of a tool call.
         jitter: Sigma of the log-normal jitter applied to time to first token and tool time.
+        prefill_s: Time to first token added per prompt token the provider has not cached.
     """
 
     seed: int = 0
@@ -104,12 +108,15 @@ class LatencyModel:
     per_token_s: float = 0.002
     tool_s: float = 0.04
     jitter: float = 0.2
+    prefill_s: float = 0.0
 
-    def model_call(self, key: str, completion_tokens: int, slow: float = 1.0) -> float:
-        """Seconds a model call with this key takes to answer."""
+    def model_call(
+        self, key: str, completion_tokens: int, slow: float = 1.0, uncached_tokens: int = 0
+    ) -> float:
+        """Seconds a model call with this key takes to answer, its uncached prompt prefilled."""
         if self.ttft_s == 0 and self.per_token_s == 0:
             return 0.0
-        ttft = self.ttft_s * self._jitter(f"model:{key}")
+        ttft = self.ttft_s * self._jitter(f"model:{key}") + self.prefill_s * uncached_tokens
         return slow * (ttft + self.per_token_s * completion_tokens)
 
     def tool_call(self, key: str, slow: float = 1.0) -> float:
@@ -205,10 +212,14 @@ class SimRequest:
 
     @property
     def format_name(self) -> str | None:
-        """The name of the requested JSON schema, if any."""
+        """The name of the requested JSON schema, if any: its `name`, or for a framework that names
+        every schema alike (the OpenAI Agents SDK's "final_output") the schema's lowercased title."""
         if not self.response_format:
             return None
-        return str(self.response_format.get("json_schema", {}).get("name", "")) or None
+        spec = self.response_format.get("json_schema", {})
+        name = str(spec.get("name", ""))
+        title = str((spec.get("schema") or {}).get("title", "")).lower()
+        return (title if title in ("plan", "replan") else name) or None
 
     def texts(self) -> list[str]:
         """The prompt as a cache sees it: the tools and format first, then each message."""
@@ -252,7 +263,8 @@ def classify(request: SimRequest) -> Who:
     first = next((m for m in request.messages if m.get("role") == "user"), None)
     found = _MARKER.match(_text(first.get("content"))) if first is not None else None
     if request.tools and found is not None:
-        return Who("agent" if found.group(1) == "sub" else "mono", found.group(2), step)
+        kind: Kind = {"sub": "agent", "goal": "mono", "par": "par"}[found.group(1)]  # type: ignore[assignment]
+        return Who(kind, found.group(2), step)
     return Who("synthesis", "", 0)
 
 
@@ -262,27 +274,42 @@ class PrefixIndex:
     Prompts are sequences of segments (the tools block, then messages). Whole segments are matched
     through a chain of prefix hashes; at the first segment that differs from every earlier request
     with the same prefix, the shared tokens inside it are counted too, so the figure is exact at
-    token level.
+    token level. Each recorded segment carries the time from which it counts (`add`'s `ready`), so
+    a provider's cache, which holds a prefix only once the request that wrote it is answered, is
+    the same index asked with `match(..., now)`.
     """
 
     def __init__(self) -> None:
-        self._next: dict[int, dict[tuple[str, ...], None]] = {}
+        self._next: dict[int, dict[tuple[str, ...], float]] = {}
 
     def observe(self, segments: Sequence[Sequence[str]]) -> int:
         """Record a prompt and return how many of its leading tokens an earlier prompt shared."""
-        shared, node, matching = 0, 0, True
+        shared = self.match(segments)
+        self.add(segments)
+        return shared
+
+    def match(self, segments: Sequence[Sequence[str]], now: float = math.inf) -> int:
+        """How many leading tokens of a prompt a prompt recorded as ready by `now` shares."""
+        shared, node = 0, 0
+        for segment in segments:
+            seg = segment if isinstance(segment, tuple) else tuple(segment)
+            options = self._next.get(node, {})
+            if seg in options and options[seg] <= now:
+                shared += len(seg)
+                node = hash((node, seg))
+                continue
+            ready = (o for o, t in options.items() if t <= now)
+            return shared + max((_common(seg, o) for o in ready), default=0)
+        return shared
+
+    def add(self, segments: Sequence[Sequence[str]], ready: float = -math.inf) -> None:
+        """Record a prompt, counting from `ready` on."""
+        node = 0
         for segment in segments:
             seg = segment if isinstance(segment, tuple) else tuple(segment)
             options = self._next.setdefault(node, {})
-            if matching:
-                if seg in options:
-                    shared += len(seg)
-                else:
-                    shared += max((_common(seg, o) for o in options), default=0)
-                    matching = False
-            options[seg] = None
+            options[seg] = min(options.get(seg, math.inf), ready)
             node = hash((node, seg))
-        return shared
 
 
 def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -302,6 +329,7 @@ class Fault:
     code: int = 500
     retry_after: float | None = None
     seconds: float = 3600.0
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(kw_only=True, slots=True)
@@ -329,7 +357,11 @@ class Faults:
 
 @dataclass(kw_only=True, slots=True)
 class Exchange:
-    """One model request as the simulator saw it (times are `time.perf_counter()` seconds)."""
+    """One model request as the simulator saw it (times are `time.perf_counter()` seconds).
+
+    `shared_tokens` is the exact prefix shared with any earlier request (a property of the prompts);
+    `cached_tokens` is what the provider caches of it under `CacheRules` (what is billed as cached).
+    """
 
     who: Who
     received: float
@@ -337,8 +369,10 @@ class Exchange:
     latency: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    shared_tokens: int = 0
     cached_tokens: int = 0
     fault: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(kw_only=True, slots=True)
@@ -359,6 +393,8 @@ class Simulator:
         latency: The latency model.
         faults: Injected failures (none by default).
         tool_tokens: The length of each tool result, in tokens.
+        limits: The provider's rate limits (none by default).
+        cache: The provider's prompt caching rules.
     """
 
     def __init__(
@@ -368,14 +404,19 @@ class Simulator:
         *,
         faults: Faults | None = None,
         tool_tokens: int = 40,
+        limits: RateLimits | None = None,
+        cache: CacheRules = CACHE_RULES,
     ) -> None:
         self.script = script
         self.latency = latency
         self.faults = faults or Faults()
         self.tool_tokens = tool_tokens
+        self.cache = cache
+        self.limiter = None if limits is None else RateLimiter(limits, time.perf_counter())
         self.log: list[Exchange] = []
         self.tools: list[ToolExchange] = []
         self._prefix = PrefixIndex()
+        self._cached = PrefixIndex()
         self._counts: dict[str, int] = {}
         self._token_cache: dict[str, tuple[str, ...]] = {}
 
@@ -401,13 +442,28 @@ class Simulator:
             exchange.fault, exchange.answered = fault.kind, time.perf_counter()
             return fault
         reply = self.script.reply(who)
-        exchange.prompt_tokens, exchange.cached_tokens = self.account(request)
+        exchange.prompt_tokens, exchange.shared_tokens = self.account(request)
+        segments = [self._tokens(text) for text in request.texts()]
         exchange.completion_tokens = reply.completion_tokens
+        if self.limiter is not None:
+            now = time.perf_counter()
+            wait = self.limiter.take(exchange.prompt_tokens + exchange.completion_tokens, now)
+            if wait is not None:
+                exchange.fault, exchange.answered = "429", now
+                headers = self.limiter.refusal_headers(wait, now)
+                return Fault(code=429, retry_after=wait, headers=tuple(headers.items()))
+        exchange.cached_tokens = self.cache.cached(self._cached.match(segments, received))
         exchange.latency = self.latency.model_call(
-            who.key, exchange.completion_tokens, self.script.slow(who)
+            who.key,
+            exchange.completion_tokens,
+            self.script.slow(who),
+            exchange.prompt_tokens - exchange.cached_tokens,
         )
+        self._cached.add(segments, received + exchange.latency)
         await sleep_until(received + exchange.latency)
         exchange.answered = time.perf_counter()
+        if self.limiter is not None:
+            exchange.headers = tuple(self.limiter.headers(exchange.answered).items())
         return reply, exchange
 
     def account(self, request: SimRequest) -> tuple[int, int]:
@@ -436,7 +492,7 @@ class Simulator:
 
     def _number(self, who: Who) -> Who:
         """Planner and synthesis requests are numbered in arrival order (plan:0, replan:1, ...)."""
-        if who.kind in ("agent", "mono"):
+        if who.kind in ("agent", "mono", "par"):
             return who
         n = self._counts.get(who.kind, 0)
         self._counts[who.kind] = n + 1
@@ -490,7 +546,12 @@ class SimServer:
             completion_tokens=exchange.completion_tokens,
             cached_tokens=exchange.cached_tokens,
         )
-        return Completion(content=reply.content, tool_calls=reply.tool_calls, usage=usage)
+        return Completion(
+            content=reply.content,
+            tool_calls=reply.tool_calls,
+            usage=usage,
+            headers=exchange.headers,
+        )
 
 
 def _server_fault(fault: Fault) -> ServerAction:
@@ -498,7 +559,9 @@ def _server_fault(fault: Fault) -> ServerAction:
         return hang(fault.seconds)
     if fault.kind == "malformed":
         return malformed_body()
-    headers = {} if fault.retry_after is None else {"Retry-After": f"{fault.retry_after:g}"}
+    headers = dict(fault.headers)
+    if fault.retry_after is not None and not headers:
+        headers["Retry-After"] = f"{fault.retry_after:g}"
     return status(fault.code, headers=headers)
 
 

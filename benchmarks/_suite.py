@@ -26,13 +26,20 @@ from benchmarks._figures import (
     targets,
 )
 from benchmarks._paor import run_executor, run_orchestrator, s0_cpu
-from benchmarks._react import REACT_INSTRUCTIONS, run_react, s0_cpu_react
+from benchmarks._react import REACT_INSTRUCTIONS, run_parallel, run_react, s0_cpu_react
 from benchmarks._run import RunRecord
 from benchmarks._scenarios import SCENARIOS, Scenario, s0, s8
 
 __all__ = ["FRAMEWORKS", "Suite"]
 
-FRAMEWORKS = ("paor", "react", "langgraph-react", "langgraph-plan", "openai-agents")
+FRAMEWORKS = (
+    "paor",
+    "parallel-tools",
+    "react",
+    "langgraph-react",
+    "langgraph-plan",
+    "openai-agents",
+)
 ROOT = Path(__file__).resolve().parent.parent
 Runner = Callable[[Scenario], Awaitable[RunRecord]]
 
@@ -92,7 +99,7 @@ class Suite:
         return results
 
     async def _peers(self) -> None:
-        self.runners = {"paor": _paor_http, "react": run_react}
+        self.runners = {"paor": _paor_http, "parallel-tools": run_parallel, "react": run_react}
         try:
             from benchmarks import _langgraph as lg
         except ImportError as exc:

@@ -100,7 +100,7 @@ async def test_prompt_tokens_and_shared_prefixes_are_exact(seed: int) -> None:
     assert [e.prompt_tokens for e in sim.log] == [
         sum(count_tokens(t) for t in r.texts()) for r in requests
     ]
-    assert [e.cached_tokens for e in sim.log] == brute_force_prefixes(requests)
+    assert [e.shared_tokens for e in sim.log] == brute_force_prefixes(requests)
 
 
 async def test_executor_usage_matches_the_simulator_ledger() -> None:
@@ -121,7 +121,7 @@ async def test_executor_usage_matches_the_simulator_ledger() -> None:
     assert report.usage.cached_tokens == sum(e.cached_tokens for e in sim.log)
     # Append-only: each request repeats the whole previous prompt.
     for before, after in zip(sim.log, sim.log[1:], strict=False):
-        assert after.cached_tokens == before.prompt_tokens
+        assert after.shared_tokens == before.prompt_tokens
     assert [t.key for t in sim.tools] == ["s.0", "s.1", "s.2"]
 
 

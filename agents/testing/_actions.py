@@ -63,12 +63,14 @@ class Completion(ServerAction):
         tool_calls: (name, raw argument text) pairs.
         usage: The token counts to report.
         finish_reason: Defaults to "tool_calls" when there are calls, else "stop".
+        headers: Extra response headers, such as the `x-ratelimit-*` ones.
     """
 
     content: str | None = None
     tool_calls: tuple[tuple[str, str], ...] = ()
     usage: TokenUsage = TokenUsage()
     finish_reason: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -172,8 +172,11 @@ class FakeOpenAIServer(LoopbackServer):
             case Completion():
                 reply = completion_body(action, body, ids=self._ids, model=self.model)
                 if body.get("stream") is True:
-                    return _Reply(code=200, body=sse_body(reply, body), content_type=_SSE)
-                return _json(200, reply)
+                    streamed = sse_body(reply, body)
+                    return _Reply(
+                        code=200, body=streamed, headers=action.headers, content_type=_SSE
+                    )
+                return _Reply(code=200, body=json.dumps(reply).encode(), headers=action.headers)
         return _status_reply(self._fail(f"the script gave {action!r}, not a server action"))
 
     async def _next_action(self, body: dict[str, Any]) -> ServerAction:

@@ -1,0 +1,130 @@
+"""The simulator's provider (caching rules, rate limits), the parallel-tool-call baseline, and paor's
+provider-aware admission against a rate-limited endpoint."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from agents import OpenAIChatModel
+from agents._admission import parse_reset
+from agents.models import Admission, ModelRequest
+from benchmarks._provider import CacheRules, RateLimiter, RateLimits, go_duration
+from benchmarks._react import run_parallel
+from benchmarks._scenarios import SCENARIOS
+from benchmarks._sim import Reply, SimServer, Simulator, Who
+from memory import UserMessage
+
+pytestmark = pytest.mark.anyio
+
+
+def test_cache_rules_cache_from_1024_tokens_in_steps_of_128() -> None:
+    rules = CacheRules()
+    assert [rules.cached(n) for n in (0, 1023, 1024, 1151, 1152, 5000)] == [
+        0,
+        0,
+        1024,
+        1024,
+        1152,
+        4992,
+    ]
+
+
+def test_the_rate_limiter_refuses_past_the_bucket_and_says_when() -> None:
+    limiter = RateLimiter(RateLimits(tokens=1000, window_s=1.0), start=0.0)
+    assert limiter.take(600, 0.0) is None
+    wait = limiter.take(600, 0.0)
+    assert wait == pytest.approx(0.2)  # 200 missing at 1000 per second
+    assert limiter.take(600, 0.2) is None
+    headers = limiter.headers(0.2)
+    assert headers["x-ratelimit-limit-tokens"] == "1000"
+    assert headers["x-ratelimit-remaining-tokens"] == "0"
+    assert parse_reset(headers["x-ratelimit-reset-tokens"]) == pytest.approx(1.0)
+
+
+def test_reset_durations_parse_as_openai_writes_them() -> None:
+    assert parse_reset("6m0s") == 360.0
+    assert parse_reset("1.5s") == 1.5
+    assert parse_reset("20ms") == pytest.approx(0.02)
+    assert parse_reset("2") == 2.0
+    assert parse_reset("soon") is None
+    assert parse_reset("-1") is None
+    assert parse_reset("") is None
+    for seconds in (0.02, 1.5, 75.25):
+        assert parse_reset(go_duration(seconds)) == pytest.approx(seconds, abs=1e-3)
+
+
+async def test_the_parallel_agent_makes_every_ready_lookup_in_one_turn() -> None:
+    scenario = SCENARIOS["S3"]
+    record = await run_parallel(scenario)
+    assert record.error is None
+    turns = [e for e in record.log if e.who.kind == "par"]
+    assert len(turns) == len(scenario.par_turns) + 1
+    assert sorted(t.key for t in record.tools) == sorted(k for b in scenario.par_turns for k in b)
+    # Dependencies hold: c1's lookup comes in a later turn than l1's and l2's last.
+    order = {k: i for i, batch in enumerate(scenario.par_turns) for k in batch}
+    assert order["c1.0"] > max(order["l1.0"], order["l2.1"])
+
+
+class _Words:
+    """A script answering every request with a short text (the prompt is what counts)."""
+
+    def reply(self, who: Who) -> Reply:
+        return Reply(content="done")
+
+    def slow(self, who: Who) -> float:
+        return 1.0
+
+
+async def _burst(model: OpenAIChatModel, n: int) -> None:
+    async def one(i: int) -> None:
+        text = f"Task: [goal:g{i}] " + " ".join(f"w{i}x{j}" for j in range(300))
+        await model.complete(ModelRequest(messages=(UserMessage(content=text),)))
+
+    async with anyio.create_task_group() as tg:
+        for i in range(n):
+            tg.start_soon(one, i)
+
+
+@pytest.mark.parametrize("admission", [True, False])
+async def test_admission_keeps_a_burst_within_the_token_limit(admission: bool) -> None:
+    """Twelve concurrent requests of ~300 tokens against 1,500 tokens per 0.5 s: with admission
+    none is refused and all pass; without it the endpoint refuses many (and retries absorb them)."""
+    sim = Simulator(_Words(), limits=RateLimits(tokens=1500, window_s=0.5))
+    async with SimServer(sim) as server:
+        model = OpenAIChatModel(
+            "sim", base_url=server.base_url, api_key="sim", max_retries=10, admission=admission
+        )
+        with anyio.fail_after(30):
+            await _burst(model, 12)
+        await model.aclose()
+    refused = sum(1 for e in sim.log if e.fault == "429")
+    answered = sum(1 for e in sim.log if e.fault is None)
+    assert answered == 12
+    if admission:
+        assert refused == 0
+        assert isinstance(model.admission, Admission)
+        assert model.admission.limited
+    else:
+        assert refused > 0
+
+
+async def test_admission_learns_from_a_429_without_headers_and_holds_everyone() -> None:
+    admission = Admission()
+    with anyio.fail_after(5):
+        admission.observe({"retry-after-ms": "200"}, 429)
+        start = anyio.current_time()
+        await admission.admit(10)
+        assert anyio.current_time() - start >= 0.19
+    assert admission.refused == 1
+
+
+async def test_a_local_endpoint_without_limits_is_never_held() -> None:
+    sim = Simulator(_Words())
+    async with SimServer(sim) as server:
+        model = OpenAIChatModel("sim", base_url=server.base_url, api_key="sim")
+        await _burst(model, 4)
+        await model.aclose()
+    assert model.admission is not None
+    assert model.admission.answered
+    assert not model.admission.limited
