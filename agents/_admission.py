@@ -12,8 +12,8 @@ served, until the bucket holds the request's estimated tokens (its body's charac
 characters per token measured so far, plus the completion tokens replies have averaged, with some
 headroom); `settle` then puts back or takes the difference from what the reply's usage reports.
 Each answer's `remaining` only ever lowers the local level (an answer may describe an older moment
-than the bucket has already accounted for). A 429 empties the bucket and holds every caller until its
-Retry-After has passed.
+than the bucket has already accounted for). A 429 with a Retry-After holds every caller until it
+has passed (at most `max_hold_s`).
 
 Until the endpoint has answered once, one request goes out at a time (`first_contact`): a burst of
 sub-agents or batch items would otherwise all be sent, and many refused, before the first answer
@@ -79,12 +79,16 @@ class _Bucket:
 class Admission:
     """Admits model requests within the limits an endpoint has shown (see the module docstring).
 
+    Args:
+        max_hold_s: The longest a 429's Retry-After holds callers (an absurd one is capped).
+
     Attributes:
         waited_s: Seconds callers have spent waiting to be admitted, in total.
         refused: 429s seen.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_hold_s: float = 30.0) -> None:
+        self.max_hold_s = max_hold_s
         self._requests: _Bucket | None = None
         self._tokens: _Bucket | None = None
         self._hold_until = -math.inf
@@ -177,11 +181,9 @@ class Admission:
             return
         self.refused += 1
         wait = _retry_after_s(headers)
-        if wait is None:  # no hint: wait for the bucket that ran out, else a second
-            names = ("requests", "tokens")
-            resets = [parse_reset(headers.get(f"x-ratelimit-reset-{n}")) for n in names]
-            wait = max((r for r in resets if r is not None), default=1.0)
-        self._hold_until = max(self._hold_until, now + min(wait, 60.0))
+        if wait is None:  # no hint: the retry's own backoff is the wait
+            return
+        self._hold_until = max(self._hold_until, now + min(wait, self.max_hold_s))
         self._limited = True
         _log.info("rate_limited", retry_after_s=round(wait, 3), refused=self.refused)
 

@@ -136,7 +136,11 @@ class OpenAIChatModel:
             raise ConfigurationError("max_response_bytes must be at least 1")
         self.model = model or os.environ.get("PAOR_MODEL") or "gpt-4.1-mini"
         self.admission: Admission | None = (
-            admission if isinstance(admission, Admission) else Admission() if admission else None
+            admission
+            if isinstance(admission, Admission)
+            else Admission(max_hold_s=max_backoff)
+            if admission
+            else None
         )
         # paor's own client shows the admission every answer's headers; a caller's, only 429s.
         self._sees_headers = client is None and self.admission is not None
