@@ -23,8 +23,10 @@ server costs nothing.
 
 from __future__ import annotations
 
+import email.utils
 import math
 import re
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -33,7 +35,7 @@ import anyio
 
 from agents._tracing import logger
 
-__all__ = ["Admission", "parse_reset"]
+__all__ = ["Admission", "parse_reset", "retry_after"]
 
 _log = logger("paor.admission")
 _HEADROOM = 1.15  # estimates run high: what is left over is put back when the reply says
@@ -180,7 +182,7 @@ class Admission:
         if status != 429:
             return
         self.refused += 1
-        wait = _retry_after_s(headers)
+        wait = retry_after(headers)
         if wait is None:  # no hint: the retry's own backoff is the wait
             return
         self._hold_until = max(self._hold_until, now + min(wait, self.max_hold_s))
@@ -220,8 +222,32 @@ def _number(value: str | None) -> float | None:
     return number if math.isfinite(number) and number >= 0 else None
 
 
-def _retry_after_s(headers: Mapping[str, str]) -> float | None:
-    millis = _number(headers.get("retry-after-ms"))
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from Retry-After-Ms, or Retry-After as seconds or an HTTP date.
+
+    A value that is no number of seconds to wait (NaN, negative, unparseable) counts as absent:
+    the retry falls back to jittered backoff. An infinite or absurd one is kept; `_delay` caps it.
+    """
+    millis = _seconds(headers.get("retry-after-ms"))
     if millis is not None:
         return millis / 1000
-    return _number(headers.get("retry-after"))
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    seconds = _seconds(value)
+    if seconds is not None:
+        return seconds
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, float(parsed.timestamp()) - time.time())
+
+
+def _seconds(value: str | None) -> float | None:
+    """`value` as a non-negative number (infinity included), or None."""
+    try:
+        number = float(value or "")
+    except ValueError:
+        return None
+    return number if number >= 0 else None  # NaN fails the comparison too

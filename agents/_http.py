@@ -15,9 +15,16 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import httpx2
-import openai
+
+from agents._lazy import lazy_module
+
+if TYPE_CHECKING:
+    import openai
+else:
+    openai = lazy_module("openai")  # about half a second of import: on first use (`_lazy`)
 
 __all__ = ["DEFAULT_MAX_RESPONSE_BYTES", "ResponseHook", "ResponseTooLarge", "bounded_http_client"]
 

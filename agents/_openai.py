@@ -20,22 +20,19 @@ errors, logs and `repr`.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import random
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
 import httpx2
-import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents._admission import Admission
+from agents._admission import Admission, retry_after
 from agents._chunks import Chunks
 from agents._decisions import cap_strings, decision_schema, parse_decision, render_messages
 from agents._errors import (
@@ -51,11 +48,17 @@ from agents._http import (
     ResponseTooLarge,
     bounded_http_client,
 )
+from agents._lazy import lazy_module
 from agents._model import ModelRequest, ModelResponse, Usage, WireProtocol
 from agents._streaming import Streamed, live_sink
 from agents._textcalls import recover_calls
 from agents._tracing import logger, redact_text, redact_url
 from memory import AssistantMessage, Message, ToolCall, ToolMessage
+
+if TYPE_CHECKING:
+    import openai
+else:
+    openai = lazy_module("openai")  # about half a second of import: on first use (`_lazy`)
 
 __all__ = ["DecisionProtocol", "OpenAIChatModel", "block_model_requests", "to_wire"]
 
@@ -576,37 +579,6 @@ def _classify(exc: openai.APIStatusError) -> ModelError:
     message = redact_text(" ".join(f"HTTP {status}: {exc.message}".split()))[:500]
     if status in _RETRYABLE_STATUS or status >= 500:
         return ModelRetryableError(
-            message, retry_after=_retry_after(exc.response.headers), status=status
+            message, retry_after=retry_after(exc.response.headers), status=status
         )
     return ModelRequestError(message, status=status)
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from Retry-After-Ms, or Retry-After as seconds or an HTTP date.
-
-    A value that is no number of seconds to wait (NaN, negative, unparseable) counts as absent:
-    the retry falls back to jittered backoff. An infinite or absurd one is kept; `_delay` caps it.
-    """
-    millis = _seconds(headers.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    seconds = _seconds(value)
-    if seconds is not None:
-        return seconds
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, float(parsed.timestamp()) - time.time())
-
-
-def _seconds(value: str | None) -> float | None:
-    """`value` as a non-negative number (infinity included), or None."""
-    try:
-        number = float(value or "")
-    except ValueError:
-        return None
-    return number if number >= 0 else None  # NaN fails the comparison too

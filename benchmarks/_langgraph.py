@@ -1,27 +1,45 @@
-"""LangGraph as a peer: its prebuilt ReAct agent, and a plan-and-execute graph with parallel workers.
+"""LangGraph as a peer: its prebuilt ReAct agent, and two plan-and-execute shapes with parallel workers.
 
-The plan-and-execute graph is the LLM-compiler shape LangGraph users build: a planner node asks for a
-plan (the same JSON schema name, "plan", as paor's planner, so the simulator answers both alike);
-every subtask whose dependencies are done is sent to a worker (`Send`), each worker running the
-prebuilt ReAct agent on its subtask; a join node replans when a worker reported an invalidation;
-a synthesis node writes the answer. LangGraph runs in supersteps, so a dependent waits for every
-worker of the superstep, not only for its own dependencies.
+Both plan-and-execute shapes ask a planner for a plan (the same JSON schema name, "plan", as paor's
+planner, so the simulator answers both alike), run each subtask on a worker running the prebuilt
+ReAct agent with its dependencies' results as context, replan (schema "replan") when a worker
+reported an invalidation, and write the answer with a synthesis call. They differ in scheduling:
+
+- `plan_graph` ("langgraph-plan") is the LLM-compiler shape written with the Graph API: every
+  subtask whose dependencies are done is sent to a worker (`Send`), and a join node replans. The
+  graph runs in supersteps, so a dependent waits for every worker of the superstep, not only for
+  its own dependencies, and a replan waits for the superstep too.
+- `task_graph` ("langgraph-tasks") is written with the functional API, as LangGraph's docs write
+  parallel work: an `@entrypoint` calls `@task`s, and each call returns a future at once (in
+  async mode an `asyncio.Future` over a task LangGraph has already started). The entrypoint keeps
+  the futures of the running workers and the replanner, each posting itself to an anyio memory
+  stream when done (a done callback: the project allows no `asyncio.wait`), and takes them in
+  the order they finish, so each subtask starts as soon as its own dependencies are done: there
+  is no barrier. An invalidation starts the replanner right away while the other
+  workers keep running (replans run one at a time, and the reporting subtask's dependents wait
+  for its replan); a removed subtask is dropped if it has not started and cancelled if it has
+  (cancelling the task's future cancels the task).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import operator
 import time
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
 from typing import Annotated, Any, TypedDict
 
+import anyio
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_openai import ChatOpenAI
+from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from pydantic import ConfigDict
@@ -29,7 +47,7 @@ from pydantic import ConfigDict
 from benchmarks._react import REACT_INSTRUCTIONS
 from benchmarks._run import KEY_DESCRIPTION, TOOL_DESCRIPTION, RunRecord
 from benchmarks._scenarios import Scenario, ScenarioScript
-from benchmarks._sim import SimServer, Simulator, Who
+from benchmarks._sim import SimServer, Who
 
 with warnings.catch_warnings():
     # Deprecated in favour of langchain's create_agent, but still LangGraph's prebuilt ReAct agent.
@@ -43,6 +61,7 @@ __all__ = [
     "react_agent",
     "run_langgraph",
     "s0_cpu_langgraph",
+    "task_graph",
 ]
 
 Lookup = Callable[[str], Awaitable[str]]
@@ -70,7 +89,9 @@ def lc_tools(body: Lookup) -> list[BaseTool]:
 
 def react_agent(model: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
     """LangGraph's prebuilt ReAct agent."""
-    return create_react_agent(model, tools, prompt=REACT_INSTRUCTIONS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the deprecation above warns on each call too
+        return create_react_agent(model, tools, prompt=REACT_INSTRUCTIONS)
 
 
 def _format(name: str) -> dict[str, Any]:
@@ -103,11 +124,7 @@ def plan_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
     replanner_model = model.bind(response_format=_format("replan"))
 
     async def planner(state: PlanState) -> PlanState:
-        reply = await planner_model.ainvoke(
-            [SystemMessage(PLANNER), HumanMessage(f"Goal: {state['goal']}")]
-        )
-        draft = json.loads(str(reply.content))
-        return {"plan": {s["id"]: s for s in draft["subtasks"]}, "handled": 0, "results": {}}
+        return {"plan": await _plan(planner_model, state["goal"]), "handled": 0, "results": {}}
 
     def route(state: PlanState) -> list[Send] | str:
         plan, done = state["plan"], state.get("results", {})
@@ -120,40 +137,20 @@ def plan_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
 
     async def worker(job: WorkerInput) -> PlanState:
         sub = job["sub"]
-        task = f"Task: {sub['goal']}" + (
-            f"\n\nWhat is already known:\n{job['context']}" if job["context"] else ""
-        )
-        out = await agent.ainvoke({"messages": [HumanMessage(task)]}, CONFIG)
-        messages: list[BaseMessage] = out["messages"]
-        issues = [
-            (sub["id"], str(call["args"].get("reason", "")))
-            for m in messages
-            if isinstance(m, AIMessage)
-            for call in m.tool_calls
-            if call["name"] == "report_issue" and call["args"].get("kind") == "invalidates"
-        ]
-        return {"results": {sub["id"]: str(messages[-1].content)}, "issues": issues}
+        answer, reasons = await _work(agent, sub, job["context"])
+        return {"results": {sub["id"]: answer}, "issues": [(sub["id"], r) for r in reasons]}
 
     async def join(state: PlanState) -> PlanState:
         issues = state.get("issues", [])[state.get("handled", 0) :]
         plan = dict(state["plan"])
         for trigger, reason in issues:
-            listing = "\n".join(f"- {i}: {s['goal']}" for i, s in plan.items())
-            prompt = f"Goal: {state['goal']}\n\nSubtask {trigger} reported a problem: {reason}\n\nPlan:\n{listing}"
-            reply = await replanner_model.ainvoke([SystemMessage(PLANNER), HumanMessage(prompt)])
-            draft = json.loads(str(reply.content))
-            for removed in draft.get("remove", []):
-                plan.pop(removed, None)
-            plan.update((s["id"], s) for s in draft.get("add", []))
+            draft = await _replan(replanner_model, state["goal"], plan, trigger, reason)
+            _apply(plan, draft)
         return {"plan": plan, "handled": len(state.get("issues", []))}
 
     async def synthesize(state: PlanState) -> PlanState:
-        done = state.get("results", {})
-        body = "\n\n".join(f"## {i}\n{done[i]}" for i in state["plan"] if i in done)
-        reply = await model.ainvoke(
-            [SystemMessage(SYNTHESIS), HumanMessage(f"Goal: {state['goal']}\n\n{body}")]
-        )
-        return {"answer": str(reply.content)}
+        answer = await _synthesize(model, state["goal"], state["plan"], state.get("results", {}))
+        return {"answer": answer}
 
     graph = StateGraph(PlanState)
     graph.add_node("planner", planner)
@@ -172,16 +169,148 @@ def _context(sub: dict[str, Any], done: dict[str, str]) -> str:
     return "\n\n".join(f"[{d}] {done[d]}" for d in sub["depends_on"])
 
 
+Plan = dict[str, dict[str, Any]]
+
+
+async def _plan(planner_model: Any, goal: str) -> Plan:
+    reply = await planner_model.ainvoke([SystemMessage(PLANNER), HumanMessage(f"Goal: {goal}")])
+    draft = json.loads(str(reply.content))
+    return {s["id"]: s for s in draft["subtasks"]}
+
+
+async def _work(agent: Any, sub: dict[str, Any], context: str) -> tuple[str, list[str]]:
+    """Run the ReAct agent on one subtask: its answer, and the reasons of its invalidations."""
+    text = f"Task: {sub['goal']}" + (f"\n\nWhat is already known:\n{context}" if context else "")
+    out = await agent.ainvoke({"messages": [HumanMessage(text)]}, CONFIG)
+    messages: list[BaseMessage] = out["messages"]
+    reasons = [
+        str(call["args"].get("reason", ""))
+        for m in messages
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call["name"] == "report_issue" and call["args"].get("kind") == "invalidates"
+    ]
+    return str(messages[-1].content), reasons
+
+
+async def _replan(
+    replanner_model: Any, goal: str, plan: Plan, trigger: str, reason: str
+) -> dict[str, Any]:
+    listing = "\n".join(f"- {i}: {s['goal']}" for i, s in plan.items())
+    prompt = f"Goal: {goal}\n\nSubtask {trigger} reported a problem: {reason}\n\nPlan:\n{listing}"
+    reply = await replanner_model.ainvoke([SystemMessage(PLANNER), HumanMessage(prompt)])
+    draft: dict[str, Any] = json.loads(str(reply.content))
+    return draft
+
+
+def _apply(plan: Plan, draft: dict[str, Any]) -> list[str]:
+    """Apply a replan to `plan` in place; the ids it removed."""
+    removed = [r for r in draft.get("remove", []) if plan.pop(r, None) is not None]
+    plan.update((s["id"], s) for s in draft.get("add", []))
+    return removed
+
+
+async def _synthesize(model: BaseChatModel, goal: str, plan: Plan, done: dict[str, str]) -> str:
+    body = "\n\n".join(f"## {i}\n{done[i]}" for i in plan if i in done)
+    reply = await model.ainvoke([SystemMessage(SYNTHESIS), HumanMessage(f"Goal: {goal}\n\n{body}")])
+    return str(reply.content)
+
+
+def task_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
+    """The plan-and-execute workflow in the functional API, without a barrier (module docstring).
+
+    Invoke it with the goal; it returns the answer.
+    """
+    agent = react_agent(model, tools)
+    planner_model = model.bind(response_format=_format("plan"))
+    replanner_model = model.bind(response_format=_format("replan"))
+
+    @task
+    async def planner(goal: str) -> Plan:
+        return await _plan(planner_model, goal)
+
+    @task
+    async def worker(sub: dict[str, Any], context: str) -> tuple[str, list[str]]:
+        return await _work(agent, sub, context)
+
+    @task
+    async def replanner(goal: str, plan: Plan, trigger: str, reason: str) -> dict[str, Any]:
+        return await _replan(replanner_model, goal, plan, trigger, reason)
+
+    @task
+    async def synthesize(goal: str, plan: Plan, done: dict[str, str]) -> str:
+        return await _synthesize(model, goal, plan, done)
+
+    @entrypoint()
+    async def plan_and_execute(goal: str) -> str:
+        plan = await planner(goal)
+        done: dict[str, str] = {}  # results, by subtask id
+        held: dict[str, int] = {}  # finished subtasks whose replans are not all answered: how many
+        issues: list[tuple[str, str]] = []  # invalidations not yet sent to the replanner
+        running: dict[str, Future[Any]] = {}  # workers, by subtask id
+        replanning, trigger = False, ""
+        post, inbox = anyio.create_memory_object_stream[tuple[str | None, Future[Any]]](math.inf)
+
+        def watch(key: str | None, fut: Future[Any]) -> None:
+            def done(f: Future[Any]) -> None:
+                if not f.cancelled():
+                    f.exception()  # retrieved here: after a failure the rest are never read
+                with contextlib.suppress(anyio.ClosedResourceError):  # the run has ended
+                    post.send_nowait((key, f))
+
+            fut.add_done_callback(done)
+
+        with post, inbox:
+            while True:
+                if not replanning and issues:
+                    trigger, reason = issues.pop(0)
+                    watch(None, replanner(goal, dict(plan), trigger, reason))
+                    replanning = True
+                settled = {i for i in done if i not in held}
+                for i, sub in plan.items():
+                    if i not in done and i not in running and settled >= set(sub["depends_on"]):
+                        running[i] = worker(sub, _context(sub, done))
+                        watch(i, running[i])
+                if not running and not replanning:
+                    break
+                key, fut = await inbox.receive()
+                if key is None:
+                    replanning = False
+                    for gone in _apply(plan, fut.result()):
+                        if gone in running:
+                            running.pop(gone).cancel()
+                    held[trigger] -= 1
+                    if not held[trigger]:
+                        del held[trigger]
+                elif running.get(key) is fut:  # not a cancelled worker's last word
+                    del running[key]
+                    done[key], reasons = fut.result()
+                    issues += [(key, r) for r in reasons]
+                    if reasons:
+                        held[key] = len(reasons)
+        return await synthesize(goal, plan, done)
+
+    return plan_and_execute
+
+
 async def run_langgraph(scenario: Scenario, *, shape: str) -> RunRecord:
-    """Run `scenario` over HTTP with the ReAct agent (`shape="react"`) or the plan graph ("plan")."""
-    sim = Simulator(scenario.script(), scenario.latency, tool_tokens=scenario.tool_tokens)
+    """Run `scenario` over HTTP with the ReAct agent (`shape="react"`), the plan graph ("plan") or
+    the functional-API workflow ("tasks"); the record's framework is "langgraph-" + shape."""
+    if shape not in ("react", "plan", "tasks"):
+        raise ValueError(f"unknown LangGraph shape {shape!r}")
+    sim = scenario.simulator()
     record = RunRecord(framework=f"langgraph-{shape}", scenario=scenario.name, transport="http")
 
     async def lookup(key: str) -> str:
         return await sim.tool(key, scenario.tool_slow(key))
 
     async with SimServer(sim) as server:
-        model = ChatOpenAI(model="sim", base_url=server.base_url, api_key="sim", max_retries=0)
+        model = ChatOpenAI(
+            model="sim",
+            base_url=server.base_url,
+            api_key="sim",
+            max_retries=scenario.client_retries,
+        )
         tools = lc_tools(lookup)
         start = time.perf_counter()
         if shape == "react":
@@ -189,9 +318,11 @@ async def run_langgraph(scenario: Scenario, *, shape: str) -> RunRecord:
                 {"messages": [HumanMessage(scenario.task)]}, CONFIG
             )
             record.answer = str(out["messages"][-1].content)
-        else:
+        elif shape == "plan":
             out = await plan_graph(model, tools).ainvoke({"goal": scenario.goal}, CONFIG)
             record.answer = str(out["answer"])
+        else:
+            record.answer = str(await task_graph(model, tools).ainvoke(scenario.goal, CONFIG))
         record.wall_s = time.perf_counter() - start
     record.log, record.tools = sim.log, sim.tools
     return record

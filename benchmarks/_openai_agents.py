@@ -2,13 +2,17 @@
 
 The SDK's import name clashes with paor's `agents`, so it is installed into `benchmarks/.peer-venv`
 (created on first use) and driven through `_peer_openai_agents.py` in a subprocess, against the
-same HTTP simulator; results come back as JSON.
+same HTTP simulator; results come back as JSON. Two shapes are run: the SDK's agent loop as a single
+sequential ReAct agent (`run_openai_agents`), and the SDK's own parallel pattern, a planner agent with
+a structured output and worker agents run as asyncio tasks, each started once its dependencies are
+done, with a replanner and a synthesis agent (`run_openai_agents_plan`).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +21,19 @@ import anyio
 from benchmarks._react import REACT_INSTRUCTIONS
 from benchmarks._run import RunRecord
 from benchmarks._scenarios import Scenario
-from benchmarks._sim import SimServer, Simulator, tool_text
+from benchmarks._sim import SimServer, tool_text
 
-__all__ = ["PIN", "PeerUnavailable", "ensure_peer", "run_openai_agents", "run_peer"]
+__all__ = [
+    "PIN",
+    "PLANNER",
+    "SYNTHESIS",
+    "PeerUnavailable",
+    "ensure_peer",
+    "peer_ready",
+    "run_openai_agents",
+    "run_openai_agents_plan",
+    "run_peer",
+]
 
 PIN = "openai-agents==0.24.0"
 HERE = Path(__file__).resolve().parent
@@ -27,6 +41,9 @@ VENV = HERE / ".peer-venv"
 PYTHON = VENV / "bin" / "python"
 SCRIPT = HERE / "_peer_openai_agents.py"
 _JOB_TIMEOUT_S = 300.0
+# The prompts of benchmarks._langgraph's plan graph (not imported: LangGraph is optional).
+PLANNER = "Split the goal into subtasks with ids, goals and dependencies. Reply with JSON only."
+SYNTHESIS = "Write the final answer to the goal from the results of the subtasks."
 _CHECK = "import agents, openai; from agents import Agent, Runner, OpenAIChatCompletionsModel"
 
 
@@ -59,6 +76,11 @@ async def ensure_peer() -> None:
         raise PeerUnavailable(f"{PIN} installed but does not import")
 
 
+async def peer_ready() -> bool:
+    """Whether the peer environment is there and imports the SDK (it never installs anything)."""
+    return PYTHON.exists() and await _works()
+
+
 async def _works() -> bool:
     done = await anyio.run_process([str(PYTHON), "-I", "-c", _CHECK], check=False)
     return done.returncode == 0
@@ -83,26 +105,62 @@ async def run_peer(job: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-async def run_openai_agents(scenario: Scenario) -> RunRecord:
-    """Run `scenario` with the SDK's agent loop over HTTP (a single ReAct agent)."""
-    sim = Simulator(scenario.script(), scenario.latency, tool_tokens=scenario.tool_tokens)
-    record = RunRecord(framework="openai-agents", scenario=scenario.name, transport="http")
-    keys = scenario.mono_keys
-    table = {
+async def run_openai_agents(scenario: Scenario, *, warmup: int = 0) -> RunRecord:
+    """Run `scenario` with the SDK's agent loop over HTTP (a single ReAct agent).
+
+    `warmup` untimed in-process runs against a zero-latency model come first (see the peer script).
+    """
+    job = {
+        "mode": "react",
+        "task": scenario.task,
+        "tools": _tool_table(scenario, scenario.mono_keys),
+    }
+    return await _run_job(scenario, "openai-agents", job, warmup)
+
+
+async def run_openai_agents_plan(scenario: Scenario, *, warmup: int = 0) -> RunRecord:
+    """Run `scenario` over HTTP with the SDK's parallel pattern: a planner agent, a worker agent per
+    subtask started once its dependencies are done, a replanner after an invalidation, a synthesis.
+
+    `warmup` untimed in-process runs against a zero-latency model come first (see the peer script).
+    """
+    keys = [k for sub in scenario.subs.values() for k in sub.lookups()]
+    job = {
+        "mode": "plan",
+        "goal": scenario.goal,
+        "planner": PLANNER,
+        "synthesis": SYNTHESIS,
+        "tools": _tool_table(scenario, keys),
+    }
+    return await _run_job(scenario, "openai-agents-plan", job, warmup)
+
+
+async def _run_job(
+    scenario: Scenario, framework: str, job: dict[str, Any], warmup: int
+) -> RunRecord:
+    """Serve `scenario`'s simulator over HTTP and run the peer's `job` against it."""
+    sim = scenario.simulator()
+    record = RunRecord(framework=framework, scenario=scenario.name, transport="http")
+    async with SimServer(sim) as server:
+        result = await run_peer(
+            {
+                **job,
+                "base_url": server.base_url,
+                "instructions": REACT_INSTRUCTIONS,
+                "max_retries": scenario.client_retries,
+                "warmup": warmup,
+            }
+        )
+    record.wall_s, record.answer, record.log = result["wall_s"], result["answer"], sim.log
+    return record
+
+
+def _tool_table(scenario: Scenario, keys: Iterable[str]) -> dict[str, list[float | str]]:
+    """Each lookup key's latency and text, for the peer's tool to sleep and return."""
+    return {
         k: [
             scenario.latency.tool_call(k, scenario.tool_slow(k)),
             tool_text(k, scenario.tool_tokens),
         ]
         for k in keys
     }
-    async with SimServer(sim) as server:
-        job = {
-            "mode": "react",
-            "base_url": server.base_url,
-            "task": scenario.task,
-            "instructions": REACT_INSTRUCTIONS,
-            "tools": table,
-        }
-        result = await run_peer(job)
-    record.wall_s, record.answer, record.log = result["wall_s"], result["answer"], sim.log
-    return record

@@ -57,11 +57,17 @@ def _sim_lookup(sim: Simulator, scenario: Scenario) -> Lookup:
     return body
 
 
-async def run_orchestrator(scenario: Scenario, *, http: bool) -> RunRecord:
-    """Run `scenario` through `Orchestrator`, over HTTP or with the in-process simulator."""
+async def run_orchestrator(scenario: Scenario, *, http: bool, admission: bool = True) -> RunRecord:
+    """Run `scenario` through `Orchestrator`, over HTTP or with the in-process simulator.
+
+    `admission=False` turns the model's admission control off (over HTTP); the record's framework
+    is then "paor (no admission)".
+    """
     sim = scenario.simulator()
     record = RunRecord(
-        framework="paor", scenario=scenario.name, transport="http" if http else "inproc"
+        framework="paor" if admission else "paor (no admission)",
+        scenario=scenario.name,
+        transport="http" if http else "inproc",
     )
     if http:
         async with SimServer(sim) as server:
@@ -71,6 +77,7 @@ async def run_orchestrator(scenario: Scenario, *, http: bool) -> RunRecord:
                 api_key="sim",
                 protocol="tools",
                 max_retries=0 if scenario.limits is None else 3,  # paor's default under limits
+                admission=admission,
             )
             await _timed_run(
                 record, orchestrator_for(scenario, model, _sim_lookup(sim, scenario)), scenario

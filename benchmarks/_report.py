@@ -12,11 +12,13 @@ __all__ = ["render", "update_readme", "write_json"]
 COLUMNS = (
     "paor",
     "paor (in-process)",
+    "parallel-tools",
     "react",
-    "langgraph-react",
     "langgraph-plan",
-    "openai-agents",
+    "langgraph-tasks",
+    "openai-agents-plan",
 )
+LIMITED = ("paor", "paor (no admission)", "parallel-tools", "langgraph-tasks", "openai-agents-plan")
 PEERS = ("paor", "react", "langgraph-react", "langgraph-plan", "openai-agents")
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
@@ -34,13 +36,29 @@ def render(results: dict[str, Any]) -> str:
         "",
         *(f"- {name}: {why}" for name, why in results["unavailable"].items()),
         "",
-        "Wall time over the critical path (speedup over sequential ReAct):",
+        f"Wall time over the critical path, the median of {results.get('rounds', '?')} runs of every "
+        "framework after the same warm-up (in parentheses: over the parallel-tool-call agent's):",
         "",
         _table(["scenario", "critical path", "ideal speedup", *COLUMNS], list(_walls(results))),
         "",
-        "Prompt tokens per task (share of the ReAct baseline's):",
+        "Cost per task in dollars under the price table, with prompt caching (over the parallel-tool-call "
+        "agent's):",
         "",
-        _table(["scenario", *COLUMNS], list(_tokens(results))),
+        _table(
+            ["scenario", *COLUMNS],
+            list(_rows(results, "${dollars:.4f} ({dollars_vs_parallel:.2f})")),
+        ),
+        "",
+        "Prompt tokens per task (cached by the provider's rules):",
+        "",
+        _table(
+            ["scenario", *COLUMNS], list(_rows(results, "{prompt_tokens:,} ({cached_tokens:,})"))
+        ),
+        "",
+        "Under a tokens-per-minute limit, one run each: wall over the limit's own minimum; requests "
+        "refused with a 429 (after the first answer); subtasks that failed; dollars:",
+        "",
+        _table(["scenario", *LIMITED], list(_limited(results.get("limited", {})))),
         "",
         "Per-framework figures:",
         "",
@@ -75,8 +93,10 @@ def _walls(results: dict[str, Any]) -> list[list[str]]:
         cells = []
         for column in COLUMNS:
             run = sc["runs"].get(column)
-            speed = "" if run is None or run.get("speedup") is None else " ({speedup:.2f}x)"
-            cells.append(_cell(run, "{wall_over_cp:.3f}" + speed))
+            versus = (
+                "" if run is None or "wall_vs_parallel" not in run else " ({wall_vs_parallel:.2f})"
+            )
+            cells.append(_cell(run, "{wall_over_cp:.3f}" + versus))
         rows.append(
             [
                 f"{name} {sc['title']}",
@@ -88,12 +108,26 @@ def _walls(results: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _tokens(results: dict[str, Any]) -> list[list[str]]:
+def _rows(results: dict[str, Any], fmt: str) -> list[list[str]]:
     rows = []
     for name, sc in results["scenarios"].items():
-        cells = [
-            _cell(sc["runs"].get(c), "{prompt_tokens:,} ({tokens_vs_react:.2f})") for c in COLUMNS
-        ]
+        rows.append([name, *(_cell(sc["runs"].get(c), fmt) for c in COLUMNS)])
+    return rows
+
+
+def _limited(found: dict[str, Any]) -> list[list[str]]:
+    fmt = "{wall_over_floor:.3f}; {refused} ({refused_after_first}); {failed_subtasks}; ${dollars:.4f}"
+    rows = []
+    for name, runs in found.items():
+        cells = []
+        for column in LIMITED:
+            run = runs.get(column)
+            if run is not None and run.get("error"):  # a failed run still shows what it cost
+                run = {
+                    **run,
+                    "error": f"{run['refused']} refused, {run['failed_subtasks']} failed: {run['error']}",
+                }
+            cells.append(_cell(run, fmt))
         rows.append([name, *cells])
     return rows
 
@@ -130,7 +164,7 @@ def _figures(results: dict[str, Any]) -> list[list[str]]:
             f"{gap('paor (in-process)')} in-process; {gap('paor (HTTP)')} HTTP",
             "n/a",
             "n/a",
-            gap("langgraph-plan (HTTP)"),
+            f"plan: {gap('langgraph-plan (HTTP)')}; tasks: {gap('langgraph-tasks (HTTP)')}",
             "n/a",
         ],
         ["peak RSS per 1,000 concurrent sub-agents, MiB (sub-agents)", *(rss(p) for p in PEERS)],

@@ -20,7 +20,7 @@ class RunRecord:
     """One framework's run of one scenario.
 
     Attributes:
-        framework: paor, react, langgraph-react, langgraph-plan or openai-agents.
+        framework: One of `benchmarks._suite.FRAMEWORKS`, or "paor (no admission)".
         scenario: The scenario's name.
         transport: "http" or "inproc".
         wall_s: Seconds from the goal handed over to the answer returned.

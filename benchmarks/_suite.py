@@ -25,6 +25,14 @@ from benchmarks._figures import (
     prompt_tokens,
     targets,
 )
+from benchmarks._limits import (
+    LIMITED,
+    dollars,
+    limited_figures,
+    limited_scenario,
+    limited_title,
+)
+from benchmarks._overhead import COLD_STARTS, cold_start, http_cpu
 from benchmarks._paor import run_executor, run_orchestrator, s0_cpu
 from benchmarks._react import REACT_INSTRUCTIONS, run_parallel, run_react, s0_cpu_react
 from benchmarks._run import RunRecord
@@ -38,8 +46,17 @@ FRAMEWORKS = (
     "react",
     "langgraph-react",
     "langgraph-plan",
+    "langgraph-tasks",
     "openai-agents",
+    "openai-agents-plan",
 )
+# Single sequential agents inside a framework: dominated by the parallel-tool-call agent and the
+# frameworks' own parallel shapes, they are measured on S0, S7 and S8 but not timed on the DAGs
+# (a round of them would take as long as all the others together).
+SEQUENTIAL = ("langgraph-react", "openai-agents")
+# Peers whose every run is a fresh process: each warms up in that process (`_openai_agents`).
+IN_SUBPROCESS = ("openai-agents", "openai-agents-plan")
+ROUNDS = 3  # every framework's DAG figures are the median of this many runs
 ROOT = Path(__file__).resolve().parent.parent
 Runner = Callable[[Scenario], Awaitable[RunRecord]]
 
@@ -90,7 +107,10 @@ class Suite:
         await self._peers()
         await self._warm_up()
         results["scenarios"], results["dispatch_gap_ms"] = await self._scenarios()
+        results["rounds"] = 1 if self.quick else ROUNDS
+        results["limited"] = await self._limited()
         results["s0"] = await self._s0()
+        results["overhead"] = await self._overhead()
         results["s8"] = await self._s8()
         results["memory"] = await self._s7()
         results["temporal"] = await self._temporal()
@@ -113,22 +133,41 @@ class Suite:
             async def lg_plan(scenario: Scenario) -> RunRecord:
                 return await lg.run_langgraph(scenario, shape="plan")
 
-            self.runners.update({"langgraph-react": lg_react, "langgraph-plan": lg_plan})
+            async def lg_tasks(scenario: Scenario) -> RunRecord:
+                return await lg.run_langgraph(scenario, shape="tasks")
+
+            self.runners.update(
+                {
+                    "langgraph-react": lg_react,
+                    "langgraph-plan": lg_plan,
+                    "langgraph-tasks": lg_tasks,
+                }
+            )
         self.progress(
             f"preparing {oa.PIN} in benchmarks/{oa.VENV.name} (the first run installs it)"
         )
         try:
             await oa.ensure_peer()
         except (oa.PeerUnavailable, OSError) as exc:
-            self.unavailable["openai-agents"] = f"unavailable: {exc}"
+            for name in IN_SUBPROCESS:
+                self.unavailable[name] = f"unavailable: {exc}"
         else:
-            self.runners["openai-agents"] = oa.run_openai_agents
+
+            async def sdk_react(scenario: Scenario) -> RunRecord:
+                return await oa.run_openai_agents(scenario, warmup=1)
+
+            async def sdk_plan(scenario: Scenario) -> RunRecord:
+                return await oa.run_openai_agents_plan(scenario, warmup=1)
+
+            self.runners.update({"openai-agents": sdk_react, "openai-agents-plan": sdk_plan})
 
     async def _warm_up(self) -> None:
-        """One untimed run each: lazy imports, first connections and caches are not the figures."""
+        """One untimed run each: lazy imports, first connections and caches are not the figures.
+
+        A peer in a subprocess gets the same warm-up inside each run's process instead."""
         scenario = SCENARIOS["S1"]
         for name, runner in self.runners.items():
-            if name != "openai-agents":
+            if name not in IN_SUBPROCESS:
                 await self._attempt(name, runner, scenario)
         await self._attempt("paor", _paor_inproc, scenario)
 
@@ -142,6 +181,54 @@ class Suite:
                 transport="http",
                 error=f"{type(exc).__name__}: {exc}"[:300],
             )
+
+    async def _overhead(self) -> dict[str, Any]:
+        """CPU per executor step with each framework's real HTTP client, and cold starts."""
+        runs = 200 if self.quick else 600
+        cpu: dict[str, Any] = {}
+        for name in ("paor", "react", "langgraph-react"):
+            if name in self.runners:
+                _freeze_the_heap()
+                try:
+                    # The least of three samples, as on S0: noise only ever adds CPU time.
+                    samples = [await http_cpu(name, runs) for _ in range(3)]
+                except Exception as exc:  # reported, not fatal
+                    cpu[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+                else:
+                    cpu[name] = _cpu(min(samples, key=lambda s: s[0] / max(s[1], 1)))
+                self.progress(f"CPU over HTTP {name}: {cpu[name]}")
+        cold: dict[str, Any] = {}
+        for name, command in COLD_STARTS.items():
+            try:
+                cold[name] = round(await cold_start(command, 3 if self.quick else 7), 4)
+            except RuntimeError as exc:  # e.g. LangGraph not installed
+                cold[name] = {"error": str(exc)[:300]}
+            self.progress(f"cold start {name}: {cold[name]}")
+        return {"http_cpu": cpu, "cold_start_s": cold}
+
+    async def _limited(self) -> dict[str, Any]:
+        """S2 and S6.1 behind a tight tokens-per-minute limit: one run of each framework, and of
+        paor with its admission control off (what any client does without one)."""
+
+        async def no_admission(scenario: Scenario) -> RunRecord:
+            return await run_orchestrator(scenario, http=True, admission=False)
+
+        runners = {
+            name: runner
+            for name, runner in self.runners.items()
+            if name not in (*SEQUENTIAL, "react", "langgraph-plan")
+        }
+        runners["paor (no admission)"] = no_admission
+        found: dict[str, Any] = {}
+        for name in LIMITED[:1] if self.quick else LIMITED:
+            scenario = limited_scenario(name)
+            runs = found.setdefault(limited_title(scenario), {})
+            for framework, runner in runners.items():
+                _freeze_the_heap()
+                record = await self._attempt(framework, runner, scenario)
+                runs[framework] = limited_figures(record, scenario)
+                self.progress(f"{limited_title(scenario)} {framework}: {runs[framework]}")
+        return found
 
     @property
     def _s0_runs(self) -> int:
@@ -179,7 +266,7 @@ class Suite:
 
     async def _scenarios(self) -> tuple[dict[str, Any], dict[str, Any]]:
         names = ["S2", "S3"] if self.quick else list(SCENARIOS)
-        rounds = 1 if self.quick else 5  # paor's figures are the median of five runs
+        rounds = 1 if self.quick else ROUNDS
         records: dict[str, dict[str, list[RunRecord]]] = {name: {} for name in names}
         # Rounds over every scenario rather than repeats of one: a slow spell of this shared
         # machine (seconds to a minute) then falls on one run of several scenarios, and the
@@ -194,6 +281,7 @@ class Suite:
             "paor (HTTP)": [],
             "paor (in-process)": [],
             "langgraph-plan (HTTP)": [],
+            "langgraph-tasks (HTTP)": [],
         }
         out = {name: self._scenario(SCENARIOS[name], records[name], gaps) for name in names}
         summary = {
@@ -210,9 +298,9 @@ class Suite:
     async def _round(
         self, scenario: Scenario, records: dict[str, list[RunRecord]], *, first: bool
     ) -> None:
-        """One run of `scenario` by paor over HTTP and in process; by each peer in the first."""
+        """One run of `scenario` by every framework (but the sequential ones), paor in process too."""
         for name, runner in self.runners.items():
-            if first or name == "paor":
+            if name not in SEQUENTIAL:
                 records.setdefault(name, []).append(await self._attempt(name, runner, scenario))
         found = await self._attempt("paor", _paor_inproc, scenario)
         records.setdefault("paor (in-process)", []).append(found)
@@ -228,15 +316,26 @@ class Suite:
             ("paor (HTTP)", "paor"),
             ("paor (in-process)", "paor (in-process)"),
             ("langgraph-plan (HTTP)", "langgraph-plan"),
+            ("langgraph-tasks (HTTP)", "langgraph-tasks"),
         ):
             for record in records.get(name, []):
                 if record.error is None:
                     gaps[key] += dispatch_gaps(record, scenario)
-        react_wall = _wall(records.get("react", []))
-        react_tokens = prompt_tokens(records["react"][0]) if records.get("react") else 0
-        runs = {
-            name: _figures(found, cp, react_wall, react_tokens) for name, found in records.items()
-        }
+        runs = {name: _figures(found, cp) for name, found in records.items()}
+        for key, base in (
+            ("vs_react", runs.get("react", {})),
+            ("vs_parallel", runs.get("parallel-tools", {})),
+        ):
+            for figures in runs.values():
+                if "wall_s" in figures and "wall_s" in base:
+                    figures[f"wall_{key}"] = round(figures["wall_s"] / base["wall_s"], 4)
+                    figures[f"tokens_{key}"] = round(
+                        figures["prompt_tokens"] / base["prompt_tokens"], 4
+                    )
+                    figures[f"dollars_{key}"] = round(figures["dollars"] / base["dollars"], 4)
+        for figures in runs.values():
+            if "wall_vs_react" in figures:
+                figures["speedup"] = round(1 / figures["wall_vs_react"], 3)
         line = "  ".join(f"{n}={r.get('wall_over_cp', float('nan')):.3f}" for n, r in runs.items())
         self.progress(f"{scenario.name} wall/cp: {line}")
         return {
@@ -255,7 +354,8 @@ class Suite:
             return await run_executor(scenario, http=True)
 
         runners: dict[str, Runner] = {**self.runners, "paor": paor}
-        runners.pop("langgraph-plan", None)
+        for shape in ("langgraph-plan", "langgraph-tasks", "openai-agents-plan"):
+            runners.pop(shape, None)
         found: dict[str, Any] = {}
         for name, runner in runners.items():
             record = await self._attempt(name, runner, scenario)
@@ -363,20 +463,19 @@ def _wall(records: list[RunRecord]) -> float | None:
     return median(ok) if ok else None
 
 
-def _figures(
-    records: list[RunRecord], cp: float, react_wall: float | None, react_tokens: int
-) -> dict[str, Any]:
+def _figures(records: list[RunRecord], cp: float) -> dict[str, Any]:
     wall = _wall(records)
     errors = [r.error for r in records if r.error]
     if wall is None:
         return {"error": errors[0] if errors else "no run"}
-    tokens = prompt_tokens(next(r for r in records if r.error is None))
+    ok = next(r for r in records if r.error is None)
     return {
         "wall_s": round(wall, 4),
         "walls_s": [round(r.wall_s, 4) for r in records if r.error is None],
         "wall_over_cp": round(wall / cp, 4),
-        "speedup": round(react_wall / wall, 3) if react_wall else None,
-        "prompt_tokens": tokens,
-        "tokens_vs_react": round(tokens / react_tokens, 4) if react_tokens else None,
-        "requests": len(records[0].log),
+        "prompt_tokens": prompt_tokens(ok),
+        "cached_tokens": sum(e.cached_tokens for e in ok.log),
+        "dollars": round(dollars(ok), 6),
+        "requests": len(ok.log),
+        "errors": len(errors),
     }
