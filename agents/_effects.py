@@ -21,6 +21,7 @@ from agents import _telemetry as telemetry
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._tools import Tool, ToolContext, ToolOutcome
 from agents._waits import current_waits
+from memory import ToolCall
 from memory.journal import STOP_SEQ
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ class AgentCall:
         events: Receives its events.
         stop: Setting it ends the sub-agent early with a partial report.
         allowed_tools: Restrict its menu further.
+        call: The task is this one tool call, made without a model (see `Executor.run`).
     """
 
     task: str
@@ -122,6 +124,7 @@ class AgentCall:
     events: EventSink | None = None
     stop: Stop | None = None
     allowed_tools: Collection[str] | None = None
+    call: ToolCall | None = None
 
     async def run_here(self, executor: Executor) -> AgentReport:
         """Run the sub-agent in this process, in the caller's task."""
@@ -134,6 +137,7 @@ class AgentCall:
             events=self.events,
             stop=self.stop,
             allowed_tools=self.allowed_tools,
+            call=self.call,
         )
 
 

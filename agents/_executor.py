@@ -1,5 +1,6 @@
 """The executor: one ReAct sub-agent with its own history, as a small state machine.
 
+    Direct (a task that is one tool call) ──▶ Finish
     (Look ──▶) Decide ──tool calls──▶ Act ──▶ Decide
       │                            └─stuck twice / limit─▶ WrapUp
       ├──answer──▶ Check ──accepted──▶ Finish
@@ -38,13 +39,23 @@ from agents._errors import (
     ModelError,
     ReplayedCancellation,
 )
-from agents._events import EventSink, TextDelta
+from agents._events import EventSink
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, Budget, StopReason
 from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AcceptanceCheck, AgentReport, ReportStatus
 from agents._signals import ASK_USER, SIGNALS
-from agents._steps import AgentState, bounded, settle_turn, start_turn
+from agents._steps import (
+    EXCERPT_CHARS,
+    AgentState,
+    bounded,
+    digest_of,
+    narrow,
+    send_delta,
+    settle_turn,
+    start_turn,
+    tell,
+)
 from agents._stop import Stop, set_when
 from agents._streaming import streaming, wants_text
 from agents._toolbox import Toolbox
@@ -68,7 +79,6 @@ DEFAULT_INSTRUCTIONS = (
     "plain text. Do not repeat a call that already returned. If the task cannot be done, or what "
     "you found contradicts the task's assumptions, call report_issue."
 )
-_FALLBACK_EXCERPT = 300
 _MAX_CITABLE = 16
 _LOOK_INTRO = "What a first search for the task found:"
 _CUT_REASONS = ("cancelled", "deadline")
@@ -90,6 +100,11 @@ class _Look:
 
 
 @dataclass(frozen=True, slots=True)
+class _Direct:
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
 class _Check:
     answer: str
 
@@ -105,7 +120,7 @@ class _Finish:
     report: AgentReport
 
 
-_Step = _Decide | _Look | _Act | _Check | _WrapUp | _Finish
+_Step = _Decide | _Look | _Direct | _Act | _Check | _WrapUp | _Finish
 
 
 class Executor(Configured):
@@ -204,6 +219,7 @@ class Executor(Configured):
         events: EventSink | None = None,
         stop: anyio.Event | Stop | None = None,
         allowed_tools: Collection[str] | None = None,
+        call: ToolCall | None = None,
     ) -> AgentReport:
         """Run the agent on `task` until it answers or an exit is reached.
 
@@ -218,6 +234,9 @@ class Executor(Configured):
                 A `Stop` does it without a watcher task (cheaper for many agents).
             allowed_tools: Restrict the menu further for this run (intersected with the
                 executor's own restriction).
+            call: The task is this one tool call: it runs as the agent's only turn (checked,
+                approved, bounded and journaled like any call) and its result is the answer,
+                with no model call. A call that fails makes a failed report.
 
         Returns:
             The report; never raises for model, tool or budget failures.
@@ -233,7 +252,8 @@ class Executor(Configured):
                 run_id=run_id, agent_id=agent_id, task=task, events=events,
                 approver=self.approver, question_limit=self.questions,
             )  # fmt: skip
-            s.allowed = _narrow(self.allowed_tools, allowed_tools)
+            s.allowed = narrow(self.allowed_tools, allowed_tools)
+            s.direct = call
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
             s.transcript = Transcript(self._opening(task, context))
@@ -304,7 +324,10 @@ class Executor(Configured):
         return step
 
     def _first_step(self, s: AgentState) -> _Step:
-        """Decide, or first take the `first_look` (when its tool is on this agent's menu)."""
+        """Decide, or first take the `first_look` (when its tool is on this agent's menu); a
+        task that is one tool call makes that call and nothing else."""
+        if s.direct is not None:
+            return _Direct(s.direct)
         look = self.first_look
         if look is None or self.toolbox.get(look.tool) is None:
             return _Decide()
@@ -340,6 +363,8 @@ class Executor(Configured):
                 return await self._act(s, calls)
             case _Look(call):
                 return await self._look(s, call)
+            case _Direct(call):
+                return await self._direct(s, call)
             case _Check(answer):
                 return self._check(s, answer)
             case _:
@@ -385,7 +410,7 @@ class Executor(Configured):
         if s.events is not None and wants_text():
             response = await streaming(
                 lambda: self.effects.model_call(site, self.model, request),
-                partial(_delta, s, request.purpose),
+                partial(send_delta, s, request.purpose),
             )
         else:
             response = await self.effects.model_call(site, self.model, request)
@@ -430,7 +455,7 @@ class Executor(Configured):
         # The unusable reply is quoted, not replayed as an assistant turn: in the JSON protocol a
         # replayed turn would read as a valid answer, and it would break turn alternation.
         quoted = f' It began: "{raw[:200]}"' if raw.strip() else ""
-        _tell(s, f"Your last reply could not be used: {problem}.{quoted} Try again.")
+        tell(s, f"Your last reply could not be used: {problem}.{quoted} Try again.")
         return _Decide()
 
     async def _act(self, s: AgentState, calls: tuple[ToolCall, ...]) -> _Step:
@@ -445,7 +470,7 @@ class Executor(Configured):
             return _WrapUp("stuck", stuck)
         s.warned = True
         await s.loop_warning(stuck)
-        _tell(s, f"Loop warning: {stuck}. Change approach, or give your final answer now.")
+        tell(s, f"Loop warning: {stuck}. Change approach, or give your final answer now.")
         return _Decide()
 
     async def _run_turn(self, s: AgentState, calls: tuple[ToolCall, ...]) -> None:
@@ -476,6 +501,20 @@ class Executor(Configured):
         s.transcript = Transcript([*before, UserMessage(content=f"{_LOOK_INTRO}\n{found}")])
         return _Decide()
 
+    async def _direct(self, s: AgentState, call: ToolCall) -> _Step:
+        """The task is one tool call: its result is the answer (a failure, a failed report)."""
+        asked = s.unique_ids(AssistantMessage(tool_calls=(call,)))
+        s.transcript.append(asked)
+        (call,) = asked.tool_calls
+        await self._run_turn(s, (call,))
+        result = s.results[call.id]
+        if not result.ok:
+            s.notes.append(
+                f"{call.name} failed: {' '.join(result.content.split())[:EXCERPT_CHARS]}"
+            )
+            return _Finish(s.report(status="failed", answer=""))
+        return _Finish(s.report(status="done", answer=result.content))
+
     def _check(self, s: AgentState, answer: str) -> _Step:
         s.malformed = 0
         problem = unusable_answer(answer, parrot=self._parrot, tools=self._names)
@@ -488,9 +527,9 @@ class Executor(Configured):
         if s.rejections > self.max_rejections:
             if unusable_answer(answer, parrot=self._parrot, tools=self._names):
                 # Never keep a junk answer, nor quote it (the problem may quote the copy).
-                answer = _digest(s, "acceptance", "no usable answer")
+                answer = digest_of(s, "acceptance", "no usable answer")
             return _Finish(s.report(status="partial", answer=answer, stop_reason="acceptance"))
-        _tell(s, f"Your answer was not accepted: {problem}. Fix it.")
+        tell(s, f"Your answer was not accepted: {problem}. Fix it.")
         return _Decide()
 
     async def _wrap_up(self, s: AgentState, step: _WrapUp, stop: Stop | None) -> _Finish:
@@ -504,14 +543,14 @@ class Executor(Configured):
         return _Finish(
             s.report(
                 status=status,
-                answer=answer or _digest(s, step.reason, step.detail),
+                answer=answer or digest_of(s, step.reason, step.detail),
                 stop_reason=step.reason,
             )
         )
 
     async def _last_word(self, s: AgentState, step: _WrapUp, stop: Stop | None) -> str | None:
         why = step.detail or f"the {step.reason.replace('_', ' ')} limit was reached"
-        _tell(
+        tell(
             s,
             f"Stop now: {why}. Using only what you gathered above, give your best final answer "
             "and say plainly what is missing.",
@@ -558,39 +597,3 @@ class Executor(Configured):
         if context:
             body = f"{body}\n\nWhat is already known:\n{context}"
         return [SystemMessage(content=self.instructions), UserMessage(content=body)]
-
-
-async def _delta(s: AgentState, purpose: str, text: str, restart: bool) -> None:
-    assert s.events is not None
-    event = TextDelta(
-        run_id=s.run_id, agent_id=s.agent_id, step=s.steps, text=text, purpose=purpose,
-        restart=restart,
-    )  # fmt: skip
-    await s.events(event)
-
-
-def _tell(s: AgentState, text: str) -> None:
-    """Say something to the model as paor (remembered: it is never a valid tool argument)."""
-    s.transcript.append(UserMessage(content=text))
-    s.said.add(text)
-
-
-def _digest(s: AgentState, reason: str, detail: str) -> str:
-    """The answer built from what was gathered, when the model gave none worth keeping: each
-    source once, with its first excerpt."""
-    lines = [f"Incomplete: stopped early ({reason}{': ' + detail if detail else ''})."]
-    excerpts: dict[str, str] = {}
-    for e in s.evidence:
-        excerpts.setdefault(e.source, e.excerpt)
-    if excerpts:
-        lines.append("What was gathered:")
-        lines += [f"- [{src}] {text[:_FALLBACK_EXCERPT]}" for src, text in excerpts.items()]
-    else:
-        lines.append("Nothing usable was gathered.")
-    return "\n".join(lines)
-
-
-def _narrow(own: frozenset[str] | None, extra: Collection[str] | None) -> frozenset[str] | None:
-    if extra is None:
-        return own
-    return frozenset(extra) if own is None else own & frozenset(extra)

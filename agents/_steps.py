@@ -29,6 +29,7 @@ from agents._events import (
     EventSink,
     LoopWarning,
     ModelCalled,
+    TextDelta,
     ToolCalled,
 )
 from agents._guards import Budget, LoopDetector
@@ -39,13 +40,24 @@ from agents._toolbox import Evidence, Finding, PreparedCall, Toolbox, ToolResult
 from agents._tools import MAX_ARG_CHARS, ToolContext, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
 from agents._waits import RunWaits
-from memory import AssistantMessage, ToolCall, Transcript
+from memory import AssistantMessage, ToolCall, Transcript, UserMessage
 
-__all__ = ["AgentState", "bounded", "settle_turn", "start_turn"]
+__all__ = [
+    "EXCERPT_CHARS",
+    "AgentState",
+    "bounded",
+    "digest_of",
+    "narrow",
+    "send_delta",
+    "settle_turn",
+    "start_turn",
+    "tell",
+]
 
 _log = logger("paor.agent")
 _ECHO_WORDS = 5
 _ERROR_CHARS = 300
+EXCERPT_CHARS = 300  # of a source in a digest, or of a failed call in a note
 
 
 @dataclass(kw_only=True, slots=True)
@@ -72,6 +84,7 @@ class AgentState:
     invalidates: str | None = None
     seen_ids: set[str] = field(default_factory=set)
     allowed: frozenset[str] | None = None
+    direct: ToolCall | None = None  # the task is this one tool call (see `Executor.run`)
     turn: tuple[ToolCall, ...] = ()
     results: dict[str, ToolResult] = field(default_factory=dict)
     in_flight: list[tuple[PreparedCall, EffectSite]] = field(default_factory=list)
@@ -436,3 +449,41 @@ def _raw(call: ToolCall, sensitive: Collection[str]) -> str:
     except (json.JSONDecodeError, RecursionError, TypeError, AttributeError):
         # Unparseable text of a tool with sensitive arguments may hold them anywhere.
         return REDACTED if sensitive else redact_text(call.arguments[:80])
+
+
+def tell(s: AgentState, text: str) -> None:
+    """Say something to the model as paor (remembered: it is never a valid tool argument)."""
+    s.transcript.append(UserMessage(content=text))
+    s.said.add(text)
+
+
+def digest_of(s: AgentState, reason: str, detail: str) -> str:
+    """The answer built from what was gathered, when the model gave none worth keeping: each
+    source once, with its first excerpt."""
+    lines = [f"Incomplete: stopped early ({reason}{': ' + detail if detail else ''})."]
+    excerpts: dict[str, str] = {}
+    for e in s.evidence:
+        excerpts.setdefault(e.source, e.excerpt)
+    if excerpts:
+        lines.append("What was gathered:")
+        lines += [f"- [{src}] {text[:EXCERPT_CHARS]}" for src, text in excerpts.items()]
+    else:
+        lines.append("Nothing usable was gathered.")
+    return "\n".join(lines)
+
+
+def narrow(own: frozenset[str] | None, extra: Collection[str] | None) -> frozenset[str] | None:
+    """The tools an agent may call: its own restriction narrowed by a run's (None: all)."""
+    if extra is None:
+        return own
+    return frozenset(extra) if own is None else own & frozenset(extra)
+
+
+async def send_delta(s: AgentState, purpose: str, text: str, restart: bool) -> None:
+    """Stream a piece of the model's text to the agent's events."""
+    assert s.events is not None
+    event = TextDelta(
+        run_id=s.run_id, agent_id=s.agent_id, step=s.steps, text=text, purpose=purpose,
+        restart=restart,
+    )  # fmt: skip
+    await s.events(event)

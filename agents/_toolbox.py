@@ -154,6 +154,19 @@ class Toolbox:
         """Each tool's name and description, for a planner's menu."""
         return {name: t.description for name, t in self._tools.items()}
 
+    def signatures(self) -> dict[str, str]:
+        """Each tool's parameters in one line ("key: string, limit?: integer"), for a planner that
+        writes tool calls out."""
+        found = {}
+        for name, t in self._tools.items():
+            schema = t.spec().parameters
+            required = set(schema.get("required", ()))
+            found[name] = ", ".join(
+                f"{p}{'' if p in required else '?'}: {_type_of(spec)}"
+                for p, spec in schema.get("properties", {}).items()
+            )
+        return found
+
     def get(self, name: str) -> Tool | None:
         """The tool called `name`, if there is one."""
         return self._tools.get(name)
@@ -279,3 +292,18 @@ def _findings(tool: Tool, value: Any) -> tuple[Finding, ...]:
         for key, fact_key in tool.facts.items()
         if value.get(key) not in (None, "") and not isinstance(value[key], dict | list)
     )
+
+
+def _type_of(spec: Any) -> str:
+    """A JSON schema's type in a word or two ("string", "array of integer", "any")."""
+    if not isinstance(spec, dict):
+        return "any"
+    kind = spec.get("type")
+    if kind == "array":
+        return f"array of {_type_of(spec.get('items'))}"
+    if isinstance(kind, str):
+        return kind
+    options = spec.get("anyOf") or spec.get("oneOf")
+    if isinstance(options, list):
+        return " or ".join(_type_of(o) for o in options)
+    return "any"

@@ -101,6 +101,8 @@ class Orchestrator(Configured):
             `orchestrator._review`).
         questions: How many clarifying questions a run may ask the user, its planner's and
             its sub-agents' together (the approver answers; see `agents._signals`).
+        direct_calls: The planner may write a subtask out as one tool call (`Subtask.call`),
+            which then runs without a sub-agent's model calls (LLMCompiler's tasks).
 
     Raises:
         ConfigurationError: `review` or `questions` without an `approver`.
@@ -130,6 +132,7 @@ class Orchestrator(Configured):
         approver: Approver | Decide | None = None,
         review: Literal["first", "every"] | None = None,
         questions: int = 0,
+        direct_calls: bool = False,
     ) -> None:
         if review is not None and approver is None:
             raise ConfigurationError("review= needs an approver= to ask (see agents.approvals)")
@@ -148,7 +151,7 @@ class Orchestrator(Configured):
                 "on_plan_failure": on_plan_failure, "compactor": compactor, "facts": facts,
                 "scope": scope, "journal": journal, "first_look": first_look, "cite": cite,
                 "ask_goal": ask_goal, "approver": approver, "review": review,
-                "questions": questions,
+                "questions": questions, "direct_calls": direct_calls,
             }
         )  # fmt: skip
         self.limits = limits or Limits()
@@ -164,6 +167,7 @@ class Orchestrator(Configured):
         self.approver = Approver.of(approver)
         self.review = review
         self.questions = questions
+        self.direct_calls = direct_calls
         self.executor = Executor(
             model,
             self.toolbox,
@@ -332,6 +336,7 @@ class Orchestrator(Configured):
             instructions=self.planner_instructions,
             synthesis_instructions=self.synthesis_instructions,
             ask_goal=self.ask_goal,
+            calls=self.toolbox.signatures() if self.direct_calls else None,
         )
         state = RunState(
             run_id=run_id,

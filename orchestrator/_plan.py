@@ -7,15 +7,17 @@ the planner model, which gets a bounded number of chances to repair them.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.effects import RESERVED_AGENTS
+from memory import ToolCall
 
-__all__ = ["Plan", "PlanDiff", "PlanDraft", "Subtask", "SubtaskDraft"]
+__all__ = ["Plan", "PlanDiff", "PlanDraft", "PlannedCall", "Subtask", "SubtaskDraft"]
 
 _ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
 MAX_PROBLEMS = 10
@@ -26,8 +28,47 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class PlannedCall(_Frozen):
+    """A subtask that is one tool call the planner wrote out (LLMCompiler's task): it runs without
+    a sub-agent's model calls, and its result is the tool's output.
+
+    Attributes:
+        tool: The tool's name.
+        arguments: The arguments, as JSON text. A string argument that is exactly "$ID" stands
+            for the result of subtask ID, which the subtask depends on.
+    """
+
+    tool: str = Field(min_length=1)
+    arguments: str = "{}"
+
+    def references(self) -> set[str]:
+        """The subtask ids whose results the arguments stand for."""
+        return {v[1:] for v in _arguments(self.arguments).values() if _is_reference(v)}
+
+    def call(self, call_id: str, results: dict[str, str]) -> ToolCall:
+        """The tool call, each reference replaced by that subtask's result."""
+        args = {
+            k: results.get(v[1:], v) if _is_reference(v) else v
+            for k, v in _arguments(self.arguments).items()
+        }
+        return ToolCall(id=call_id, name=self.tool, arguments=json.dumps(args, ensure_ascii=False))
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    try:
+        found = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _is_reference(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and value.startswith("$") and len(value) > 1
+
+
 class Subtask(_Frozen):
-    """One node of the plan, run by its own executor sub-agent.
+    """One node of the plan, run by its own executor sub-agent (or, when it is one tool call the
+    planner wrote out, by that call alone).
 
     Attributes:
         id: A short unique id (letters, digits, "_", "-", ".").
@@ -36,6 +77,7 @@ class Subtask(_Frozen):
         tools: The tools it may use (empty: all).
         acceptance: What a good result must contain (shown to the sub-agent).
         expected_output: The shape of the result (shown to the sub-agent).
+        call: The one tool call this subtask is, if the planner wrote it out.
     """
 
     id: str = Field(pattern=_ID_PATTERN)
@@ -44,6 +86,7 @@ class Subtask(_Frozen):
     tools: tuple[str, ...] = ()
     acceptance: str = ""
     expected_output: str = ""
+    call: PlannedCall | None = None
 
     def brief(self) -> str:
         """The task text a sub-agent is given."""
@@ -53,6 +96,13 @@ class Subtask(_Frozen):
         if self.acceptance:
             parts.append(f"A good answer: {self.acceptance}")
         return "\n".join(parts)
+
+
+class CallDraft(BaseModel):
+    """A subtask's one tool call as the planner model writes it."""
+
+    tool: str
+    arguments: dict[str, Any] = {}
 
 
 class SubtaskDraft(BaseModel):
@@ -66,6 +116,7 @@ class SubtaskDraft(BaseModel):
     tools: list[str] = []
     acceptance: str = ""
     expected_output: str = ""
+    call: CallDraft | None = None
 
 
 class PlanDraft(BaseModel):
@@ -138,6 +189,11 @@ def build_plan(draft: PlanDraft, *, version: int, keep: Iterable[Subtask] = ()) 
             tools=tuple(dict.fromkeys(d.tools)),
             acceptance=d.acceptance,
             expected_output=d.expected_output,
+            call=None
+            if d.call is None
+            else PlannedCall(
+                tool=d.call.tool.strip(), arguments=json.dumps(d.call.arguments, ensure_ascii=False)
+            ),
         )
         for d in draft.subtasks
     )
@@ -228,7 +284,24 @@ def _subtask_problems(sub: Subtask, ids: set[str], tools: Collection[str]) -> li
             f"subtask {sub.id} names unknown tools {', '.join(bad_tools)}; "
             f"valid: {', '.join(tools) or '(none)'}"
         )
+    if sub.call is not None:
+        found += _call_problems(sub, sub.call, tools)
     return found
+
+
+def _call_problems(sub: Subtask, call: PlannedCall, tools: Collection[str]) -> list[str]:
+    if call.tool not in tools:
+        return [
+            f"subtask {sub.id} calls unknown tool {call.tool}; valid: {', '.join(tools) or '(none)'}"
+        ]
+    if sub.tools and call.tool not in sub.tools:
+        return [f"subtask {sub.id} calls {call.tool}, which is not among its tools"]
+    loose = sorted(call.references() - set(sub.depends_on))
+    if loose:
+        return [
+            f"subtask {sub.id}'s call uses the results of {', '.join(loose)}: list them in depends_on"
+        ]
+    return []
 
 
 def _find_cycle(subtasks: tuple[Subtask, ...]) -> list[str]:

@@ -65,6 +65,12 @@ class Question:
     text: str
 
 
+_DIRECT_CALLS = (
+    "A subtask that is exactly one tool call whose arguments you already know needs no agent: "
+    'write the call in "call" ({"tool": name, "arguments": {...}}) and it runs as it is, its '
+    'result being the tool\'s output. An argument written "$ID" is replaced by the result of '
+    'subtask ID, which it must depend on. Leave "call" out wherever a step needs reasoning.'
+)
 _MAY_ASK = (
     "Only if the goal lacks something only the user can tell you, without which the plan would "
     'be wrong (a budget, a city, a date), also write one short question in "question": you will '
@@ -95,6 +101,9 @@ class Planner:
         instructions: The planner's system prompt.
         synthesis_instructions: The joiner's system prompt.
         ask_goal: Every first plan asks the goal itself (see `Orchestrator`).
+        calls: Each tool's parameters ("key: string"), when a subtask may be one tool call the
+            planner writes out (`Orchestrator(direct_calls=True)`); None: every subtask is a
+            sub-agent.
     """
 
     model: ChatModel
@@ -108,6 +117,7 @@ class Planner:
     synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
     usage: Usage = field(default_factory=Usage)
     ask_goal: bool = False
+    calls: dict[str, str] | None = None
     _addresses: Addresses = field(init=False)
 
     def __post_init__(self) -> None:
@@ -293,11 +303,17 @@ class Planner:
             remove = json_schema["properties"]["remove"]
             remove["items"] = {"enum": list(removable)} if removable else {"type": "string"}
             remove["maxItems"] = len(removable)
-        draft = json_schema.get("$defs", {}).get("SubtaskDraft")
+        defs = json_schema.get("$defs", {})
+        draft = defs.get("SubtaskDraft")
         if draft is not None:
             names = sorted(self.tools)
             draft["properties"]["tools"]["items"] = {"enum": names} if names else {"type": "string"}
             draft["properties"]["tools"]["maxItems"] = len(names)
+            if self.calls is None or not names:  # a subtask is always a sub-agent
+                draft["properties"].pop("call", None)
+                defs.pop("CallDraft", None)
+            else:
+                defs["CallDraft"]["properties"]["tool"] = {"enum": names}
         return json_schema
 
     def _checked(self, make: Callable[[], Plan], *, reserved: Collection[str]) -> Plan | list[str]:
@@ -329,11 +345,17 @@ class Planner:
         return self._addresses.next(step=self._addresses.issued + 1)  # each call is a step
 
     def _menu(self, unavailable: dict[str, str]) -> str:
+        calls = self.calls
         lines = [
-            f"- {name}: {desc}" for name, desc in self.tools.items() if name not in unavailable
+            f"- {name}({calls.get(name, '') if calls is not None else ''}): {desc}"
+            if calls is not None
+            else f"- {name}: {desc}"
+            for name, desc in self.tools.items()
+            if name not in unavailable
         ]
         lines += [f"- {name}: UNAVAILABLE ({why})" for name, why in unavailable.items()]
-        return "Tools the agents can use:\n" + ("\n".join(lines) or "(none)")
+        menu = "Tools the agents can use:\n" + ("\n".join(lines) or "(none)")
+        return menu if calls is None else f"{menu}\n\n{_DIRECT_CALLS}"
 
 
 @functools.cache

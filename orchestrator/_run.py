@@ -460,6 +460,9 @@ class RunLoop:
                     events=self._emit_agent(s),
                     stop=record.stop,
                     allowed_tools=sub.tools or None,
+                    call=None
+                    if sub.call is None
+                    else sub.call.call(f"{sub.id}-call", _answers(s, sub.depends_on)),
                 )
                 report = await self.executor.effects.sub_agent(self.executor, call)
             except (ReplayDrift, JournalError):
@@ -557,6 +560,12 @@ def _context(s: RunState, depends_on: tuple[str, ...]) -> str:
         text = f"[{dep}] {s.records[dep].subtask.goal}\nResult ({report.status}): {report.answer[:1200]}"
         parts.append(f"{text}\nSources: {sources}" if sources else text)
     return "\n\n".join(parts)
+
+
+def _answers(s: RunState, ids: tuple[str, ...]) -> dict[str, str]:
+    """The answers of the subtasks `ids` that have reported."""
+    reports = ((i, s.records[i].report) for i in ids)
+    return {i: report.answer for i, report in reports if report is not None}
 
 
 def _incompleteness(s: RunState) -> str | None:

@@ -190,6 +190,9 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
     schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(
         items={"enum": ["lookup"]}, maxItems=1
     )
+    # Without `direct_calls` a subtask cannot be written out as a tool call.
+    schema["$defs"]["SubtaskDraft"]["properties"].pop("call")
+    schema["$defs"].pop("CallDraft")
     assert (request.output.name, request.output.schema_) == ("plan", schema)
     system = request.messages[0].content
     assert system is not None
@@ -244,6 +247,8 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
     assert first.output is not None
     replan_schema = ReplanDraft.model_json_schema()
     replan_schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(maxItems=0)
+    replan_schema["$defs"]["SubtaskDraft"]["properties"].pop("call")
+    replan_schema["$defs"].pop("CallDraft")
     replan_schema["properties"]["remove"].update(maxItems=0)  # nothing is pending or running
     assert (first.output.name, first.output.schema_) == ("replan", replan_schema)
     problems = [feedback(r) for r in repairs]

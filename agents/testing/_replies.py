@@ -55,6 +55,7 @@ def subtask(
     tools: Iterable[str] = (),
     acceptance: str = "",
     expected_output: str = "",
+    call: tuple[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """One subtask of a plan or a replan, as the planner model writes it.
 
@@ -65,8 +66,10 @@ def subtask(
         tools: The tools it may use (empty: all).
         acceptance: What a good result contains.
         expected_output: The shape of the result.
+        call: The one tool call the subtask is, as (tool, arguments), for an orchestrator with
+            `direct_calls=True`.
     """
-    drafted = {
+    drafted: dict[str, Any] = {
         "id": subtask_id,
         "goal": goal,
         "depends_on": list(depends_on),
@@ -74,6 +77,8 @@ def subtask(
         "acceptance": acceptance,
         "expected_output": expected_output,
     }
+    if call is not None:
+        drafted["call"] = {"tool": call[0], "arguments": dict(call[1])}
     return _checked(drafted, _drafts()[0])
 
 

@@ -15,6 +15,7 @@ from agents import AcceptanceCheck, Budget, cites_evidence
 from agents.effects import AgentCall
 from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
 from agents.guards import Stop
+from memory import ToolCall
 from memory.journal import EffectRecord
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
@@ -57,6 +58,7 @@ class RunInput(BaseModel):
             plan version, calls of tools that change something, or both (see
             `orchestrator.temporal._approvals`).
         questions: How many clarifying questions the run may ask the user.
+        direct_calls: The planner may write a subtask out as one tool call (as `Orchestrator`'s).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -80,6 +82,7 @@ class RunInput(BaseModel):
     ask_goal: bool = False
     approve: Literal["plan", "tools", "all"] | None = None
     questions: int = 0
+    direct_calls: bool = False
 
 
 class Allowance(BaseModel):
@@ -135,6 +138,7 @@ class AgentInput(BaseModel):
         context: What the run already knows (the compressed results of its dependencies).
         agent_id: The sub-agent's id in its run.
         allowed_tools: Restrict its menu further, or None.
+        tool_call: The one tool call its subtask is, made without a model, or None.
         allowance: What it may spend.
         carried: Its effect records so far, when it continued as new (served before going live).
     """
@@ -146,6 +150,7 @@ class AgentInput(BaseModel):
     context: str = ""
     agent_id: str
     allowed_tools: tuple[str, ...] | None = None
+    tool_call: ToolCall | None = None
     allowance: Allowance = Allowance()
     carried: tuple[EffectRecord, ...] = ()
 
@@ -159,6 +164,7 @@ class AgentInput(BaseModel):
             context=call.context,
             agent_id=call.agent_id,
             allowed_tools=allowed,
+            tool_call=call.call,
             allowance=Allowance.of(call.budget),
         )
 
@@ -172,4 +178,5 @@ class AgentInput(BaseModel):
             budget=self.allowance.budget(),
             stop=stop,
             allowed_tools=self.allowed_tools,
+            call=self.tool_call,
         )

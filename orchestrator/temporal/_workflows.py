@@ -66,6 +66,7 @@ def orchestrator_for(
         approver=approver if approve is not None or questions else None,
         review="every" if approve in ("plan", "all") else None,
         questions=questions,
+        direct_calls=given.direct_calls,
     )
 
 
