@@ -20,7 +20,7 @@ from agents.testing import call
 from memory import Journal
 from orchestrator import Limits, Orchestrator
 from orchestrator.events import SubtaskFailed, SubtaskFinished
-from tests._team import PLANNER, WRITER, Team, plan, script, sub
+from tests._team import PLANNER, WRITER, Team, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
 
@@ -74,7 +74,7 @@ async def test_a_planned_call_runs_without_a_model_call_and_is_the_result() -> N
     assert [c.tool for c in calls] == ["lookup"]
     # The writer reads the call's output as the subtask's result.
     (written,) = team.of(WRITER)
-    assert "the value of alpha" in written.messages[-1].content
+    assert "the value of alpha" in opening(written)
 
 
 async def test_a_dollar_reference_takes_the_dependency_result() -> None:
@@ -103,8 +103,8 @@ async def test_the_planner_is_offered_calls_with_each_tools_parameters() -> None
     assert request.output.schema_["$defs"]["CallDraft"]["properties"]["tool"] == {
         "enum": ["broken", "lookup"]
     }
-    assert "- lookup(key: string): Look a fact up." in request.messages[-1].content
-    assert '"$ID"' in request.messages[-1].content
+    assert "- lookup(key: string): Look a fact up." in opening(request)
+    assert '"$ID"' in opening(request)
 
 
 async def test_without_the_option_the_planner_is_never_offered_calls() -> None:
@@ -114,7 +114,7 @@ async def test_without_the_option_the_planner_is_never_offered_calls() -> None:
     assert request.output is not None
     assert "call" not in request.output.schema_["$defs"]["SubtaskDraft"]["properties"]
     assert "CallDraft" not in request.output.schema_["$defs"]
-    assert "$ID" not in request.messages[-1].content
+    assert "$ID" not in opening(request)
 
 
 async def test_an_unknown_tool_or_a_loose_reference_goes_back_to_the_planner() -> None:
@@ -128,7 +128,7 @@ async def test_an_unknown_tool_or_a_loose_reference_goes_back_to_the_planner() -
     result = await _orchestrator(team).run("Find alpha for the report.")
     team.assert_clean()
     assert result.status == "complete"
-    repair = team.of(PLANNER)[1].messages[-1].content
+    repair = str(team.of(PLANNER)[1].messages[-1].content)
     assert "subtask a calls unknown tool nosuch" in repair
     assert "subtask b's call uses the results of a: list them in depends_on" in repair
 
