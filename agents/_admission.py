@@ -129,7 +129,13 @@ class Admission:
         try:
             yield
         finally:
-            self._answered = True
+            self._release()
+
+    def _release(self) -> None:
+        """The endpoint has answered (its headers are in, or the first attempt ended): the
+        callers held by `first_contact` go on, admitted by what the answer said."""
+        self._answered = True
+        if self._first is not None:
             self._first.set()
 
     def estimate(self, body_chars: int) -> int:
@@ -175,10 +181,13 @@ class Admission:
             self._tokens.level += estimated
 
     def observe(self, headers: Mapping[str, str], status: int) -> None:
-        """Learn from one answer's headers (any status); a 429 holds every caller."""
+        """Learn from one answer's headers (any status); a 429 holds every caller. Seen as the
+        headers arrive, before the body: a streamed first answer releases the others at once."""
         now = anyio.current_time()
         for name in ("requests", "tokens"):
             self._learn(name, headers, now)
+        if not self._answered:
+            self._release()
         if status != 429:
             return
         self.refused += 1

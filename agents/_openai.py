@@ -285,7 +285,7 @@ class OpenAIChatModel:
     async def _send(
         self, request: ModelRequest, protocol: str, body: dict[str, Any]
     ) -> ModelResponse:
-        streamed = live_sink() if protocol == "tools" and request.output is None else None
+        streamed = live_sink() if protocol == "tools" else None
         sizes: tuple[int, ...] = ()
         try:
             # The body is built and validated here already, and only a few fields of the answer

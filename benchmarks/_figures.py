@@ -33,7 +33,8 @@ def prefix_share(record: RunRecord) -> float:
 
 
 def dispatch_gaps(record: RunRecord, scenario: Scenario) -> list[float]:
-    """Seconds from a subtask's last dependency answering to the subtask's first model request.
+    """Seconds from a subtask's last dependency answering to the subtask's first model request
+    (or, for a subtask that is one tool call, the call's start).
 
     Only subtasks whose start was bound by a dependency count: one made ready by a plan or replan
     arriving later than its dependencies measures the planner, not the dispatch.
@@ -41,11 +42,15 @@ def dispatch_gaps(record: RunRecord, scenario: Scenario) -> list[float]:
     first: dict[str, float] = {}
     last: dict[str, float] = {}
     planned: list[float] = []
+    spans = [(e.who.name, e.received, e.answered) for e in record.log if e.who.kind == "agent"]
+    if any(e.who.kind == "agent" for e in record.log):  # a planner's run: subtasks' own lookups
+        # too, since a subtask that is one tool call (paor's direct calls) makes no model call
+        spans += [(t.key.rsplit(".", 1)[0], t.started, t.finished) for t in record.tools]
+    for name, start, end in spans:
+        first[name] = min(first.get(name, start), start)
+        last[name] = max(last.get(name, end), end)
     for e in record.log:
-        if e.who.kind == "agent":
-            first[e.who.name] = min(first.get(e.who.name, e.received), e.received)
-            last[e.who.name] = max(last.get(e.who.name, e.answered), e.answered)
-        elif e.who.kind in ("plan", "replan"):
+        if e.who.kind in ("plan", "replan"):
             planned.append(e.answered)
     gaps = []
     for sub in scenario.subs.values():

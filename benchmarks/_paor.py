@@ -37,9 +37,16 @@ def lookup_tool(body: Lookup) -> Tool:
 
 
 def orchestrator_for(
-    scenario: Scenario, model: agents.ChatModel, body: Lookup, *, keep_events: bool = True
+    scenario: Scenario,
+    model: agents.ChatModel,
+    body: Lookup,
+    *,
+    keep_events: bool = True,
+    eager: bool = False,
 ) -> Orchestrator:
-    """An orchestrator sized for `scenario` (every subtask may run at once)."""
+    """An orchestrator sized for `scenario` (every subtask may run at once); `eager` turns on
+    `direct_calls` (the scripted planner writes each single-lookup subtask out as that tool call)
+    and `stream_plans` (subtasks start as the plan streams in, over HTTP)."""
     n = len(scenario.subs)
     limits = Limits(
         max_concurrency=max(n, 1),
@@ -47,7 +54,14 @@ def orchestrator_for(
         max_replans=len(scenario.replans) + 1,
         agent=agents.AgentLimits(max_steps=40),
     )
-    return Orchestrator(model, [lookup_tool(body)], limits=limits, keep_events=keep_events)
+    return Orchestrator(
+        model,
+        [lookup_tool(body)],
+        limits=limits,
+        keep_events=keep_events,
+        direct_calls=eager,
+        stream_plans=eager,
+    )
 
 
 def _sim_lookup(sim: Simulator, scenario: Scenario) -> Lookup:
@@ -57,15 +71,19 @@ def _sim_lookup(sim: Simulator, scenario: Scenario) -> Lookup:
     return body
 
 
-async def run_orchestrator(scenario: Scenario, *, http: bool, admission: bool = True) -> RunRecord:
-    """Run `scenario` through `Orchestrator`, over HTTP or with the in-process simulator.
+async def run_orchestrator(
+    scenario: Scenario, *, http: bool, admission: bool = True, eager: bool = True
+) -> RunRecord:
+    """Run `scenario` through `Orchestrator`, over HTTP or with the in-process simulator, with
+    direct calls and plan streaming on (`orchestrator_for`'s `eager`) unless told otherwise.
 
     `admission=False` turns the model's admission control off (over HTTP); the record's framework
-    is then "paor (no admission)".
+    is then "paor (no admission)"; `eager=False` (paor's defaults) makes it "paor (defaults)".
     """
     sim = scenario.simulator()
+    name = "paor" if eager else "paor (defaults)"
     record = RunRecord(
-        framework="paor" if admission else "paor (no admission)",
+        framework=name if admission else "paor (no admission)",
         scenario=scenario.name,
         transport="http" if http else "inproc",
     )
@@ -79,12 +97,13 @@ async def run_orchestrator(scenario: Scenario, *, http: bool, admission: bool = 
                 max_retries=0 if scenario.limits is None else 3,  # paor's default under limits
                 admission=admission,
             )
-            await _timed_run(
-                record, orchestrator_for(scenario, model, _sim_lookup(sim, scenario)), scenario
-            )
+            orch = orchestrator_for(scenario, model, _sim_lookup(sim, scenario), eager=eager)
+            await _timed_run(record, orch, scenario)
             await model.aclose()
     else:
-        orch = orchestrator_for(scenario, SimChatModel(sim), _sim_lookup(sim, scenario))
+        orch = orchestrator_for(
+            scenario, SimChatModel(sim), _sim_lookup(sim, scenario), eager=eager
+        )
         await _timed_run(record, orch, scenario)
     record.log, record.tools = sim.log, sim.tools
     return record

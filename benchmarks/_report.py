@@ -12,6 +12,7 @@ __all__ = ["render", "update_readme", "write_json"]
 COLUMNS = (
     "paor",
     "paor (in-process)",
+    "paor (defaults)",
     "parallel-tools",
     "react",
     "langgraph-plan",

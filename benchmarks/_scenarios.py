@@ -53,9 +53,18 @@ class Sub:
         """The subtask's goal, carrying the marker the simulator dispatches on."""
         return f"[sub:{self.id}] Look up the {self.steps} facts of {self.id} and report them."
 
-    def draft(self) -> dict[str, object]:
-        """The subtask as the scripted planner writes it."""
-        return {"id": self.id, "goal": self.goal, "depends_on": list(self.deps)}
+    def draft(self, calls: bool = False) -> dict[str, object]:
+        """The subtask as the scripted planner writes it; with `calls` (a planner that may write a
+        subtask out as one tool call), a single lookup with nothing to report is that call."""
+        out: dict[str, object] = {"id": self.id, "goal": self.goal, "depends_on": list(self.deps)}
+        if calls and self.direct:
+            out["call"] = {"tool": "lookup", "arguments": {"key": self.lookups()[0]}}
+        return out
+
+    @property
+    def direct(self) -> bool:
+        """Whether the subtask is one lookup and nothing else (no invalidation to report)."""
+        return self.steps == 1 and self.invalidates is None
 
     def lookups(self) -> list[str]:
         """The lookup keys, in order."""
@@ -84,11 +93,11 @@ class Replan:
     remove: tuple[str, ...] = ()
     add: tuple[Sub, ...] = ()
 
-    def reply(self) -> Reply:
-        """The scripted replan reply."""
+    def reply(self, calls: bool = False) -> Reply:
+        """The scripted replan reply (`calls`: see `Sub.draft`)."""
         body = {
             "remove": list(self.remove),
-            "add": [s.draft() for s in self.add],
+            "add": [s.draft(calls) for s in self.add],
             "rationale": f"{self.trigger} changed the picture",
         }
         return Reply(content=json.dumps(body))
@@ -264,19 +273,27 @@ class ScenarioScript:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self._turns = {s.id: s.turns() for s in scenario.subs.values()}
-        self._plan = Reply(
-            content=json.dumps(
-                {"subtasks": [s.draft() for s in scenario.plan], "rationale": "split by fact"}
+        self._plans = {
+            calls: Reply(
+                content=json.dumps(
+                    {
+                        "subtasks": [s.draft(calls) for s in scenario.plan],
+                        "rationale": "split by fact",
+                    }
+                )
             )
-        )
+            for calls in (False, True)
+        }
 
     def reply(self, who: Who) -> Reply:
         """The scripted reply to `who`."""
         if who.kind == "plan":
-            return self._plan
+            return self._plans[who.calls]
         if who.kind == "replan":
             replans = self.scenario.replans
-            return replans[who.step].reply() if who.step < len(replans) else Reply(content="{}")
+            if who.step < len(replans):
+                return replans[who.step].reply(who.calls)
+            return Reply(content="{}")
         if who.kind == "agent":
             turns = self._turns[who.name]
             return turns[min(who.step, len(turns) - 1)]

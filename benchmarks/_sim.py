@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import random
 import re
 import time
@@ -53,6 +52,7 @@ from agents.testing import (
     status,
 )
 from benchmarks._clock import sleep_until
+from benchmarks._prefix import PrefixIndex
 from benchmarks._provider import CACHE_RULES, CacheRules, RateLimiter, RateLimits
 from memory import AssistantMessage, ToolCall
 
@@ -61,7 +61,6 @@ __all__ = [
     "Fault",
     "Faults",
     "LatencyModel",
-    "PrefixIndex",
     "Reply",
     "Script",
     "SimChatModel",
@@ -119,6 +118,10 @@ class LatencyModel:
         ttft = self.ttft_s * self._jitter(f"model:{key}") + self.prefill_s * uncached_tokens
         return slow * (ttft + self.per_token_s * completion_tokens)
 
+    def decode_s(self, completion_tokens: int, slow: float = 1.0) -> float:
+        """The part of a model call's seconds spent writing its completion, after the first token."""
+        return slow * self.per_token_s * completion_tokens
+
     def tool_call(self, key: str, slow: float = 1.0) -> float:
         """Seconds a tool call with this key takes."""
         return 0.0 if self.tool_s == 0 else slow * self.tool_s * self._jitter(f"tool:{key}")
@@ -144,6 +147,7 @@ class Who:
     kind: Kind
     name: str
     step: int
+    calls: bool = False  # a planner whose schema lets a subtask be one tool call (not in the key)
 
     @property
     def key(self) -> str:
@@ -184,6 +188,7 @@ class SimRequest:
     messages: Sequence[Mapping[str, Any]]
     tools: Sequence[Mapping[str, Any]] = ()
     response_format: Mapping[str, Any] | None = None
+    stream: bool = False
 
     @classmethod
     def from_body(cls, body: Mapping[str, Any]) -> SimRequest:
@@ -192,6 +197,7 @@ class SimRequest:
             messages=body.get("messages", []),
             tools=body.get("tools") or (),
             response_format=body.get("response_format"),
+            stream=body.get("stream") is True,
         )
 
     @classmethod
@@ -220,6 +226,14 @@ class SimRequest:
         name = str(spec.get("name", ""))
         title = str((spec.get("schema") or {}).get("title", "")).lower()
         return (title if title in ("plan", "replan") else name) or None
+
+    @property
+    def takes_calls(self) -> bool:
+        """Whether the requested plan schema lets a subtask be one tool call (paor's
+        `direct_calls`): its subtask definition has a "call" property."""
+        spec = (self.response_format or {}).get("json_schema", {}).get("schema") or {}
+        draft = spec.get("$defs", {}).get("SubtaskDraft", {})
+        return "call" in draft.get("properties", {})
 
     def texts(self) -> list[str]:
         """The prompt as a cache sees it: the tools and format first, then each message."""
@@ -259,66 +273,13 @@ def classify(request: SimRequest) -> Who:
     step = sum(1 for m in request.messages if m.get("role") == "assistant")
     name = request.format_name
     if name in ("plan", "replan"):
-        return Who("plan", "", 0) if name == "plan" else Who("replan", "", 0)
+        return Who("plan" if name == "plan" else "replan", "", 0, request.takes_calls)
     first = next((m for m in request.messages if m.get("role") == "user"), None)
     found = _MARKER.match(_text(first.get("content"))) if first is not None else None
     if request.tools and found is not None:
         kind: Kind = {"sub": "agent", "goal": "mono", "par": "par"}[found.group(1)]  # type: ignore[assignment]
         return Who(kind, found.group(2), step)
     return Who("synthesis", "", 0)
-
-
-class PrefixIndex:
-    """The longest prompt prefix each request shares with any earlier request, in tokens.
-
-    Prompts are sequences of segments (the tools block, then messages). Whole segments are matched
-    through a chain of prefix hashes; at the first segment that differs from every earlier request
-    with the same prefix, the shared tokens inside it are counted too, so the figure is exact at
-    token level. Each recorded segment carries the time from which it counts (`add`'s `ready`), so
-    a provider's cache, which holds a prefix only once the request that wrote it is answered, is
-    the same index asked with `match(..., now)`.
-    """
-
-    def __init__(self) -> None:
-        self._next: dict[int, dict[tuple[str, ...], float]] = {}
-
-    def observe(self, segments: Sequence[Sequence[str]]) -> int:
-        """Record a prompt and return how many of its leading tokens an earlier prompt shared."""
-        shared = self.match(segments)
-        self.add(segments)
-        return shared
-
-    def match(self, segments: Sequence[Sequence[str]], now: float = math.inf) -> int:
-        """How many leading tokens of a prompt a prompt recorded as ready by `now` shares."""
-        shared, node = 0, 0
-        for segment in segments:
-            seg = segment if isinstance(segment, tuple) else tuple(segment)
-            options = self._next.get(node, {})
-            if seg in options and options[seg] <= now:
-                shared += len(seg)
-                node = hash((node, seg))
-                continue
-            ready = (o for o, t in options.items() if t <= now)
-            return shared + max((_common(seg, o) for o in ready), default=0)
-        return shared
-
-    def add(self, segments: Sequence[Sequence[str]], ready: float = -math.inf) -> None:
-        """Record a prompt, counting from `ready` on."""
-        node = 0
-        for segment in segments:
-            seg = segment if isinstance(segment, tuple) else tuple(segment)
-            options = self._next.setdefault(node, {})
-            options[seg] = min(options.get(seg, math.inf), ready)
-            node = hash((node, seg))
-
-
-def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -367,6 +328,7 @@ class Exchange:
     received: float
     answered: float = 0.0
     latency: float = 0.0
+    stream_s: float = 0.0  # a streamed reply: seconds from its first event to its last
     prompt_tokens: int = 0
     completion_tokens: int = 0
     shared_tokens: int = 0
@@ -460,8 +422,15 @@ class Simulator:
             exchange.prompt_tokens - exchange.cached_tokens,
         )
         self._cached.add(segments, received + exchange.latency)
-        await sleep_until(received + exchange.latency)
-        exchange.answered = time.perf_counter()
+        if request.stream:  # the first event at the first token, the rest paced by the server
+            exchange.stream_s = self.latency.decode_s(
+                exchange.completion_tokens, self.script.slow(who)
+            )
+            await sleep_until(received + exchange.latency - exchange.stream_s)
+            exchange.answered = received + exchange.latency
+        else:
+            await sleep_until(received + exchange.latency)
+            exchange.answered = time.perf_counter()
         if self.limiter is not None:
             exchange.headers = tuple(self.limiter.headers(exchange.answered).items())
         return reply, exchange
@@ -496,7 +465,7 @@ class Simulator:
             return who
         n = self._counts.get(who.kind, 0)
         self._counts[who.kind] = n + 1
-        return Who(who.kind, who.name, n)
+        return Who(who.kind, who.name, n, who.calls)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -551,6 +520,7 @@ class SimServer:
             tool_calls=reply.tool_calls,
             usage=usage,
             headers=exchange.headers,
+            stream_s=exchange.stream_s,
         )
 
 

@@ -69,6 +69,10 @@ async def _paor_inproc(scenario: Scenario) -> RunRecord:
     return await run_orchestrator(scenario, http=False)
 
 
+async def _paor_defaults(scenario: Scenario) -> RunRecord:
+    return await run_orchestrator(scenario, http=True, eager=False)
+
+
 @dataclass(kw_only=True)
 class Suite:
     """One run of the benchmark suite.
@@ -304,6 +308,8 @@ class Suite:
                 records.setdefault(name, []).append(await self._attempt(name, runner, scenario))
         found = await self._attempt("paor", _paor_inproc, scenario)
         records.setdefault("paor (in-process)", []).append(found)
+        found = await self._attempt("paor", _paor_defaults, scenario)
+        records.setdefault("paor (defaults)", []).append(found)
 
     def _scenario(
         self,

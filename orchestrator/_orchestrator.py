@@ -103,6 +103,12 @@ class Orchestrator(Configured):
             its sub-agents' together (the approver answers; see `agents._signals`).
         direct_calls: The planner may write a subtask out as one tool call (`Subtask.call`),
             which then runs without a sub-agent's model calls (LLMCompiler's tasks).
+        stream_plans: Stream the first plan, and start each subtask with no dependencies as
+            soon as the planner has written it (LLMCompiler's trick); the plan is still
+            validated whole, and an early start the final plan does not keep is stopped. For
+            a hosted endpoint; off for a single local server, where early sub-agents would
+            wait on the planner's slot. Live runs only (not journaled, nor in Temporal), and
+            not with `review` or `questions`.
 
     Raises:
         ConfigurationError: `review` or `questions` without an `approver`.
@@ -133,6 +139,7 @@ class Orchestrator(Configured):
         review: Literal["first", "every"] | None = None,
         questions: int = 0,
         direct_calls: bool = False,
+        stream_plans: bool = False,
     ) -> None:
         if review is not None and approver is None:
             raise ConfigurationError("review= needs an approver= to ask (see agents.approvals)")
@@ -152,6 +159,7 @@ class Orchestrator(Configured):
                 "scope": scope, "journal": journal, "first_look": first_look, "cite": cite,
                 "ask_goal": ask_goal, "approver": approver, "review": review,
                 "questions": questions, "direct_calls": direct_calls,
+                "stream_plans": stream_plans,
             }
         )  # fmt: skip
         self.limits = limits or Limits()
@@ -168,6 +176,7 @@ class Orchestrator(Configured):
         self.review = review
         self.questions = questions
         self.direct_calls = direct_calls
+        self.stream_plans = stream_plans
         self.executor = Executor(
             model,
             self.toolbox,
@@ -298,6 +307,7 @@ class Orchestrator(Configured):
             single_on_plan_failure=self.on_plan_failure == "single",
             facts=self.facts,
             scope=self.scope,
+            stream_plans=self.stream_plans and type(effects) is LiveEffects,
         )
         return await loop.execute(state)
 

@@ -29,11 +29,13 @@ from orchestrator._plan import (
     AskingPlanDraft,
     Plan,
     PlanDraft,
+    Subtask,
     SubtaskDraft,
     build_plan,
     problems,
     salvage,
 )
+from orchestrator._plan_stream import SubtaskScanner
 
 __all__ = ["PLANNER_INSTRUCTIONS", "SYNTHESIS_INSTRUCTIONS", "Planner", "Question", "ReplanDraft"]
 
@@ -131,9 +133,12 @@ class Planner:
         known: str = "",
         feedback: str = "",
         may_ask: bool = False,
+        on_subtask: Callable[[Subtask], None] | None = None,
     ) -> Plan | Question:
         """The first plan for `goal` (`feedback`: a person's reason for rejecting the last one);
-        with `may_ask`, perhaps a question for the user instead.
+        with `may_ask`, perhaps a question for the user instead. With `on_subtask`, the reply is
+        streamed and each subtask with no dependencies goes there as soon as it is written and
+        valid on its own, before the plan is complete (the plan itself may still be repaired).
 
         Raises:
             PlanError: No valid plan within the repair budget, or the model failed.
@@ -153,7 +158,31 @@ class Planner:
                 draft = _asking(draft, goal, self.max_subtasks)
             return self._checked(lambda: build_plan(draft, version=1), reserved=())
 
-        return await self._structured(prompt, "plan", schema, build)
+        early = None if on_subtask is None else self._early(on_subtask)
+        return await self._structured(prompt, "plan", schema, build, on_text=early)
+
+    def _early(self, on_subtask: Callable[[Subtask], None]) -> TextSink:
+        """A text sink that hands each streamed root subtask, valid on its own, to `on_subtask`."""
+        scanner, seen = SubtaskScanner(), set[str]()
+
+        async def sink(text: str, restart: bool) -> None:
+            nonlocal scanner
+            if restart:
+                scanner = SubtaskScanner()
+            for raw in scanner.feed(text):
+                draft = _parse(json.dumps(raw), SubtaskDraft)
+                if isinstance(draft, list) or draft.depends_on or len(seen) >= self.max_subtasks:
+                    continue
+                alone = PlanDraft(subtasks=[draft])
+                checked = self._checked(
+                    functools.partial(build_plan, alone, version=1), reserved=seen
+                )
+                if isinstance(checked, Plan):
+                    (sub,) = checked.subtasks
+                    seen.add(sub.id)
+                    on_subtask(sub)
+
+        return sink
 
     async def replan(
         self,
@@ -262,6 +291,7 @@ class Planner:
         build: Callable[[str], T | list[str]],
         *,
         removable: Sequence[str] = (),
+        on_text: TextSink | None = None,
     ) -> T:
         system = self.instructions.replace("{max_subtasks}", str(self.max_subtasks))
         messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
@@ -270,8 +300,9 @@ class Planner:
         for _attempt in range(self.max_repairs + 1):
             try:
                 response = await self._ask(
-                    ModelRequest(messages=tuple(messages), output=output, purpose=name)
+                    ModelRequest(messages=tuple(messages), output=output, purpose=name), on_text
                 )
+                on_text = None  # only the first reply is streamed: a repair starts over
                 text = response.message.content or ""
             except MalformedResponse as exc:
                 text = exc.raw

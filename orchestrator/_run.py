@@ -18,7 +18,8 @@ knows is its `RunState`; what it uses (effects, planner, events, limiter) is its
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextvars
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -60,7 +61,7 @@ from orchestrator._state import (
     RunDeps,
     RunResult,
     RunState,
-    SubtaskStatus,
+    replan_reason,
 )
 
 __all__ = ["RunLoop"]
@@ -113,6 +114,7 @@ class RunLoop:
     single_on_plan_failure: bool = False
     facts: FactStore | None = None
     scope: str = "default"
+    stream_plans: bool = False
 
     async def execute(self, s: RunState) -> RunResult:
         """Run to the end and return the result; raises `PlanError` if no plan could be made."""
@@ -139,18 +141,25 @@ class RunLoop:
         )  # fmt: skip
         await self._emit(s, delta)
 
-    def _emit_agent(self, s: RunState) -> EventSink:
-        """A sub-agent's event sink: its events join the run's."""
+    def _emit_agent(self, s: RunState, record: Record | None = None) -> EventSink:
+        """A sub-agent's event sink: its events join the run's (held while `record` is an early
+        start the plan has not kept yet)."""
 
         async def emit(event: AgentEvent) -> None:
-            await self._emit(s, event)
+            await self._emit_for(s, record, event)
 
         return emit
+
+    async def _emit_for(self, s: RunState, record: Record | None, event: Event) -> None:
+        if record is not None and record.held is not None:
+            record.held.append(event)
+        else:
+            await self._emit(s, event)
 
     async def _advance(self, s: RunState, step: _Step, tg: anyio.abc.TaskGroup) -> _Step:
         match step:
             case _MakePlan():
-                return await self._make_plan(s)
+                return await self._make_plan(s, tg)
             case _Schedule(after):
                 return await self._schedule(s, tg, after)
             case _Join():
@@ -160,13 +169,19 @@ class RunLoop:
             case _:
                 raise AssertionError(f"not a run step: {step!r}")
 
-    async def _make_plan(self, s: RunState) -> _Step:
+    async def _make_plan(self, s: RunState, tg: anyio.abc.TaskGroup) -> _Step:
         now = await self.deps.now(s.step)
+        run = contextvars.copy_context()  # early starts' context: not the planner call's
+
+        def early(sub: Subtask) -> None:
+            run.run(self._start_early, s, tg, sub)
+
         try:
             with telemetry.span("paor.plan", _span_ids(s)) as span:
-                plan = await self._planned(s, now)
+                plan = await self._planned(s, now, early if self.stream_plans else None)
                 telemetry.finished(span, _plan_attributes(plan))
         except PlanError as exc:
+            await self._keep_early(s)  # none is kept: there is no plan
             if self.single_on_plan_failure and not isinstance(exc, _Rejected):
                 # Degrade, never come back empty-handed: the whole goal becomes one subtask.
                 s.notes.append(f"planning failed, ran the goal as one subtask: {exc}")
@@ -189,16 +204,22 @@ class RunLoop:
         s.adopt(plan)
         _log.info("plan_created", version=plan.version, subtasks=len(plan.subtasks))
         await self._emit(s, PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
+        await self._keep_early(s)
         return _Schedule()
 
-    async def _planned(self, s: RunState, now: float) -> Plan:
+    async def _planned(
+        self, s: RunState, now: float, early: Callable[[Subtask], None] | None
+    ) -> Plan:
         """The first plan: the planner's, as a person approved or edited it under review (a
         rejection's feedback goes back to the planner, a bounded number of times)."""
         feedback, rejected = "", 0
         while True:  # bounded: by the rejections allowed, and by the questions the run may ask
+            may_ask = self._may_ask()
+            streams = early is not None and not may_ask and self._reviewer(s) is None
             plan = await self.deps.planner.make_plan(
                 s.goal, unavailable=self.toolbox.unavailable(now), known=s.known,
-                feedback=feedback, may_ask=self._may_ask(),
+                feedback=feedback, may_ask=may_ask,
+                on_subtask=early if streams else None,
             )  # fmt: skip
             if isinstance(plan, Question):
                 await self._ask_for_planner(s, plan.text)
@@ -240,6 +261,31 @@ class RunLoop:
             addresses=deps.addresses, max_subtasks=deps.planner.max_subtasks,
             tools=deps.planner.tools.keys(), emit=self._emit_agent(s),
         )  # fmt: skip
+
+    def _start_early(self, s: RunState, tg: anyio.abc.TaskGroup, sub: Subtask) -> None:
+        """Start a subtask the streaming planner has just written (see `_keep_early`), in the
+        run's context (a task inherits its starter's, and the planner call's span and text
+        sink are no sub-agent's)."""
+        if sub.id not in s.early and s.halt_asked is None and s.exhausted is None:
+            record = s.early[sub.id] = Record(subtask=sub, status="running", held=[])
+            tg.start_soon(self._run_subtask, s, record)
+
+    async def _keep_early(self, s: RunState) -> None:
+        """Settle the early starts against the adopted plan: one the plan has, exactly as it
+        was streamed, is its subtask's run (its events are published now, after the plan's);
+        any other is stopped and its report ignored."""
+        early, s.early = s.early, {}
+        for sub_id, record in early.items():
+            planned = s.records.get(sub_id)
+            if planned is None or planned.status != "pending" or planned.subtask != record.subtask:
+                record.stop.set()  # its events stay held: it was never part of the run
+                _log.info("early_start_discarded", subtask_id=sub_id)
+                continue
+            s.records[sub_id] = record
+            s.running[sub_id] = None
+            held, record.held = record.held or [], None
+            for event in held:
+                await self._emit(s, event)
 
     async def _schedule(self, s: RunState, tg: anyio.abc.TaskGroup, after: str | None) -> _Step:
         await self._drop_orphans(s)
@@ -284,7 +330,7 @@ class RunLoop:
             await self._emit(s, SubtaskFinished(**ids, report=report))
         else:
             await self._emit(s, SubtaskFailed(**ids, report=report))
-        trigger = _replan_reason(report)
+        trigger = replan_reason(report)
         await self._check_budget(s)
         if trigger and s.replans < self.max_replans and s.exhausted is None and not s.halted:
             return _Replan(record.subtask.id, trigger)
@@ -447,22 +493,21 @@ class RunLoop:
     async def _run_subtask(self, s: RunState, record: Record) -> None:
         sub = record.subtask
         async with _slot(self.deps.limiter):
-            await self._emit(
-                s, SubtaskStarted(run_id=s.run_id, subtask_id=sub.id, step=s.step, goal=sub.goal)
-            )
+            started = SubtaskStarted(run_id=s.run_id, subtask_id=sub.id, step=s.step, goal=sub.goal)
+            await self._emit_for(s, record, started)
             try:
                 call = AgentCall(
                     task=sub.brief(),
-                    context=_context(s, sub.depends_on),
+                    context=s.context_for(sub.depends_on),
                     run_id=s.run_id,
                     agent_id=sub.id,
                     budget=s.agent_budget,
-                    events=self._emit_agent(s),
+                    events=self._emit_agent(s, record),
                     stop=record.stop,
                     allowed_tools=sub.tools or None,
                     call=None
                     if sub.call is None
-                    else sub.call.call(f"{sub.id}-call", _answers(s, sub.depends_on)),
+                    else sub.call.call(f"{sub.id}-call", s.answers(sub.depends_on)),
                 )
                 report = await self.executor.effects.sub_agent(self.executor, call)
             except (ReplayDrift, JournalError):
@@ -475,12 +520,12 @@ class RunLoop:
                 report = AgentReport(
                     agent_id=sub.id, task=sub.goal, status="failed", answer="", notes=(repr(exc),)
                 )
-        self.deps.done_send.send_nowait(Completion(sub.id, report))  # unbounded: never blocks
+        self.deps.done_send.send_nowait(Completion(sub.id, report, source=record))  # unbounded
 
     async def _finish(self, s: RunState) -> RunResult:
         reports = [r.report for r in s.records.values() if r.report is not None]
         usable = [r for r in reports if r.status in FINISHED or r.evidence]
-        note = _incompleteness(s)
+        note = s.incompleteness()
         used = {"paor.synthesis.subtask_ids": tuple(r.agent_id for r in usable)}
         with telemetry.span("paor.synthesis", {**_span_ids(s), **used}):
             on_text = partial(self._synthesis_delta, s) if wants_text() else None
@@ -517,8 +562,8 @@ async def _receive(s: RunState, deps: RunDeps) -> None:
         arrival = await deps.done_receive.receive()
     if isinstance(arrival, Halt):
         s.halt_asked = s.halt_asked or arrival.reason
-    else:
-        s.arrived[arrival.subtask_id] = arrival
+    elif arrival.source is None or s.records.get(arrival.subtask_id) is arrival.source:
+        s.arrived[arrival.subtask_id] = arrival  # (else: an early start the plan did not keep)
 
 
 def _span_ids(s: RunState) -> dict[str, str | int]:
@@ -535,49 +580,6 @@ def _replan_ids(s: RunState, trigger: str, reason: str) -> dict[str, str | int]:
 
 def _plan_attributes(plan: Plan) -> dict[str, int | tuple[str, ...]]:
     return {"paor.plan.version": plan.version, "paor.plan.subtask_ids": plan.ids}
-
-
-def _replan_reason(report: AgentReport) -> str | None:
-    if report.invalidates:
-        return f"its result invalidates the plan's assumptions: {report.invalidates}"
-    if report.status == "blocked":
-        return f"it is blocked: {report.answer[:300]}"
-    if report.status == "failed":
-        return f"it failed: {'; '.join(report.notes[-2:]) or report.answer[:300]}"
-    if report.stop_reason == "acceptance":
-        return f"its answer was rejected: {report.notes[-1] if report.notes else ''}"
-    return None
-
-
-def _context(s: RunState, depends_on: tuple[str, ...]) -> str:
-    """Known facts and the compressed results of a subtask's dependencies: all its history holds."""
-    parts = [s.known] if s.known else []
-    for dep in depends_on:
-        report = s.records[dep].report
-        if report is None:
-            continue
-        sources = ", ".join(dict.fromkeys(e.source for e in report.evidence[:8]))
-        text = f"[{dep}] {s.records[dep].subtask.goal}\nResult ({report.status}): {report.answer[:1200]}"
-        parts.append(f"{text}\nSources: {sources}" if sources else text)
-    return "\n\n".join(parts)
-
-
-def _answers(s: RunState, ids: tuple[str, ...]) -> dict[str, str]:
-    """The answers of the subtasks `ids` that have reported."""
-    reports = ((i, s.records[i].report) for i in ids)
-    return {i: report.answer for i, report in reports if report is not None}
-
-
-def _incompleteness(s: RunState) -> str | None:
-    reasons = [s.halted] if s.halted else []
-    if s.exhausted:
-        reasons.append(f"the {s.exhausted} budget ran out")
-    statuses: tuple[SubtaskStatus, ...] = ("failed", "blocked", "cancelled", "dropped", "partial")
-    for status in statuses:
-        ids = [i for i in s.ids(status) if not s.records[i].obsolete]
-        if ids:
-            reasons.append(f"{status}: {', '.join(ids)}")
-    return "; ".join(reasons) or None
 
 
 @asynccontextmanager

@@ -30,6 +30,7 @@ __all__ = [
     "RunResult",
     "RunState",
     "SubtaskStatus",
+    "replan_reason",
 ]
 
 SubtaskStatus = Literal[
@@ -110,6 +111,7 @@ class Record:
     report: AgentReport | None = None
     stop: Stop = field(default_factory=Stop)
     obsolete: bool = False
+    held: list[Event] | None = None  # started while the plan streamed: its events, until kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,7 @@ class Completion:
 
     subtask_id: str
     report: AgentReport
+    source: Record | None = None  # the record that ran it (an early start may be discarded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +189,7 @@ class RunState:
     plans: list[Plan] = field(default_factory=list)
     diffs: list[PlanDiff] = field(default_factory=list)
     records: dict[str, Record] = field(default_factory=dict)
+    early: dict[str, Record] = field(default_factory=dict)  # started while the plan streamed
     arrived: dict[str, Completion] = field(default_factory=dict)
     trace: list[Event] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -240,6 +244,43 @@ class RunState:
             for dep in sub.depends_on:
                 self.dependents.setdefault(dep, []).append(sub.id)
 
+    def context_for(self, depends_on: tuple[str, ...]) -> str:
+        """Known facts and the compressed results of a subtask's dependencies: all a sub-agent's
+        history holds."""
+        parts = [self.known] if self.known else []
+        for dep in depends_on:
+            report = self.records[dep].report
+            if report is None:
+                continue
+            sources = ", ".join(dict.fromkeys(e.source for e in report.evidence[:8]))
+            goal = self.records[dep].subtask.goal
+            text = f"[{dep}] {goal}\nResult ({report.status}): {report.answer[:1200]}"
+            parts.append(f"{text}\nSources: {sources}" if sources else text)
+        return "\n\n".join(parts)
+
+    def answers(self, ids: tuple[str, ...]) -> dict[str, str]:
+        """The answers of the subtasks `ids` that have reported."""
+        reports = ((i, self.records[i].report) for i in ids)
+        return {i: report.answer for i, report in reports if report is not None}
+
+    def incompleteness(self) -> str | None:
+        """Why the run is not complete (None: it is)."""
+        reasons = [self.halted] if self.halted else []
+        if self.exhausted:
+            reasons.append(f"the {self.exhausted} budget ran out")
+        statuses: tuple[SubtaskStatus, ...] = (
+            "failed",
+            "blocked",
+            "cancelled",
+            "dropped",
+            "partial",
+        )
+        for status in statuses:
+            ids = [i for i in self.ids(status) if not self.records[i].obsolete]
+            if ids:
+                reasons.append(f"{status}: {', '.join(ids)}")
+        return "; ".join(reasons) or None
+
     def orphans(self) -> list[tuple[Record, str]]:
         """Pending subtasks that depend on a dead one (failed, blocked, cancelled, dropped)."""
         found = []
@@ -267,3 +308,16 @@ class RunState:
                     )
                 )
         return found
+
+
+def replan_reason(report: AgentReport) -> str | None:
+    """Why a subtask's report calls for a replan, if it does."""
+    if report.invalidates:
+        return f"its result invalidates the plan's assumptions: {report.invalidates}"
+    if report.status == "blocked":
+        return f"it is blocked: {report.answer[:300]}"
+    if report.status == "failed":
+        return f"it failed: {'; '.join(report.notes[-2:]) or report.answer[:300]}"
+    if report.stop_reason == "acceptance":
+        return f"its answer was rejected: {report.notes[-1] if report.notes else ''}"
+    return None

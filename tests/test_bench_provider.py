@@ -128,3 +128,42 @@ async def test_a_local_endpoint_without_limits_is_never_held() -> None:
     assert model.admission is not None
     assert model.admission.answered
     assert not model.admission.limited
+
+
+async def test_a_streamed_first_answer_releases_the_held_callers_at_its_headers() -> None:
+    """Until the endpoint has answered once, one request goes out at a time; a streamed first
+    answer counts from its headers, so a long plan stream does not hold the sub-agents."""
+    from agents._streaming import text_to
+    from agents.testing import Completion, FakeOpenAIServer, text
+
+    arrived = anyio.Event()
+
+    def decide(body: dict[str, object]) -> Completion:
+        if body.get("stream") is True:  # the first request: a slow stream
+            arrived.set()
+            return Completion(content="word " * 40, stream_s=30.0)
+        return text("quick")
+
+    async def ignore(piece: str, restart: bool) -> None:
+        return None
+
+    async with FakeOpenAIServer(decide) as server:
+        model = OpenAIChatModel(base_url=server.base_url, api_key="k", protocol="tools")
+        request = ModelRequest(messages=(UserMessage(content="hi"),))
+
+        async def streamed() -> None:
+            with text_to(ignore):
+                await model.complete(request)
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(streamed)
+                with anyio.fail_after(10):
+                    await arrived.wait()
+                    reply = await model.complete(request)  # held until the stream's headers
+                assert reply.message.content == "quick"
+                tg.cancel_scope.cancel()
+        finally:
+            await model.aclose()
+    assert model.admission is not None
+    assert model.admission.answered

@@ -15,7 +15,7 @@ from agents.models import ModelRequest
 from benchmarks._clock import sleep_until
 from benchmarks._figures import dispatch_gaps, prefix_share, prompt_tokens
 from benchmarks._paor import lookup_tool, run_orchestrator
-from benchmarks._scenarios import Scenario, Sub, s0
+from benchmarks._scenarios import SCENARIOS, Scenario, Sub, s0
 from benchmarks._sim import (
     ZERO_LATENCY,
     Exchange,
@@ -125,23 +125,23 @@ async def test_executor_usage_matches_the_simulator_ledger() -> None:
     assert [t.key for t in sim.tools] == ["s.0", "s.1", "s.2"]
 
 
-@pytest.mark.parametrize("http", [False, True])
-async def test_orchestrator_on_a_tiny_dag(http: bool) -> None:
-    """paor runs a three-subtask DAG against the simulator; the run's usage equals the log's."""
-    record = await run_orchestrator(TINY, http=http)
+@pytest.mark.parametrize(("http", "eager"), [(False, False), (True, False), (True, True)])
+async def test_orchestrator_on_a_tiny_dag(http: bool, eager: bool) -> None:
+    """paor runs a three-subtask DAG against the simulator; the run's usage equals the log's.
+    With direct calls (`eager`), b and c (one lookup each) make no model call."""
+    record = await run_orchestrator(TINY, http=http, eager=eager)
     assert record.error is None, record.error
     kinds = [e.who.kind for e in record.log]
     assert kinds[0] == "plan"
     assert kinds[-1] == "synthesis"
+    direct = ["agent:b:0", "agent:b:1", "agent:c:0", "agent:c:1"]
     assert sorted(e.who.key for e in record.log if e.who.kind == "agent") == [
         "agent:a:0",
         "agent:a:1",
         "agent:a:2",
-        "agent:b:0",
-        "agent:b:1",
-        "agent:c:0",
-        "agent:c:1",
+        *([] if eager else direct),
     ]
+    assert sorted(t.key for t in record.tools) == ["a.0", "a.1", "b.0", "c.0"]
     assert record.usage is not None
     assert record.usage.prompt_tokens == prompt_tokens(record)
     assert record.usage.cached_tokens == sum(e.cached_tokens for e in record.log)
@@ -329,3 +329,20 @@ def test_the_steal_share_is_stolen_ticks_over_all_ticks_of_the_run() -> None:
     assert _steal_share((10, 1000), (60, 2000)) == 0.05
     assert _steal_share(None, (60, 2000)) is None
     assert _steal_share((10, 1000), (10, 1000)) is None
+
+
+async def test_paor_starts_root_subtasks_while_the_plan_streams() -> None:
+    """Over HTTP the simulator paces a streamed reply token by token; with `stream_plans` (the
+    suite's paor) a subtask with no dependencies starts before the plan has finished arriving.
+    S6.1's plan streams for about 0.6 s and its first subtask is written in the first tenth."""
+    scenario = SCENARIOS["S6.1"]
+    record = await run_orchestrator(scenario, http=True)
+    assert record.error is None, record.error
+    (plan_call,) = [e for e in record.log if e.who.kind == "plan"]
+    assert plan_call.stream_s > 0.3
+    first = min(e.received for e in record.log if e.who.kind == "agent")
+    assert first < plan_call.answered
+    # The same work as any framework: every surviving lookup made once.
+    keys = sorted(t.key for t in record.tools)
+    assert keys == sorted(set(keys))
+    assert set(keys) == set(scenario.mono_keys)

@@ -64,6 +64,9 @@ class Completion(ServerAction):
         usage: The token counts to report.
         finish_reason: Defaults to "tool_calls" when there are calls, else "stop".
         headers: Extra response headers, such as the `x-ratelimit-*` ones.
+        stream_s: For a request that asks for a stream: seconds from its first event to its
+            last, the events spread evenly and each sent on time (a paced stream, as a server
+            decodes token by token); 0 sends them all at once.
     """
 
     content: str | None = None
@@ -71,6 +74,7 @@ class Completion(ServerAction):
     usage: TokenUsage = TokenUsage()
     finish_reason: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    stream_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -46,7 +46,7 @@ from agents.testing._actions import (
     status,
 )
 from agents.testing._loopback import LoopbackServer
-from agents.testing._sse import sse_body
+from agents.testing._sse import sse_body, sse_events
 
 __all__ = ["FakeOpenAIServer"]
 
@@ -78,6 +78,7 @@ class _Reply:
     body: bytes
     headers: tuple[tuple[str, str], ...] = ()
     content_type: str = "application/json"
+    paced: tuple[list[bytes], float] | None = None  # events sent this many seconds apart
 
 
 class _BadRequest(ValueError):
@@ -138,7 +139,10 @@ class FakeOpenAIServer(LoopbackServer):
                     reply = await self._route(request)
                     if reply is None:
                         return
-                    await stream.send(_encode(reply, keep_alive=request.keep_alive))
+                    if reply.paced is None:
+                        await stream.send(_encode(reply, keep_alive=request.keep_alive))
+                    else:
+                        await _send_paced(stream, reply, *reply.paced, request.keep_alive)
                     if not request.keep_alive:
                         return
 
@@ -171,6 +175,12 @@ class FakeOpenAIServer(LoopbackServer):
                 return _status_reply(action)
             case Completion():
                 reply = completion_body(action, body, ids=self._ids, model=self.model)
+                if body.get("stream") is True and action.stream_s > 0:
+                    events = sse_events(reply, body)
+                    paced = (events, action.stream_s / max(1, len(events) - 1))
+                    return _Reply(
+                        code=200, body=b"", headers=action.headers, content_type=_SSE, paced=paced
+                    )
                 if body.get("stream") is True:
                     streamed = sse_body(reply, body)
                     return _Reply(
@@ -231,6 +241,28 @@ def _error(code: int, message: str) -> _Reply:
 
 def _json(code: int, payload: Any) -> _Reply:
     return _Reply(code=code, body=json.dumps(payload).encode())
+
+
+async def _send_paced(
+    stream: anyio.abc.SocketStream, reply: _Reply, events: list[bytes], gap: float, keep_alive: bool
+) -> None:
+    """Send `reply` with a chunked body, one event every `gap` seconds: each at its own time
+    from the first, so a late wake-up delays one event and never the ones after it."""
+    head = [
+        f"HTTP/1.1 {reply.code} {reason_phrase(reply.code)}",
+        f"Content-Type: {reply.content_type}",
+        "Transfer-Encoding: chunked",
+        f"Connection: {'keep-alive' if keep_alive else 'close'}",
+        *(f"{name}: {value}" for name, value in reply.headers),
+    ]
+    await stream.send(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+    start = anyio.current_time()
+    for n, event in enumerate(events):
+        wait = start + n * gap - anyio.current_time()
+        if wait > 0:
+            await anyio.sleep(wait)
+        await stream.send(f"{len(event):x}\r\n".encode() + event + b"\r\n")
+    await stream.send(b"0\r\n\r\n")
 
 
 def _encode(reply: _Reply, *, keep_alive: bool) -> bytes:

@@ -16,9 +16,13 @@ _WORD = re.compile(r"\S+\s*|\s+")
 
 def sse_body(completion: dict[str, Any], request: dict[str, Any]) -> bytes:
     """The event stream of `completion` (a plain body) for `request`."""
-    events = list(_chunks(completion, request))
-    lines = [f"data: {json.dumps(event)}\n\n" for event in events] + ["data: [DONE]\n\n"]
-    return "".join(lines).encode()
+    return b"".join(sse_events(completion, request))
+
+
+def sse_events(completion: dict[str, Any], request: dict[str, Any]) -> list[bytes]:
+    """The events of `completion`'s stream for `request`, each as sent, `[DONE]` last."""
+    events = [f"data: {json.dumps(event)}\n\n".encode() for event in _chunks(completion, request)]
+    return [*events, b"data: [DONE]\n\n"]
 
 
 def _chunks(completion: dict[str, Any], request: dict[str, Any]) -> Iterator[dict[str, Any]]:

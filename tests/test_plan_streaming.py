@@ -1,0 +1,204 @@
+"""Plan streaming (`Orchestrator(stream_plans=True)`): a subtask with no dependencies starts as
+soon as the planner has written it, before the plan's reply is complete.
+
+The planner here streams its reply in two halves and holds the second back until the early
+subtask's first request has arrived: without an early start the run cannot finish (the guard
+fails the test), so the checks hold by construction, not by timing. Then: the whole plan is still
+validated; an early start the final plan does not keep is stopped, its report and events left
+out; the events read in order (the plan before its subtasks); nothing starts early under review,
+with a journal, or when the option is off; and the scanner finds each subtask at any cut.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agents import Usage, tool
+from agents._streaming import live_sink
+from agents.approvals import ApprovalRequest, Decision, approve
+from agents.events import ModelCalled
+from agents.models import ModelRequest, ModelResponse
+from memory import AssistantMessage, Journal
+from orchestrator import Orchestrator
+from orchestrator._plan_stream import SubtaskScanner
+from orchestrator.events import PlanCreated, SubtaskStarted
+from tests._team import goal, plan, sub
+
+pytestmark = pytest.mark.anyio
+
+GUARD_S = 10  # a deadlock guard, not a timing claim
+
+
+@tool
+async def lookup(key: str) -> str:
+    """Look a fact up.
+
+    Args:
+        key: What to look up.
+    """
+    return f"the value of {key}"
+
+
+class StreamingPlanner:
+    """One model for the whole team: streams each plan reply in two halves, the second held back
+    (when `hold` is set) until subtask `early`'s first request has come; sub-agents answer at
+    once, the writer sums up."""
+
+    def __init__(self, plans: list[dict[str, Any] | str], *, early: str = "a", hold: bool = True):
+        self.plans = plans
+        self.early = early
+        self.hold = hold
+        self.asked = anyio.Event()
+        self.order: list[str] = []  # "plan-done" and each sub-agent's first request, in order
+        self.streamed: list[bool] = []  # per plan request: was it asked to stream
+        self.agent_sinks: list[object] = []  # the live text sink each sub-agent call saw
+
+    @property
+    def name(self) -> str:
+        return "streaming-planner"
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if request.purpose == "plan":
+            return await self._plan()
+        if request.purpose == "synthesis":
+            return _reply("The final answer.")
+        task = str(request.messages[1].content).removeprefix("Task: ").split("\n")[0]
+        who = next(i for i in "abcdef" if task == goal(i))
+        self.agent_sinks.append(live_sink())
+        if sum(isinstance(m, AssistantMessage) for m in request.messages) == 0:
+            self.order.append(who)
+            if who == self.early:
+                self.asked.set()
+        return _reply(f"{who} found [lookup]")
+
+    async def _plan(self) -> ModelResponse:
+        body = self.plans.pop(0)
+        text = body if isinstance(body, str) else json.dumps(body)
+        sink = live_sink()
+        self.streamed.append(sink is not None)
+        if sink is not None:
+            cut = text.index("}", text.index(f'"id": "{self.early}"')) + 1
+            await sink.send(text[:cut])
+            if self.hold:
+                with anyio.fail_after(GUARD_S):
+                    await self.asked.wait()
+            await sink.send(text[cut:])
+        self.order.append("plan-done")
+        return _reply(text)
+
+
+def _reply(text: str) -> ModelResponse:
+    usage = Usage(requests=1, prompt_tokens=10, completion_tokens=5)
+    return ModelResponse(message=AssistantMessage(content=text), usage=usage)
+
+
+async def _approve(request: ApprovalRequest) -> Decision:
+    return approve()
+
+
+async def _run(model: StreamingPlanner, **options: Any) -> Any:
+    orch = Orchestrator(model, [lookup], stream_plans=True, **options)
+    with anyio.fail_after(GUARD_S):
+        return await orch.run("Find a, b and c for the report.")
+
+
+async def test_a_root_subtask_starts_before_the_plan_is_complete() -> None:
+    model = StreamingPlanner([plan(sub("a"), sub("b", "a"), sub("c"))])
+    result = await _run(model)
+    assert result.status == "complete"
+    assert model.order.index("a") < model.order.index("plan-done")
+    assert model.order.index("b") > model.order.index("plan-done")  # it waits for a
+    assert sorted(r.agent_id for r in result.reports) == ["a", "b", "c"]
+    # The events read as a run always reads: the plan first, then a's start and its calls.
+    kinds = [(type(e).__name__, getattr(e, "agent_id", None) or getattr(e, "subtask_id", None))
+             for e in result.events]  # fmt: skip
+    plan_at = kinds.index(("PlanCreated", None))
+    assert plan_at < kinds.index(("SubtaskStarted", "a"))
+    assert plan_at < min(i for i, k in enumerate(kinds) if k == ("ModelCalled", "a"))
+    assert len([e for e in result.events if isinstance(e, SubtaskStarted)]) == 3
+
+
+async def test_an_early_start_the_final_plan_does_not_keep_is_stopped_and_left_out() -> None:
+    """The streamed a is valid alone; the whole plan is not (a cycle), so the planner repairs it
+    into a plan whose a has another goal: the early a is stopped, and the run is the repaired
+    plan's alone."""
+    cyclic = plan(sub("a"), sub("b", "c"), sub("c", "b"))
+    repaired = plan(sub("a", goal=goal("d")), sub("c"))
+    model = StreamingPlanner([cyclic, repaired])
+    result = await _run(model)
+    assert result.status == "complete"
+    (created,) = [e for e in result.events if isinstance(e, PlanCreated)]
+    assert [s.goal for s in created.plan.subtasks] == [goal("d"), goal("c")]
+    reports = {r.agent_id: r.task for r in result.reports}
+    assert reports == {"a": goal("d"), "c": goal("c")}
+    started = [e.goal for e in result.events if isinstance(e, SubtaskStarted)]
+    assert sorted(started) == [goal("c"), goal("d")]
+    assert model.streamed == [True, False]  # a repair is not streamed
+    assert "a" in model.order  # the discarded early start did run, and was stopped
+
+
+async def test_only_roots_start_early() -> None:
+    """A streamed subtask with dependencies waits for them, early or not."""
+    model = StreamingPlanner([plan(sub("a"), sub("b", "a"))])
+    result = await _run(model)
+    assert result.status == "complete"
+    assert model.order == ["a", "plan-done", "b"]
+
+
+@pytest.mark.parametrize("option", ["off", "review", "journal"])
+async def test_nothing_starts_early_when_it_must_not(option: str, tmp_path: Path) -> None:
+    model = StreamingPlanner([plan(sub("a"), sub("c"))], hold=False)
+    options: dict[str, Any] = {}
+    if option == "review":
+        options = {"approver": _approve, "review": "first"}
+    async with Journal(tmp_path / "j.db") as journal:
+        if option == "journal":
+            options = {"journal": journal}
+        orch = Orchestrator(model, [lookup], stream_plans=option != "off", **options)
+        with anyio.fail_after(GUARD_S):
+            result = await orch.run("Find a and c for the report.")
+    assert result.status == "complete"
+    assert model.streamed == [False]
+    assert model.order[0] == "plan-done"
+
+
+async def test_an_early_start_does_not_inherit_the_planners_text_sink() -> None:
+    """Started from inside the planner's streaming call, a sub-agent's own calls must not write
+    into the plan's stream (nor be traced as the planner's)."""
+    model = StreamingPlanner([plan(sub("a"), sub("c"))])
+    result = await _run(model)
+    assert model.order.index("a") < model.order.index("plan-done")
+    assert model.agent_sinks == [None] * len(model.agent_sinks)
+    calls = [e for e in result.events if isinstance(e, ModelCalled)]
+    assert sorted(e.agent_id for e in calls) == ["a", "c"]
+
+
+@pytest.mark.parametrize("step", [1, 2, 5, 17, 10_000])
+def test_the_scanner_finds_each_subtask_at_any_cut(step: int) -> None:
+    body = {
+        "rationale": 'braces } { and "subtasks" in text',
+        "subtasks": [
+            {"id": "a", "goal": 'say "}" and \\ then {', "depends_on": []},
+            {"id": "b", "goal": "g", "call": {"tool": "t", "arguments": {"k": [1, {"z": 2}]}}},
+        ],
+        "other": [{"id": "not-a-subtask"}],
+    }
+    text = json.dumps(body)
+    scanner, found = SubtaskScanner(), []
+    for i in range(0, len(text), step):
+        found += scanner.feed(text[i : i + step])
+    assert found == body["subtasks"]
+
+
+def test_the_scanner_skips_what_does_not_parse_and_ignores_nested_keys() -> None:
+    scanner = SubtaskScanner()
+    assert scanner.feed('{"x": {"subtasks": [{"id": "nested"}]}, "subtasks": [{"id": "a", ') == []
+    assert scanner.feed('"goal": "g"}, {"id": tru}, {"id": "b"}]}') == [
+        {"id": "a", "goal": "g"},
+        {"id": "b"},
+    ]
