@@ -32,7 +32,7 @@ import anyio
 import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents._admission import Admission, retry_after
+from agents._admission import Admission
 from agents._chunks import Chunks
 from agents._decisions import cap_strings, decision_schema, parse_decision, render_messages
 from agents._errors import (
@@ -52,7 +52,8 @@ from agents._lazy import lazy_module
 from agents._model import ModelRequest, ModelResponse, Usage, WireProtocol
 from agents._streaming import Streamed, live_sink
 from agents._textcalls import recover_calls
-from agents._tracing import logger, redact_text, redact_url
+from agents._tracing import logger, redact_url
+from agents._wire import DirectPost, status_error
 from memory import AssistantMessage, Message, ToolCall, ToolMessage
 
 if TYPE_CHECKING:
@@ -65,7 +66,6 @@ __all__ = ["DecisionProtocol", "OpenAIChatModel", "block_model_requests", "to_wi
 DecisionProtocol = Literal["auto", "tools", "json"]
 """How the model states its decisions: native tool calls, JSON decisions, or `auto` (settled
 once per endpoint)."""
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _log = logger("paor.model")
 _blocked: list[frozenset[str]] = []
@@ -147,13 +147,21 @@ class OpenAIChatModel:
         )
         # paor's own client shows the admission every answer's headers; a caller's, only 429s.
         self._sees_headers = client is None and self.admission is not None
-        self._client = client or _new_client(
-            base_url or os.environ.get("OPENAI_BASE_URL") or None,
-            api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
-            timeout=timeout,
-            max_response_bytes=max_response_bytes,
-            admission=self.admission,
-        )
+        self._direct: DirectPost | None = None
+        if client is None:
+            key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+            client, http = _new_client(
+                base_url or os.environ.get("OPENAI_BASE_URL") or None,
+                key,
+                timeout=timeout,
+                max_response_bytes=max_response_bytes,
+                admission=self.admission,
+            )
+            # A caller's own client keeps all its settings; paor's is used past its machinery.
+            headers = {**client.default_headers, "Authorization": f"Bearer {key}"}
+            url = str(client.base_url)
+            self._direct = DirectPost(http, url, headers, redact_url(url))
+        self._client = client
         self.protocol: DecisionProtocol = protocol
         self.calls_arrive: WireProtocol | None = None
         self._auto = protocol == "auto"
@@ -293,7 +301,9 @@ class OpenAIChatModel:
             # JSON. Its typed `chat.completions.create` transforms every request field and builds
             # a model of every response field, 1-3 ms of CPU per request that a run of many agents
             # pays on its critical path. Status errors, auth and connection handling are the same.
-            if streamed is None:
+            if streamed is None and self._direct is not None:
+                data = await self._direct.post(body)  # the same, without the SDK's CPU (`_wire`)
+            elif streamed is None:
                 data = await self._client.post("/chat/completions", body=body, cast_to=object)
             else:
                 data, sizes = await self._streamed(body, streamed)
@@ -435,8 +445,9 @@ def _new_client(
     timeout: float,
     max_response_bytes: int,
     admission: Admission | None,
-) -> openai.AsyncOpenAI:
-    """paor's `AsyncOpenAI` client: no retries of its own, replies bounded (`_http`).
+) -> tuple[openai.AsyncOpenAI, httpx2.AsyncClient]:
+    """paor's `AsyncOpenAI` client (no retries of its own, replies bounded: `_http`), and the
+    HTTP client under it.
 
     Raises:
         ConfigurationError: The base URL is not an http(s) URL with a host and a valid port.
@@ -444,16 +455,17 @@ def _new_client(
     try:
         # The client's own timeout is a backstop only: the anyio deadline around each attempt
         # is what bounds it, body included (a slow drip resets an HTTP read timeout forever).
+        http = bounded_http_client(
+            max_response_bytes,
+            timeout + 5.0,
+            on_response=None if admission is None else _observer(admission),
+        )
         client = openai.AsyncOpenAI(
             base_url=base_url,
             api_key=api_key,
             max_retries=0,
             timeout=timeout + 5.0,
-            http_client=bounded_http_client(
-                max_response_bytes,
-                timeout + 5.0,
-                on_response=None if admission is None else _observer(admission),
-            ),
+            http_client=http,
         )
         url = client.base_url
         usable = url.scheme in ("http", "https") and bool(url.host) and (url.port or 0) < 65536
@@ -463,7 +475,7 @@ def _new_client(
         raise ConfigurationError(
             f"the base URL {_shown(base_url)} is not an http(s) URL with a host and a valid port"
         )
-    return client
+    return client, http
 
 
 def _shown(url: str | None) -> str:
@@ -574,11 +586,4 @@ def _usage(usage: _TokenUsage | None) -> Usage:
 
 
 def _classify(exc: openai.APIStatusError) -> ModelError:
-    status = exc.status_code
-    # One line: the server's own text may hold line breaks, and it becomes a one-line error.
-    message = redact_text(" ".join(f"HTTP {status}: {exc.message}".split()))[:500]
-    if status in _RETRYABLE_STATUS or status >= 500:
-        return ModelRetryableError(
-            message, retry_after=retry_after(exc.response.headers), status=status
-        )
-    return ModelRequestError(message, status=status)
+    return status_error(exc.status_code, exc.message, exc.response.headers)

@@ -45,7 +45,7 @@ from langgraph.types import Send
 from pydantic import ConfigDict
 
 from benchmarks._react import REACT_INSTRUCTIONS
-from benchmarks._run import KEY_DESCRIPTION, TOOL_DESCRIPTION, RunRecord
+from benchmarks._run import KEY_DESCRIPTION, TOOL_DESCRIPTION, RunRecord, recording
 from benchmarks._scenarios import Scenario, ScenarioScript
 from benchmarks._sim import SimServer, Who
 
@@ -313,18 +313,18 @@ async def run_langgraph(scenario: Scenario, *, shape: str) -> RunRecord:
         )
         tools = lc_tools(lookup)
         start = time.perf_counter()
-        if shape == "react":
-            out = await react_agent(model, tools).ainvoke(
-                {"messages": [HumanMessage(scenario.task)]}, CONFIG
-            )
-            record.answer = str(out["messages"][-1].content)
-        elif shape == "plan":
-            out = await plan_graph(model, tools).ainvoke({"goal": scenario.goal}, CONFIG)
-            record.answer = str(out["answer"])
-        else:
-            record.answer = str(await task_graph(model, tools).ainvoke(scenario.goal, CONFIG))
-        record.wall_s = time.perf_counter() - start
-    record.log, record.tools = sim.log, sim.tools
+        with recording(record, sim):
+            if shape == "react":
+                out = await react_agent(model, tools).ainvoke(
+                    {"messages": [HumanMessage(scenario.task)]}, CONFIG
+                )
+                record.answer = str(out["messages"][-1].content)
+            elif shape == "plan":
+                out = await plan_graph(model, tools).ainvoke({"goal": scenario.goal}, CONFIG)
+                record.answer = str(out["answer"])
+            else:
+                record.answer = str(await task_graph(model, tools).ainvoke(scenario.goal, CONFIG))
+            record.wall_s = time.perf_counter() - start
     return record
 
 

@@ -56,7 +56,8 @@ def dollars(record: RunRecord) -> float:
 
 def failed_subtasks(record: RunRecord, scenario: Scenario) -> int:
     """Surviving subtasks whose work was not done: for a planner's run, those whose sub-agent never
-    got its closing answer; for a single agent, every subtask unless its final answer came."""
+    got its closing answer (or, made as one tool call, whose lookup did not finish); for a single
+    agent, every subtask unless its final answer came."""
     answered = {e.who.key for e in record.log if e.fault is None and e.answered}
     surviving = [s for s in scenario.subs.values() if s.id not in scenario.removed]
     single = [e.who for e in record.log if e.who.kind in ("mono", "par")]
@@ -65,7 +66,14 @@ def failed_subtasks(record: RunRecord, scenario: Scenario) -> int:
         last = max(single, key=lambda w: w.step)
         done = last.key in answered and not script.reply(last).tool_calls
         return 0 if done else len(surviving)
-    return sum(Who("agent", s.id, len(s.turns()) - 1).key not in answered for s in surviving)
+    looked = {t.key for t in record.tools if t.finished}
+    asked = {e.who.name for e in record.log if e.who.kind == "agent"}
+    return sum(
+        Who("agent", s.id, len(s.turns()) - 1).key not in answered
+        # a subtask that is one tool call (paor's direct calls) asks no model: its lookup counts
+        and not (s.id not in asked and set(s.lookups()) <= looked)
+        for s in surviving
+    )
 
 
 def limited_figures(record: RunRecord, scenario: Scenario) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from benchmarks._react import REACT_INSTRUCTIONS
-from benchmarks._run import RunRecord
+from benchmarks._run import RunRecord, recording
 from benchmarks._scenarios import Scenario
 from benchmarks._sim import SimServer, tool_text
 
@@ -142,16 +142,17 @@ async def _run_job(
     sim = scenario.simulator()
     record = RunRecord(framework=framework, scenario=scenario.name, transport="http")
     async with SimServer(sim) as server:
-        result = await run_peer(
-            {
-                **job,
-                "base_url": server.base_url,
-                "instructions": REACT_INSTRUCTIONS,
-                "max_retries": scenario.client_retries,
-                "warmup": warmup,
-            }
-        )
-    record.wall_s, record.answer, record.log = result["wall_s"], result["answer"], sim.log
+        with recording(record, sim):
+            result = await run_peer(
+                {
+                    **job,
+                    "base_url": server.base_url,
+                    "instructions": REACT_INSTRUCTIONS,
+                    "max_retries": scenario.client_retries,
+                    "warmup": warmup,
+                }
+            )
+            record.wall_s, record.answer = result["wall_s"], result["answer"]
     return record
 
 

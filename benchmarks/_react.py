@@ -17,7 +17,7 @@ import anyio
 import openai
 
 from benchmarks._paor import lookup_tool
-from benchmarks._run import RunRecord
+from benchmarks._run import RunRecord, recording
 from benchmarks._scenarios import Scenario
 from benchmarks._sim import SimRequest, SimServer, classify
 
@@ -123,10 +123,10 @@ async def _run_loop(scenario: Scenario, *, parallel: bool) -> RunRecord:
 
         start = time.perf_counter()
         task = scenario.par_task if parallel else scenario.task
-        record.answer = await react_loop(complete, task, lookup, parallel=parallel)
-        record.wall_s = time.perf_counter() - start
+        with recording(record, sim):
+            record.answer = await react_loop(complete, task, lookup, parallel=parallel)
+            record.wall_s = time.perf_counter() - start
         await client.close()
-    record.log, record.tools = sim.log, sim.tools
     return record
 
 

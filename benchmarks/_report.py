@@ -145,6 +145,13 @@ def _figures(results: dict[str, Any]) -> list[list[str]]:
             "n/a" if not found else f"{found['p50']:.2f} / {found['p99']:.2f} ({found['samples']})"
         )
 
+    http = results.get("overhead", {}).get("http_cpu", {})
+    cold = results.get("overhead", {}).get("cold_start_s", {})
+
+    def seconds(name: str) -> str:
+        found = cold.get(name)
+        return f"{found:.2f}" if isinstance(found, float) else "n/a"
+
     def rss(name: str) -> str:
         sizes = memory.get(name, {})
         shown = [
@@ -166,6 +173,18 @@ def _figures(results: dict[str, Any]) -> list[list[str]]:
             "n/a",
             "n/a",
             f"plan: {gap('langgraph-plan (HTTP)')}; tasks: {gap('langgraph-tasks (HTTP)')}",
+            "n/a",
+        ],
+        [
+            "framework CPU per executor step over HTTP, S0 (us)",
+            *(_cell(http.get(p), "{cpu_us_per_step:.0f}") for p in PEERS),
+        ],
+        [
+            "cold start, s (import; `paor --help`)",
+            f"{seconds('paor')}; {seconds('paor --help')}",
+            "n/a",
+            seconds("langgraph"),
+            seconds("langgraph"),
             "n/a",
         ],
         ["peak RSS per 1,000 concurrent sub-agents, MiB (sub-agents)", *(rss(p) for p in PEERS)],

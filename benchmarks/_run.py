@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import anyio
 
 from agents import Usage
-from benchmarks._sim import Exchange, ToolExchange
+from benchmarks._sim import Exchange, Simulator, ToolExchange
 
-__all__ = ["TOOL_DESCRIPTION", "Rendezvous", "RunRecord"]
+__all__ = ["TOOL_DESCRIPTION", "Rendezvous", "RunRecord", "recording"]
 
 TOOL_DESCRIPTION = "Look up one fact by its key."
 KEY_DESCRIPTION = 'The fact\'s key, e.g. "a.0".'
@@ -40,6 +42,19 @@ class RunRecord:
     answer: str = ""
     usage: Usage | None = None
     error: str | None = None
+
+
+@contextmanager
+def recording(record: RunRecord, sim: Simulator) -> Iterator[None]:
+    """Around a framework's run: the simulator's logs go on `record` whatever happens, and a
+    failure becomes its error (a peer giving up under a provider's limits is a figure: what it
+    sent and what was refused count, not only that it failed)."""
+    try:
+        yield
+    except Exception as exc:
+        record.error = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        record.log, record.tools = sim.log, sim.tools
 
 
 class Rendezvous:

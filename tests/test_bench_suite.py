@@ -205,3 +205,18 @@ async def test_cold_start_is_the_least_of_its_runs_and_a_failure_is_an_error() -
     assert await cold_start(["-c", "pass"], 2) > 0
     with pytest.raises(RuntimeError, match="failed"):
         await cold_start(["-c", "import sys; sys.exit(3)"], 1)
+
+
+def test_a_subtask_made_as_one_tool_call_is_done_when_its_lookup_finished() -> None:
+    from benchmarks._sim import ToolExchange
+
+    scenario = SCENARIOS["S3"]  # l1 is one lookup: paor's direct calls make it without a model
+    closing = [
+        Exchange(who=Who("agent", s.id, len(s.turns()) - 1), received=0.0, answered=0.5)
+        for s in scenario.subs.values()
+        if s.id != "l1"
+    ]
+    record = _record(*closing)
+    assert failed_subtasks(record, scenario) == 1
+    record.tools = [ToolExchange(key="l1.0", started=0.0, finished=0.1, latency=0.1)]
+    assert failed_subtasks(record, scenario) == 0
