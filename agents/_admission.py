@@ -182,11 +182,13 @@ class Admission:
 
     def observe(self, headers: Mapping[str, str], status: int) -> None:
         """Learn from one answer's headers (any status); a 429 holds every caller. Seen as the
-        headers arrive, before the body: a streamed first answer releases the others at once."""
+        headers arrive, before the body: a streamed first answer from an endpoint that shows no
+        limit releases the others at once; one that shows limits is waited for whole, since its
+        usage is what the estimates the others are admitted by start from."""
         now = anyio.current_time()
         for name in ("requests", "tokens"):
             self._learn(name, headers, now)
-        if not self._answered:
+        if not self._answered and not self._limited:
             self._release()
         if status != 429:
             return

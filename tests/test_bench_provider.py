@@ -167,3 +167,49 @@ async def test_a_streamed_first_answer_releases_the_held_callers_at_its_headers(
             await model.aclose()
     assert model.admission is not None
     assert model.admission.answered
+
+
+async def test_a_limited_endpoints_streamed_first_answer_is_waited_for_whole() -> None:
+    """An endpoint that shows limits in its first answer's headers is not released at them: the
+    others wait for its usage, which their token estimates start from."""
+    from agents._streaming import text_to
+    from agents.testing import Completion, FakeOpenAIServer, TokenUsage
+
+    limits = (
+        ("x-ratelimit-limit-tokens", "100000"),
+        ("x-ratelimit-remaining-tokens", "99000"),
+        ("x-ratelimit-reset-tokens", "1s"),
+    )
+    arrived = anyio.Event()
+    order: list[str] = []
+
+    def decide(body: dict[str, object]) -> Completion:
+        usage = TokenUsage(prompt_tokens=10, completion_tokens=40)
+        if body.get("stream") is True:
+            arrived.set()
+            return Completion(content="word " * 40, stream_s=0.5, headers=limits, usage=usage)
+        return Completion(content="quick", headers=limits, usage=usage)
+
+    async def ignore(piece: str, restart: bool) -> None:
+        return None
+
+    async with FakeOpenAIServer(decide) as server:
+        model = OpenAIChatModel(base_url=server.base_url, api_key="k", protocol="tools")
+        request = ModelRequest(messages=(UserMessage(content="hi"),))
+
+        async def streamed() -> None:
+            with text_to(ignore):
+                await model.complete(request)
+            order.append("streamed")
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(streamed)
+                with anyio.fail_after(10):
+                    await arrived.wait()
+                    await model.complete(request)
+                order.append("second")
+        finally:
+            await model.aclose()
+    assert order == ["streamed", "second"]
+    assert len(server.requests) == 2
