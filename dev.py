@@ -3,7 +3,8 @@
 
     python3 dev.py demo     # venv + install with the embedded model + write a research report
     python3 dev.py test     # venv + install the dev extra + lint, type-check and test everything
-    python3 dev.py bench    # venv + install the bench extra + run the benchmark suite
+    python3 dev.py bench    # venv + install the bench extra + run the performance suite
+    python3 dev.py eval     # venv + the embedded model + the research evaluation (10 questions)
 
 Every step installs from this repository's own files (pyproject.toml), so a clean clone works.
 """
@@ -61,12 +62,18 @@ def test() -> None:
 
 
 def bench() -> None:
-    """Run the benchmark suite."""
+    """Run the performance suite (about 12 minutes here)."""
     install("bench,local")
-    run(PY, "-m", "benchmarks")
+    run(PY, "-m", "benchmarks", "--no-research")
 
 
-COMMANDS = {"demo": demo, "test": test, "bench": bench}
+def evaluate() -> None:
+    """Run the research evaluation on the embedded model (about a minute per question here)."""
+    install("bench,local")
+    run(PY, "-m", "benchmarks.research_eval", "--questions", "10")
+
+
+COMMANDS = {"demo": demo, "test": test, "bench": bench, "eval": evaluate}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in COMMANDS:

@@ -107,11 +107,8 @@ def targets(results: dict[str, Any]) -> list[Target]:
     memory = results["memory"].get("paor", {}).get("10000", {})
     share = results["s8"].get("paor", {}).get("prefix_share")
     found = [
-        _target(
-            "wall over critical path at most 1.05 on S1 to S6 (HTTP, worst scenario)",
-            worst[0] if worst else None,
-            lambda v: v <= 1.05,
-            f"{{:.3f}} ({worst[1] if worst else ''})",
+        _at_most(
+            "wall over critical path at most 1.05 on S1 to S6 (HTTP, worst scenario)", worst, 1.05
         ),
         _target(
             "S2 speedup over sequential ReAct at least 3.5x",
@@ -186,23 +183,21 @@ def _against_the_peers(results: dict[str, Any]) -> list[Target]:
     memory = results["memory"].get("paor", {}).get("10000", {})
     kib = memory.get("kib_per_agent") if memory.get("arrived") == 10_000 else None
     return [
-        _target(
+        _at_most(
             "wall at most 1.00 of the parallel-tool-call agent's on every scenario (worst)",
-            wall[0] if wall else None,
-            lambda v: v <= 1.0,
-            f"{{:.3f}} ({wall[1] if wall else ''})",
+            wall,
+            1.0,
         ),
-        _target(
+        _at_most(
             "wall at most 0.80 of the parallel-tool-call agent's where branches are uneven (S3, S6)",
-            wall_uneven[0] if wall_uneven else None,
-            lambda v: v <= 0.8,
-            f"{{:.3f}} ({wall_uneven[1] if wall_uneven else ''})",
+            wall_uneven,
+            0.8,
         ),
-        _target(
+        _at_most(
             "cost in dollars at most 0.70 of the parallel-tool-call agent's on S2, S3, S6 (worst)",
-            cost[0] if cost else None,
-            lambda v: v <= 0.7,
-            f"{{:.2f}} ({cost[1] if cost else ''})",
+            cost,
+            0.7,
+            digits=2,
         ),
         _limited_target(results.get("limited", {})),
         _target("dispatch gap p99 over HTTP at most 3 ms", gap, lambda v: v <= 3.0, "{:.2f} ms"),
@@ -250,6 +245,16 @@ def _limited_target(limited: dict[str, Any]) -> Target:
             f"{name.split(',')[0]}: {wall}, {r['failed_subtasks']} failed, {r['refused_after_first']} refused"
         )
     return Target(text=text, value="; ".join(shown), met=met)
+
+
+def _at_most(
+    text: str, worst: tuple[float, str] | None, limit: float, *, digits: int = 3
+) -> Target:
+    """A target on the worst scenario's figure, shown with the scenario's name."""
+    name = worst[1] if worst else ""
+    return _target(
+        text, worst[0] if worst else None, lambda v: v <= limit, f"{{:.{digits}f}} ({name})"
+    )
 
 
 def _target(text: str, value: float | None, ok: Any, fmt: str) -> Target:

@@ -376,14 +376,9 @@ class Planner:
         return self._addresses.next(step=self._addresses.issued + 1)  # each call is a step
 
     def _menu(self, unavailable: dict[str, str]) -> str:
-        calls = self.calls
-        lines = [
-            f"- {name}({calls.get(name, '') if calls is not None else ''}): {desc}"
-            if calls is not None
-            else f"- {name}: {desc}"
-            for name, desc in self.tools.items()
-            if name not in unavailable
-        ]
+        calls = self.calls  # with direct calls, each tool's parameters: "- lookup(key: string)"
+        shown = {n: n if calls is None else f"{n}({calls.get(n, '')})" for n in self.tools}
+        lines = [f"- {shown[n]}: {desc}" for n, desc in self.tools.items() if n not in unavailable]
         lines += [f"- {name}: UNAVAILABLE ({why})" for name, why in unavailable.items()]
         menu = "Tools the agents can use:\n" + ("\n".join(lines) or "(none)")
         return menu if calls is None else f"{menu}\n\n{_DIRECT_CALLS}"

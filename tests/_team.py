@@ -16,6 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from agents import tool
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, reply, subtask, task_of
 from memory import AssistantMessage, UserMessage
@@ -28,6 +29,16 @@ PlannerTurn = dict[str, Any] | str | BaseException
 
 PLANNER = "planner"
 WRITER = "writer"
+
+
+@tool
+async def lookup(key: str) -> str:
+    """Look a fact up.
+
+    Args:
+        key: What to look up.
+    """
+    return f"the value of {key}"
 
 
 def sub(subtask_id: str, *depends_on: str, **fields: Any) -> dict[str, Any]:

@@ -8,7 +8,9 @@ import pytest
 
 from agents import OpenAIChatModel
 from agents._admission import parse_reset
+from agents._streaming import text_to
 from agents.models import Admission, ModelRequest
+from agents.testing import Completion, FakeOpenAIServer, ServerScript, TokenUsage, text
 from benchmarks._provider import CacheRules, RateLimiter, RateLimits, go_duration
 from benchmarks._react import run_parallel
 from benchmarks._scenarios import SCENARIOS
@@ -130,65 +132,10 @@ async def test_a_local_endpoint_without_limits_is_never_held() -> None:
     assert not model.admission.limited
 
 
-async def test_a_streamed_first_answer_releases_the_held_callers_at_its_headers() -> None:
-    """Until the endpoint has answered once, one request goes out at a time; a streamed first
-    answer counts from its headers, so a long plan stream does not hold the sub-agents."""
-    from agents._streaming import text_to
-    from agents.testing import Completion, FakeOpenAIServer, text
-
-    arrived = anyio.Event()
-
-    def decide(body: dict[str, object]) -> Completion:
-        if body.get("stream") is True:  # the first request: a slow stream
-            arrived.set()
-            return Completion(content="word " * 40, stream_s=30.0)
-        return text("quick")
-
-    async def ignore(piece: str, restart: bool) -> None:
-        return None
-
-    async with FakeOpenAIServer(decide) as server:
-        model = OpenAIChatModel(base_url=server.base_url, api_key="k", protocol="tools")
-        request = ModelRequest(messages=(UserMessage(content="hi"),))
-
-        async def streamed() -> None:
-            with text_to(ignore):
-                await model.complete(request)
-
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(streamed)
-                with anyio.fail_after(10):
-                    await arrived.wait()
-                    reply = await model.complete(request)  # held until the stream's headers
-                assert reply.message.content == "quick"
-                tg.cancel_scope.cancel()
-        finally:
-            await model.aclose()
-    assert model.admission is not None
-    assert model.admission.answered
-
-
-async def test_a_limited_endpoints_streamed_first_answer_is_waited_for_whole() -> None:
-    """An endpoint that shows limits in its first answer's headers is not released at them: the
-    others wait for its usage, which their token estimates start from."""
-    from agents._streaming import text_to
-    from agents.testing import Completion, FakeOpenAIServer, TokenUsage
-
-    limits = (
-        ("x-ratelimit-limit-tokens", "100000"),
-        ("x-ratelimit-remaining-tokens", "99000"),
-        ("x-ratelimit-reset-tokens", "1s"),
-    )
-    arrived = anyio.Event()
+async def _stream_then_ask(decide: ServerScript, arrived: anyio.Event) -> list[str]:
+    """Send a streamed request and, once the server has it, a plain one on the same model: the
+    order they finished in (the streamed one is cancelled if the plain one finished first)."""
     order: list[str] = []
-
-    def decide(body: dict[str, object]) -> Completion:
-        usage = TokenUsage(prompt_tokens=10, completion_tokens=40)
-        if body.get("stream") is True:
-            arrived.set()
-            return Completion(content="word " * 40, stream_s=0.5, headers=limits, usage=usage)
-        return Completion(content="quick", headers=limits, usage=usage)
 
     async def ignore(piece: str, restart: bool) -> None:
         return None
@@ -209,7 +156,42 @@ async def test_a_limited_endpoints_streamed_first_answer_is_waited_for_whole() -
                     await arrived.wait()
                     await model.complete(request)
                 order.append("second")
+                tg.cancel_scope.cancel()
         finally:
             await model.aclose()
-    assert order == ["streamed", "second"]
-    assert len(server.requests) == 2
+    return order
+
+
+async def test_a_streamed_first_answer_releases_the_held_callers_at_its_headers() -> None:
+    """Until the endpoint has answered once, one request goes out at a time; a streamed first
+    answer from an endpoint showing no limit counts from its headers, so a long plan stream does
+    not hold the sub-agents."""
+    arrived = anyio.Event()
+
+    def decide(body: dict[str, object]) -> Completion:
+        if body.get("stream") is True:  # the first request: a slow stream
+            arrived.set()
+            return Completion(content="word " * 40, stream_s=30.0)
+        return text("quick")
+
+    assert await _stream_then_ask(decide, arrived) == ["second"]
+
+
+async def test_a_limited_endpoints_streamed_first_answer_is_waited_for_whole() -> None:
+    """An endpoint that shows limits in its first answer's headers is not released at them: the
+    others wait for its usage, which their token estimates start from."""
+    limits = (
+        ("x-ratelimit-limit-tokens", "100000"),
+        ("x-ratelimit-remaining-tokens", "99000"),
+        ("x-ratelimit-reset-tokens", "1s"),
+    )
+    arrived = anyio.Event()
+    usage = TokenUsage(prompt_tokens=10, completion_tokens=40)
+
+    def decide(body: dict[str, object]) -> Completion:
+        if body.get("stream") is True:
+            arrived.set()
+            return Completion(content="word " * 40, stream_s=0.5, headers=limits, usage=usage)
+        return Completion(content="quick", headers=limits, usage=usage)
+
+    assert await _stream_then_ask(decide, arrived) == ["streamed", "second"]

@@ -10,7 +10,6 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from agents import tool
 from agents.errors import ModelRequestError, PlanError
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, call
@@ -19,21 +18,11 @@ from orchestrator import Event, Limits, Orchestrator, Plan, Subtask
 from orchestrator._plan import problems, salvage
 from orchestrator.events import PlanCreated, Replanned, RunFinished
 from orchestrator.plans import PlanDraft, ReplanDraft, SubtaskDraft
-from tests._team import PLANNER, PlannerTurn, Team, opening, plan, script, sub
+from tests._team import PLANNER, PlannerTurn, Team, lookup, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
 
 GUARD_S = 10  # a deadlock guard, not a timing claim
-
-
-@tool
-async def lookup(key: str) -> str:
-    """Look a fact up.
-
-    Args:
-        key: What to look up.
-    """
-    return f"the value of {key}"
 
 
 GOOD = plan(sub("a"))

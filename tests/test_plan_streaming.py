@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import Usage, tool
+from agents import Usage
 from agents._streaming import live_sink
 from agents.approvals import ApprovalRequest, Decision, approve
 from agents.events import ModelCalled
@@ -27,21 +27,11 @@ from memory import AssistantMessage, Journal
 from orchestrator import Orchestrator
 from orchestrator._plan_stream import SubtaskScanner
 from orchestrator.events import PlanCreated, SubtaskStarted
-from tests._team import goal, plan, sub
+from tests._team import goal, lookup, plan, sub
 
 pytestmark = pytest.mark.anyio
 
 GUARD_S = 10  # a deadlock guard, not a timing claim
-
-
-@tool
-async def lookup(key: str) -> str:
-    """Look a fact up.
-
-    Args:
-        key: What to look up.
-    """
-    return f"the value of {key}"
 
 
 class StreamingPlanner:
