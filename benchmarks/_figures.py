@@ -182,6 +182,10 @@ def _against_the_peers(results: dict[str, Any]) -> list[Target]:
     gap = results["dispatch_gap_ms"].get("paor (HTTP)", {}).get("p99")
     memory = results["memory"].get("paor", {}).get("10000", {})
     kib = memory.get("kib_per_agent") if memory.get("arrived") == 10_000 else None
+    http = results["memory"].get("paor (HTTP)", {})
+    big = http.get("10000", {})
+    http_kib = big.get("kib_per_agent") if big.get("arrived") == 10_000 else None
+    small = http.get("1000", {}).get("kib_per_agent")
     return [
         _at_most(
             "wall at most 1.00 of the parallel-tool-call agent's on every scenario (worst)",
@@ -207,10 +211,18 @@ def _against_the_peers(results: dict[str, Any]) -> list[Target]:
             lambda v: v <= 0.2,
             f"{{:.2f}} ({paor_cpu or 0:.0f} us against {lg_cpu or 0:.0f} us)",
         ),
-        Target(
+        _target(
+            "10,000 concurrent sub-agents at most 32 KiB each with the real HTTP client",
+            http_kib,
+            lambda v: v <= 32,
+            "{:.1f} KiB each"
+            + (f" ({kib:.1f} on the in-process model)" if kib is not None else ""),
+        )
+        if http_kib is not None or small is None
+        else Target(
             text="10,000 concurrent sub-agents at most 32 KiB each with the real HTTP client",
-            value="not measured with the HTTP client"
-            + (f"; {kib:.1f} KiB each on the in-process model" if kib is not None else ""),
+            value=f"not run at 10,000; {small:.1f} KiB each at 1,000"
+            + (f" ({kib:.1f} at 10,000 on the in-process model)" if kib is not None else ""),
             met=None,
         ),
         _target(

@@ -46,6 +46,32 @@ async def _paor(n: int) -> Rendezvous:
     return meet
 
 
+async def _paor_http(n: int) -> Rendezvous:
+    """S7 with paor's real HTTP client (`OpenAIChatModel`) against the simulator served from a
+    process of its own, so that only the framework's memory counts. The client is built, and
+    has answered once, before the resident size is read: its imports are not the sub-agents'."""
+    from agents import OpenAIChatModel
+    from agents.models import ModelRequest
+    from benchmarks._paor import orchestrator_for
+    from benchmarks._scenarios import s7
+    from memory import UserMessage
+
+    command = [sys.executable, "-m", "benchmarks._serve", "S7", str(n)]
+    async with await anyio.open_process(command) as server:
+        if server.stdout is None or server.stdin is None:
+            raise RuntimeError("the simulator's process has no pipes")
+        url = (await server.stdout.receive(4096)).decode().strip()
+        model = OpenAIChatModel("sim", base_url=url, api_key="sim", protocol="tools", max_retries=0)
+        await model.complete(ModelRequest(messages=(UserMessage(content="warm up"),)))
+        scenario = s7(n)
+        meet = Rendezvous(n, "the fact")
+        orch = orchestrator_for(scenario, model, meet, keep_events=False)
+        await _measured(orch.run(scenario.goal))
+        await model.aclose()
+        await server.stdin.aclose()
+    return meet
+
+
 async def _langgraph(n: int) -> Rendezvous:
     from benchmarks._langgraph import CONFIG, LeanChatModel, lc_tools, plan_graph
     from benchmarks._scenarios import s7
@@ -75,7 +101,7 @@ async def _measured(run: Any) -> None:
 
 async def measure(framework: str, n: int) -> dict[str, Any]:
     """Run S7 with `n` sub-agents in this process; return memory figures."""
-    runners = {"paor": _paor, "langgraph-plan": _langgraph}
+    runners = {"paor": _paor, "paor (HTTP)": _paor_http, "langgraph-plan": _langgraph}
     meet = await runners[framework](n)
     return {"n": n, "arrived": meet.arrived, **_RESULT}
 

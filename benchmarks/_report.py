@@ -187,7 +187,11 @@ def _figures(results: dict[str, Any]) -> list[list[str]]:
             seconds("langgraph"),
             "n/a",
         ],
-        ["peak RSS per 1,000 concurrent sub-agents, MiB (sub-agents)", *(rss(p) for p in PEERS)],
+        [
+            "peak RSS per 1,000 concurrent sub-agents, MiB (sub-agents)",
+            f"{rss('paor')}; with the HTTP client {rss('paor (HTTP)')}",
+            *(rss(p) for p in PEERS[1:]),
+        ],
         ["S8 executor prompt tokens inside a stable prefix", *(_share(s8.get(p)) for p in PEERS)],
         ["S8 prompt tokens", *(_cell(s8.get(p), "{prompt_tokens:,}") for p in PEERS)],
     ]

@@ -375,12 +375,14 @@ class Suite:
         return found
 
     async def _s7(self) -> dict[str, Any]:
-        jobs = [("paor", 100), ("paor", 1000)]
+        jobs = [("paor", 100), ("paor", 1000), ("paor (HTTP)", 1000)]
         if not self.quick:
+            # Not paor (HTTP) at 10,000: the simulator's one process answers about 200 requests
+            # a second, so the first of 10,000 sub-agents waits in its tool past its timeout.
             jobs += [("paor", 10_000), ("langgraph-plan", 1000), ("openai-agents", 1000)]
         found: dict[str, Any] = {}
         for name, n in jobs:
-            if name != "paor" and name not in self.runners:
+            if not name.startswith("paor") and name not in self.runners:
                 continue
             figures = await self._memory(name, n)
             found.setdefault(name, {})[str(n)] = figures

@@ -220,3 +220,13 @@ def test_a_subtask_made_as_one_tool_call_is_done_when_its_lookup_finished() -> N
     assert failed_subtasks(record, scenario) == 1
     record.tools = [ToolExchange(key="l1.0", started=0.0, finished=0.1, latency=0.1)]
     assert failed_subtasks(record, scenario) == 0
+
+
+async def test_s7_with_the_http_client_keeps_every_sub_agent_alive_at_once() -> None:
+    """S7 over real HTTP: the simulator in a process of its own, all sub-agents met in their tool
+    call; the figures the suite reads are there."""
+    from benchmarks._suite import _child
+
+    found = await _child("paor (HTTP)", 20)
+    assert found["arrived"] == 20
+    assert found["hwm_kib"] >= found["rss_before_kib"] > 0
