@@ -421,11 +421,25 @@ def _s2() -> Scenario:
     return Scenario(name="S2", title="Eight-way fan-out with stragglers", plan=plan)
 
 
+def _s9() -> Scenario:
+    """Six three-lookup branches and two combining steps, with heavy-tailed latencies: one model
+    or tool call in twelve takes ten times as long, as a provider's queue or a slow page does."""
+    heavy = LatencyModel(
+        seed=9, ttft_s=0.06, per_token_s=0.001, tool_s=0.08, jitter=0.3, tail_p=1 / 12, tail_x=10.0
+    )
+    roots = tuple(Sub(id=f"h{i}", steps=3) for i in range(6))
+    joins = (Sub(id="j0", deps=("h0", "h1", "h2"), steps=1), Sub(id="j1", deps=("h3", "h4", "h5")))
+    return Scenario(
+        name="S9", title="Heavy-tailed latencies: stragglers in models and tools",
+        plan=(*roots, *joins), latency=heavy,
+    )  # fmt: skip
+
+
 def _s1() -> Scenario:
     return fan_out("S1", "Two-way fan-out", 2, steps=2)
 
 
 SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (_s1(), _s2(), _s3(), _s4(), _s5(), s6(1), s6(2))
+    s.name: s for s in (_s1(), _s2(), _s3(), _s4(), _s5(), s6(1), s6(2), _s9())
 }
 """The timed DAG scenarios S1-S6, by name."""

@@ -100,6 +100,9 @@ class LatencyModel:
         tool_s: Median duration of a tool call.
         jitter: Sigma of the log-normal jitter applied to time to first token and tool time.
         prefill_s: Time to first token added per prompt token the provider has not cached.
+        tail_p: The share of model and tool calls that are stragglers (a heavy tail: a queue
+            at the provider, a slow page), drawn per key like the jitter.
+        tail_x: How many times longer a straggler's time to first token, or tool time, is.
     """
 
     seed: int = 0
@@ -108,6 +111,8 @@ class LatencyModel:
     tool_s: float = 0.04
     jitter: float = 0.2
     prefill_s: float = 0.0
+    tail_p: float = 0.0
+    tail_x: float = 1.0
 
     def model_call(
         self, key: str, completion_tokens: int, slow: float = 1.0, uncached_tokens: int = 0
@@ -127,7 +132,10 @@ class LatencyModel:
         return 0.0 if self.tool_s == 0 else slow * self.tool_s * self._jitter(f"tool:{key}")
 
     def _jitter(self, key: str) -> float:
-        return _lognormal(f"{self.seed}:{key}", self.jitter)
+        draw = _lognormal(f"{self.seed}:{key}", self.jitter)
+        if self.tail_p and _uniform(f"{self.seed}:tail:{key}") < self.tail_p:
+            return draw * self.tail_x
+        return draw
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -135,6 +143,11 @@ def _lognormal(seed: str, sigma: float) -> float:
     # Seeding a generator from a string costs tens of microseconds on the shared event loop; every
     # framework asks for the same keys, so each draw is made once.
     return random.Random(seed).lognormvariate(0.0, sigma)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _uniform(seed: str) -> float:
+    return random.Random(seed).random()
 
 
 ZERO_LATENCY = LatencyModel(ttft_s=0.0, per_token_s=0.0, tool_s=0.0)
