@@ -179,8 +179,11 @@ class Plan(_Frozen):
         return max(depth.values(), default=0.0)
 
 
-def build_plan(draft: PlanDraft, *, version: int, keep: Iterable[Subtask] = ()) -> Plan:
-    """A plan from the kept subtasks and a draft's subtasks (raises pydantic errors on bad ids)."""
+def build_plan(
+    draft: PlanDraft, *, version: int, keep: Iterable[Subtask] = (), calls: bool = True
+) -> Plan:
+    """A plan from the kept subtasks and a draft's subtasks (raises pydantic errors on bad ids);
+    without `calls` a subtask's written-out tool call is left out (it was not offered)."""
     added = tuple(
         Subtask(
             id=d.id.strip(),
@@ -190,7 +193,7 @@ def build_plan(draft: PlanDraft, *, version: int, keep: Iterable[Subtask] = ()) 
             acceptance=d.acceptance,
             expected_output=d.expected_output,
             call=None
-            if d.call is None
+            if d.call is None or not calls
             else PlannedCall(
                 tool=d.call.tool.strip(), arguments=json.dumps(d.call.arguments, ensure_ascii=False)
             ),

@@ -156,7 +156,8 @@ class Planner:
                 return Question(" ".join(draft.question.split())[:500])
             if self.ask_goal:
                 draft = _asking(draft, goal, self.max_subtasks)
-            return self._checked(lambda: build_plan(draft, version=1), reserved=())
+            offered = self.calls is not None
+            return self._checked(lambda: build_plan(draft, version=1, calls=offered), reserved=())
 
         early = None if on_subtask is None else self._early(on_subtask)
         return await self._structured(prompt, "plan", schema, build, on_text=early)
@@ -175,7 +176,8 @@ class Planner:
                     continue
                 alone = PlanDraft(subtasks=[draft])
                 checked = self._checked(
-                    functools.partial(build_plan, alone, version=1), reserved=seen
+                    functools.partial(build_plan, alone, version=1, calls=self.calls is not None),
+                    reserved=seen,
                 )
                 if isinstance(checked, Plan):
                     (sub,) = checked.subtasks
@@ -249,7 +251,10 @@ class Planner:
             if notes:
                 _log.info("replan_repaired", notes=notes)
             checked = self._checked(
-                lambda: build_plan(add, version=plan.version + 1, keep=keep), reserved=reserved
+                lambda: build_plan(
+                    add, version=plan.version + 1, keep=keep, calls=self.calls is not None
+                ),
+                reserved=reserved,
             )
             return checked if isinstance(checked, list) else (checked, remove)
 

@@ -117,6 +117,21 @@ async def test_without_the_option_the_planner_is_never_offered_calls() -> None:
     assert "$ID" not in opening(request)
 
 
+async def test_without_the_option_a_written_out_call_is_ignored() -> None:
+    """A planner that writes a call it was not offered gets a sub-agent for that subtask."""
+    team = Team(
+        [plan(sub("a", call=("lookup", {"key": "alpha"})))],
+        {"a": script(call("lookup", key="beta"), "a is beta [lookup]")},
+    )
+    result = await Orchestrator(team.model, [lookup]).run("Find alpha for the report.")
+    team.assert_clean()
+    assert result.status == "complete"
+    assert len(team.of("a")) == 2  # the sub-agent's two turns
+    assert seen == ["beta"]
+    (created,) = result.plans
+    assert created.subtasks[0].call is None
+
+
 async def test_an_unknown_tool_or_a_loose_reference_goes_back_to_the_planner() -> None:
     team = Team(
         [
