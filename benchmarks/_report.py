@@ -65,6 +65,7 @@ def render(results: dict[str, Any]) -> str:
         "",
         _table(["figure", *PEERS], list(_figures(results))),
         "",
+        *_load(results.get("load")),
         *_temporal(results.get("temporal")),
         "Targets:",
         "",
@@ -195,6 +196,22 @@ def _figures(results: dict[str, Any]) -> list[list[str]]:
         ["S8 executor prompt tokens inside a stable prefix", *(_share(s8.get(p)) for p in PEERS)],
         ["S8 prompt tokens", *(_cell(s8.get(p), "{prompt_tokens:,}") for p in PEERS)],
     ]
+
+
+def _load(found: dict[str, Any] | None) -> list[str]:
+    """The load section: runs at once in one process, a table per transport, a blank line."""
+    if not found:
+        return []
+    fmt = (
+        "{runs_per_s:.1f}", "{wall_over_cp_p50:.3f} / {wall_over_cp_p99:.3f}",
+        "{lag_ms_p50:.2f} / {lag_ms_p99:.2f} / {lag_ms_max:.1f}",
+        "{dispatch_ms_p50:.2f} / {dispatch_ms_p99:.2f}", "{failed}",
+    )  # fmt: skip
+    rows = [[name, *(f.format(**figures) for f in fmt)] for name, figures in found.items()]
+    runs = next(iter(found.values()))["runs"]
+    header = ["transport", "runs/s", "wall / critical path p50 / p99",
+              "loop lag ms p50 / p99 / max", "dispatch gap ms p50 / p99", "failed runs"]  # fmt: skip
+    return [f"{runs} concurrent paor runs of S3 in one process:", "", _table(header, rows), ""]
 
 
 def _temporal(found: dict[str, Any] | None) -> list[str]:

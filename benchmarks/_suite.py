@@ -32,6 +32,7 @@ from benchmarks._limits import (
     limited_scenario,
     limited_title,
 )
+from benchmarks._load import concurrent_runs
 from benchmarks._overhead import COLD_STARTS, cold_start, http_cpu
 from benchmarks._paor import run_executor, run_orchestrator, s0_cpu
 from benchmarks._react import REACT_INSTRUCTIONS, run_parallel, run_react, s0_cpu_react
@@ -115,6 +116,7 @@ class Suite:
         results["limited"] = await self._limited()
         results["s0"] = await self._s0()
         results["overhead"] = await self._overhead()
+        results["load"] = await self._load()
         results["s8"] = await self._s8()
         results["memory"] = await self._s7()
         results["temporal"] = await self._temporal()
@@ -185,6 +187,16 @@ class Suite:
                 transport="http",
                 error=f"{type(exc).__name__}: {exc}"[:300],
             )
+
+    async def _load(self) -> dict[str, Any]:
+        """100 concurrent runs of S3 in this process (20 with `quick`), in process and over HTTP."""
+        n = 20 if self.quick else 100
+        found: dict[str, Any] = {}
+        for transport, http in (("in-process", False), ("HTTP", True)):
+            _freeze_the_heap()
+            found[transport] = await concurrent_runs(SCENARIOS["S3"], n, http=http)
+            self.progress(f"{n} concurrent runs of S3, {transport}: {found[transport]}")
+        return found
 
     async def _overhead(self) -> dict[str, Any]:
         """CPU per executor step with each framework's real HTTP client, and cold starts."""

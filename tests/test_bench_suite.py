@@ -230,3 +230,16 @@ async def test_s7_with_the_http_client_keeps_every_sub_agent_alive_at_once() -> 
     found = await _child("paor (HTTP)", 20)
     assert found["arrived"] == 20
     assert found["hwm_kib"] >= found["rss_before_kib"] > 0
+
+
+async def test_concurrent_runs_report_throughput_lag_and_dispatch() -> None:
+    from benchmarks._load import concurrent_runs
+
+    found = await concurrent_runs(SCENARIOS["S3"], 5, http=False)
+    assert (found["runs"], found["failed"]) == (5, 0)
+    assert found["runs_per_s"] > 0
+    assert found["wall_over_cp_p50"] <= found["wall_over_cp_p99"]
+    assert found["lag_ms_p50"] <= found["lag_ms_p99"] <= found["lag_ms_max"]
+    assert found["dispatch_ms_p50"] <= found["dispatch_ms_p99"]
+    text = render({**_results(), "load": {"in-process": found}, "targets": []})
+    assert "5 concurrent paor runs of S3 in one process:" in text
