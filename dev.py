@@ -62,7 +62,7 @@ def test() -> None:
 
 
 def bench() -> None:
-    """Run the performance suite (about 12 minutes here)."""
+    """Run the performance suite (about 13 minutes here)."""
     install("bench,local")
     run(PY, "-m", "benchmarks", "--no-research")
 
