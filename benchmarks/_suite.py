@@ -287,11 +287,11 @@ class Suite:
         # Rounds over every scenario rather than repeats of one: a slow spell of this shared
         # machine (seconds to a minute) then falls on one run of several scenarios, and the
         # median of each scenario's runs leaves it out.
-        for n, first in enumerate([True] + [False] * (rounds - 1)):
+        for n in range(rounds):
             _freeze_the_heap()
             self.s0_samples.append(await s0_cpu(s0(), self._s0_runs // 5))
             for name in names:
-                await self._round(SCENARIOS[name], records[name], first=first)
+                await self._round(SCENARIOS[name], records[name])
             self.progress(f"round {n + 1} of {rounds} done")
         gaps: dict[str, list[float]] = {
             "paor (HTTP)": [],
@@ -311,9 +311,7 @@ class Suite:
         }
         return out, summary
 
-    async def _round(
-        self, scenario: Scenario, records: dict[str, list[RunRecord]], *, first: bool
-    ) -> None:
+    async def _round(self, scenario: Scenario, records: dict[str, list[RunRecord]]) -> None:
         """One run of `scenario` by every framework (but the sequential ones), paor in process too."""
         for name, runner in self.runners.items():
             if name not in SEQUENTIAL:

@@ -46,13 +46,13 @@ from memory import Journal
 from memory.journal import RunStatus
 from orchestrator._durable import hold_lease
 from orchestrator._limits import Limits
+from orchestrator._run_stream import PAUSE_SETTLE_S  # a batch pauses as a run does
 
 __all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_tasks", "run_batch"]
 # Also shared with the Temporal batch: finished_ids, run_prefix, repair_tail, append_line, record,
 # exclusive_output.
 
 
-PAUSE_SETTLE_S = 0.5  # as a run's (see `orchestrator._orchestrator`)
 BATCH_AGENT = "batch"  # the address of the batch's own clock read (its deadline's start)
 _RUN_STATUS: dict[str, RunStatus] = {
     "done": "complete", "partial": "incomplete", "blocked": "incomplete", "failed": "failed"

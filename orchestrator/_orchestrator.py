@@ -12,31 +12,21 @@ With a journal every run is recorded; `resume()` continues a crashed run from it
 
 from __future__ import annotations
 
-import contextlib
-import time
 import uuid
 from collections.abc import Iterable, Mapping
-from functools import partial
 from typing import Any, Literal
 
 import anyio
-import structlog
 from anyio.streams.memory import MemoryObjectSendStream
 
 from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
-from agents import _telemetry as telemetry
 from agents._approval import Approver, Decide, Decision
 from agents._configured import Configured
-from agents._streaming import wanting_text
-from agents._tracing import redact_text
-from agents._waits import Pending, RunWaits, run_waits
+from agents._waits import RunWaits
 from agents.effects import (
     RUN_AGENT,
     Addresses,
-    Drift,
     Effects,
-    JournaledEffects,
-    JournalMode,
     LiveEffects,
 )
 from agents.errors import ReplayDrift
@@ -44,21 +34,17 @@ from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
 from agents.tools import Toolbox
 from memory import Compactor, FactStore, Journal
 from memory.facts import FactKind, render_facts, user_fact
-from memory.journal import RunInfo
-from orchestrator._durable import ReplayReport, hold_lease, open_run, run_ended
-from orchestrator._events import Event, RunPaused
+from orchestrator._durable import ReplayReport
+from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, Planner
 from orchestrator._run import RunLoop
-from orchestrator._state import Answered, Halt, RunDeps, RunResult, RunState
-from orchestrator._stream import EventStream
+from orchestrator._run_stream import RunStream, drain
+from orchestrator._state import RunDeps, RunResult, RunState
 
 __all__ = ["Orchestrator", "RunStream"]
 
 _FACTS_CHARS = 1500
-PAUSE_SETTLE_S = 0.5
-"""How long a run with a pausing approver stays quiet (only approvals waiting, nothing in flight)
-before it pauses: a sub-agent between two effects is about to start the next."""
 
 
 class Orchestrator(Configured):
@@ -228,7 +214,7 @@ class Orchestrator(Configured):
             ConfigurationError: The goal is blank, or not valid UTF-8 text.
             PlanError: The planner could not produce a valid plan.
         """
-        return await _drain(self.stream(goal, run_id=run_id))
+        return await drain(self.stream(goal, run_id=run_id))
 
     def stream_resume(
         self,
@@ -270,7 +256,7 @@ class Orchestrator(Configured):
         self, run_id: str, *, decisions: Mapping[str, Decision] | None = None
     ) -> RunResult:
         """Continue a crashed or paused run to its end, or its next pause (see `stream_resume`)."""
-        return await _drain(self.stream_resume(run_id, decisions=decisions))
+        return await drain(self.stream_resume(run_id, decisions=decisions))
 
     async def replay(self, run_id: str) -> ReplayReport:
         """Re-run a recorded run offline from the journal: no model, tool or clock is touched.
@@ -285,7 +271,7 @@ class Orchestrator(Configured):
         """
         stream = self.stream_replay(run_id)
         try:
-            await _drain(stream)
+            await drain(stream)
         except* ReplayDrift:
             pass  # reported below, from the effects that saw it
         return ReplayReport(run_id=run_id, result=stream.ended_with, drift=tuple(stream.drift))
@@ -384,221 +370,3 @@ class Orchestrator(Configured):
         if self.facts is None:
             return ""
         return render_facts(await self.facts.query(self.scope), _FACTS_CHARS)
-
-
-class RunStream(EventStream):
-    """A running run: iterate it for events; `result` once it ends; `cancel`, `cancel_subtask`
-    or `decide` meanwhile."""
-
-    def __init__(
-        self,
-        orchestrator: Orchestrator,
-        goal: str,
-        run_id: str,
-        *,
-        mode: JournalMode = "record",
-        meta: dict[str, Any] | None = None,
-        text: bool = False,
-        decisions: Mapping[str, Decision] | None = None,
-    ) -> None:
-        super().__init__()
-        self.run_id = run_id
-        self.text = text
-        self.mode: JournalMode = mode
-        self.meta = meta
-        self._orchestrator = orchestrator
-        self._goal = goal
-        self._effects: JournaledEffects | None = None
-        self._state: RunState | None = None
-        self._deps: RunDeps | None = None
-        self._cancelled: str | None = None
-        self._decisions = dict(decisions or {})
-        self._waits = RunWaits()
-        self._held: list[Pending] | None = None  # what waited when the run paused
-
-    @property
-    def drift(self) -> list[Drift]:
-        """Where this run parted from its recording (resume and replay), so far."""
-        return [] if self._effects is None else list(self._effects.drift)
-
-    def cancel(self, reason: str = "cancelled by the caller") -> bool:
-        """Stop the whole run and keep its work; returns whether this request was the first.
-
-        Nothing new starts and nothing is replanned; running sub-agents stop at their next step
-        with partial reports; the synthesis is written from what exists, and the run ends
-        `incomplete` with `reason`. A synthesis already under way finishes (leave the stream, or
-        cancel its scope, to abandon the run instead). On a journaled run the point where the
-        request landed is recorded, so a replay stops there too.
-        """
-        if self._cancelled is not None or self._result is not None:
-            return False
-        self._cancelled = reason
-        if self._deps is not None:
-            with contextlib.suppress(anyio.ClosedResourceError):  # the loop just ended
-                self._deps.done_send.send_nowait(Halt(reason))
-        return True
-
-    def decide(self, approval_id: str, decision: Decision) -> bool:
-        """Decide an approval the run waits for (`ApprovalRequested.approval_id`); returns
-        whether it waited (False: unknown, or decided already, by the approver or a timeout)."""
-        return self._waits.answer(approval_id, decision)
-
-    def cancel_subtask(self, subtask_id: str) -> bool:
-        """Stop one running or pending subtask; the run goes on. Returns whether it was live."""
-        return self._state is not None and self._state.cancel_subtask(subtask_id)
-
-    @property
-    def ended_with(self) -> RunResult | None:
-        """The run's result, or None while it runs (or if it ended with an error)."""
-        return self._result
-
-    async def _produce(self) -> None:
-        orch = self._orchestrator
-        async with self._send:  # closing it ends the consumer's iteration
-            if orch.journal is None:
-                self._result = await self._run(self._goal, orch.effects)
-                return
-            before = await self._take_decisions(orch.journal) if self.mode == "resume" else None
-            goal, self._effects = await open_run(
-                orch.journal, orch.effects, self.run_id, mode=self.mode, goal=self._goal,
-                meta=self.meta,
-            )  # fmt: skip
-            if self.mode == "resume":
-                await self._resume_waits(orch.journal, before)
-            if self.mode == "replay":
-                self._result = await self._run(goal, self._effects)
-                return
-            body = partial(self._run, goal, self._effects)
-            self._result = await hold_lease(orch.journal, self.run_id, body, run_ended)
-
-    async def _run(self, goal: str, effects: Effects) -> RunResult:
-        """The run, in its `invoke_agent run` span (every other span of the run nests in it), its
-        id bound for every log event of the run."""
-        with (
-            structlog.contextvars.bound_contextvars(run_id=self.run_id),
-            wanting_text() if self.text else contextlib.nullcontext(),
-            run_waits(self._waits),  # its approvals and clock, for all its sub-agents
-            telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span,
-        ):
-            orch = self._orchestrator
-            self._state, self._deps = await orch._new_run(
-                goal, self.run_id, self._send, effects, self._waits
-            )
-            if self._cancelled is not None:  # asked before the run had a state
-                self._deps.done_send.send_nowait(Halt(self._cancelled))
-            result: RunResult | None = None
-            with anyio.CancelScope() as pausing:
-                async with anyio.create_task_group() as tg:
-                    if self._pauses():
-                        tg.start_soon(self._pause_when_quiet, pausing)
-                    result = await orch._loop(self._state, self._deps)
-                    tg.cancel_scope.cancel()
-            if result is None:  # paused: nothing was in flight, so nothing was cut
-                result = await self._paused(self._state, self._deps)
-            else:
-                answered = tuple(
-                    Answered(agent_id=a, question=q, answer=t) for a, q, t in self._waits.answers
-                )
-                update = {"waited_s": self._waits.waited(), "answered": answered}
-                result = result.model_copy(update=update)
-            _run_done(span, result)
-            return result
-
-    def _pauses(self) -> bool:
-        """Whether the run pauses once only approvals wait: a journaled run, recorded or
-        resumed, whose approver leaves decisions to later."""
-        orch = self._orchestrator
-        approver = orch.approver
-        return (
-            orch.journal is not None
-            and self.mode != "replay"
-            and approver is not None
-            and approver.pauses
-        )
-
-    async def _pause_when_quiet(self, pausing: anyio.CancelScope) -> None:
-        await self._waits.until_quiet(PAUSE_SETTLE_S)
-        # Taken before the cut: each wait forgets its request as it is cancelled.
-        self._held = [p for p in self._waits.pending.values() if p.decision is None]
-        pausing.cancel()
-
-    async def _paused(self, s: RunState, deps: RunDeps) -> RunResult:
-        """Journal what the run waits for, announce it, and end the stream with the paused result."""
-        held = self._held or []
-        journal = self._orchestrator.journal
-        assert journal is not None
-        rows = [(p.request.approval_id, p.request.model_dump(mode="json"), p.asked) for p in held]
-        with anyio.CancelScope(shield=True):  # what waits must be known before the run stops
-            await journal.pause(self.run_id, rows, status=True)
-        waiting = tuple(p.request for p in held)
-        event = RunPaused(run_id=s.run_id, step=s.step, waiting=waiting)
-        if deps.keep_events:
-            s.trace.append(event)
-        await deps.publish(event)
-        what = "; ".join(r.summary() for r in waiting)
-        return RunResult(
-            run_id=s.run_id, goal=s.goal, answer="", status="paused",
-            reason=f"waits for a decision: {what}", plans=tuple(s.plans), diffs=tuple(s.diffs),
-            reports=tuple(r.report for r in s.records.values() if r.report is not None),
-            usage=s.budget.used, events=tuple(s.trace), notes=tuple(s.notes),
-            waiting=waiting, waited_s=self._waits.waited(),
-        )  # fmt: skip
-
-    async def _take_decisions(self, journal: Journal) -> RunInfo | None:
-        """This call's decisions on a paused run, taken in the journal first (so two deciders
-        cannot both win); the run as it was before it is claimed."""
-        for approval_id, decision in self._decisions.items():
-            await journal.decide(self.run_id, approval_id, decision.model_dump(mode="json"))
-        return await journal.run(self.run_id)
-
-    async def _resume_waits(self, journal: Journal, before: RunInfo | None) -> None:
-        """Once the run is claimed: every decision taken while it was paused (a resumed run
-        that crashed keeps them too), and its clock, which stood still while it waited (kept
-        in the journal, so a crash after this resume does not lose it)."""
-        waits = await journal.waits_of(self.run_id)
-        decided = {
-            w.approval_id: Decision.model_validate(w.decision)
-            for w in waits
-            if w.decision is not None
-        }
-        self._waits.give(decided, {w.approval_id: w.asked for w in waits if w.decision is None})
-        if before is None or before.result is None:
-            return
-        waited = float(before.result.get("waited_s", 0.0))
-        if before.status == "paused":
-            waited += max(0.0, time.time() - before.updated)
-            await journal.keep(self.run_id, {**before.result, "waited_s": waited})
-        self._waits.offset = waited
-
-
-def _run_attributes(stream: RunStream, goal: str) -> dict[str, str]:
-    attributes = {
-        "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.agent.name": RUN_AGENT,
-        "gen_ai.conversation.id": stream.run_id,
-        "paor.run.id": stream.run_id,
-        "paor.run.mode": stream.mode,
-    }
-    if telemetry.capturing():
-        attributes["paor.goal"] = redact_text(goal)
-    return attributes
-
-
-def _run_done(span: Any, result: RunResult) -> None:
-    usage = result.usage
-    ended = {
-        "paor.run.status": result.status,
-        "paor.plan.version": result.plans[-1].version if result.plans else None,
-        "gen_ai.usage.input_tokens": usage.prompt_tokens,
-        "gen_ai.usage.output_tokens": usage.completion_tokens,
-    }
-    telemetry.finished(span, ended)
-    if result.status == "failed":
-        telemetry.failed(span, "failed", result.reason or "")
-
-
-async def _drain(stream: RunStream) -> RunResult:
-    async with stream as events:
-        async for _event in events:
-            pass
-    return stream.result

@@ -171,14 +171,10 @@ class RunLoop:
 
     async def _make_plan(self, s: RunState, tg: anyio.abc.TaskGroup) -> _Step:
         now = await self.deps.now(s.step)
-        run = contextvars.copy_context()  # early starts' context: not the planner call's
-
-        def early(sub: Subtask) -> None:
-            run.run(self._start_early, s, tg, sub)
-
+        early = self._early_starter(s, tg) if self.stream_plans else None
         try:
             with telemetry.span("paor.plan", _span_ids(s)) as span:
-                plan = await self._planned(s, now, early if self.stream_plans else None)
+                plan = await self._planned(s, now, early)
                 telemetry.finished(span, _plan_attributes(plan))
         except PlanError as exc:
             await self._keep_early(s)  # none is kept: there is no plan
@@ -262,13 +258,18 @@ class RunLoop:
             tools=deps.planner.tools.keys(), emit=self._emit_agent(s),
         )  # fmt: skip
 
-    def _start_early(self, s: RunState, tg: anyio.abc.TaskGroup, sub: Subtask) -> None:
-        """Start a subtask the streaming planner has just written (see `_keep_early`), in the
-        run's context (a task inherits its starter's, and the planner call's span and text
-        sink are no sub-agent's)."""
-        if sub.id not in s.early and s.halt_asked is None and s.exhausted is None:
-            record = s.early[sub.id] = Record(subtask=sub, status="running", held=[])
-            tg.start_soon(self._run_subtask, s, record)
+    def _early_starter(self, s: RunState, tg: anyio.abc.TaskGroup) -> Callable[[Subtask], None]:
+        """What starts each subtask the streaming planner has just written (see `_keep_early`):
+        in the run's context as it is now, before the plan's span (a task inherits its
+        starter's context, and the planner call's span and text sink are no sub-agent's)."""
+        run = contextvars.copy_context()
+
+        def start(sub: Subtask) -> None:
+            if sub.id not in s.early and s.halt_asked is None and s.exhausted is None:
+                record = s.early[sub.id] = Record(subtask=sub, status="running", held=[])
+                run.run(tg.start_soon, self._run_subtask, s, record)
+
+        return start
 
     async def _keep_early(self, s: RunState) -> None:
         """Settle the early starts against the adopted plan: one the plan has, exactly as it
