@@ -23,7 +23,7 @@ import openai
 
 from agents import Executor, OpenAIChatModel
 from benchmarks._paor import lookup_tool
-from benchmarks._react import react_loop
+from benchmarks._react import openai_turns, react_loop
 from benchmarks._scenarios import s0
 from benchmarks._sim import SimServer
 
@@ -109,13 +109,7 @@ def _runner(
         return paor, model.aclose
     if framework == "react":
         client = openai.AsyncOpenAI(base_url=url, api_key="sim", max_retries=0)
-        spec = lookup_tool(lookup).spec()
-        tools: Any = [{"type": "function", "function": spec.model_dump()}]
-
-        async def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
-            wire: Any = messages
-            done = await client.chat.completions.create(model="sim", messages=wire, tools=tools)
-            return done.choices[0].message.model_dump(exclude_none=True)
+        complete = openai_turns(client, lookup)
 
         async def react() -> None:
             await react_loop(complete, task, lookup)

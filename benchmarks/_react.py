@@ -24,6 +24,7 @@ from benchmarks._sim import SimRequest, SimServer, classify
 __all__ = [
     "PARALLEL_INSTRUCTIONS",
     "REACT_INSTRUCTIONS",
+    "openai_turns",
     "react_loop",
     "run_parallel",
     "run_react",
@@ -99,6 +100,20 @@ async def run_parallel(scenario: Scenario) -> RunRecord:
     return await _run_loop(scenario, parallel=True)
 
 
+def openai_turns(client: openai.AsyncOpenAI, lookup: ToolFn) -> Complete:
+    """The loop's model over the `openai` client: each turn a chat completion offering the
+    lookup tool, its message as a plain dict."""
+    spec = lookup_tool(lookup).spec()
+    tools: Any = [{"type": "function", "function": spec.model_dump()}]
+
+    async def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        wire: Any = messages
+        completion = await client.chat.completions.create(model="sim", messages=wire, tools=tools)
+        return completion.choices[0].message.model_dump(exclude_none=True)
+
+    return complete
+
+
 async def _run_loop(scenario: Scenario, *, parallel: bool) -> RunRecord:
     sim = scenario.simulator()
     name = "parallel-tools" if parallel else "react"
@@ -107,20 +122,11 @@ async def _run_loop(scenario: Scenario, *, parallel: bool) -> RunRecord:
     async def lookup(key: str) -> str:
         return await sim.tool(key, scenario.tool_slow(key))
 
-    spec = lookup_tool(lookup).spec()
-    tools: Any = [{"type": "function", "function": spec.model_dump()}]
     async with SimServer(sim) as server:
         client = openai.AsyncOpenAI(
             base_url=server.base_url, api_key="sim", max_retries=scenario.client_retries
         )
-
-        async def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
-            wire: Any = messages
-            completion = await client.chat.completions.create(
-                model="sim", messages=wire, tools=tools
-            )
-            return completion.choices[0].message.model_dump(exclude_none=True)
-
+        complete = openai_turns(client, lookup)
         start = time.perf_counter()
         task = scenario.par_task if parallel else scenario.task
         with recording(record, sim):
