@@ -25,15 +25,16 @@ import os
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
 import httpx2
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents._admission import Admission
 from agents._chunks import Chunks
+from agents._completion import Completion, completion_of, usage_of
 from agents._decisions import cap_strings, decision_schema, parse_decision, render_messages
 from agents._errors import (
     ConfigurationError,
@@ -42,6 +43,7 @@ from agents._errors import (
     ModelRequestError,
     ModelRetryableError,
 )
+from agents._hedge import Hedging
 from agents._http import (
     DEFAULT_MAX_RESPONSE_BYTES,
     ResponseHook,
@@ -49,7 +51,7 @@ from agents._http import (
     bounded_http_client,
 )
 from agents._lazy import lazy_module
-from agents._model import ModelRequest, ModelResponse, Usage, WireProtocol
+from agents._model import ModelRequest, ModelResponse, WireProtocol
 from agents._streaming import Streamed, live_sink
 from agents._textcalls import recover_calls
 from agents._tracing import logger, redact_url
@@ -110,6 +112,10 @@ class OpenAIChatModel:
             `Admission` to share it between models of one endpoint, or False for none. Limits are
             learned from the `x-ratelimit-*` headers and 429s (with your own `client`, from 429s
             only).
+        hedge: Send a late request again and take the first answer (`Hedging`: True for its
+            defaults, late being twice the median of its kind). Off by default and never under
+            an endpoint's rate limits nor for replies streamed to a live sink; a hedged answer's
+            usage counts twice.
 
     Raises:
         ConfigurationError: An option is out of range.
@@ -132,6 +138,7 @@ class OpenAIChatModel:
         max_string_chars: int | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         admission: Admission | bool = True,
+        hedge: Hedging | bool = False,
     ) -> None:
         if timeout <= 0 or max_retries < 0 or backoff < 0:
             raise ConfigurationError("timeout must be positive; max_retries and backoff >= 0")
@@ -173,6 +180,7 @@ class OpenAIChatModel:
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
         self.max_string_chars = max_string_chars
+        self.hedging = hedge if isinstance(hedge, Hedging) else Hedging() if hedge else None
 
     @property
     def name(self) -> str:
@@ -284,6 +292,21 @@ class OpenAIChatModel:
     async def _within_deadline(
         self, request: ModelRequest, protocol: str, body: dict[str, Any]
     ) -> ModelResponse:
+        hedging, admission = self.hedging, self.admission
+        if hedging is None or live_sink() is not None or (admission and admission.limited):
+            return await self._timed(request, protocol, body)
+        attempt = partial(self._timed, request, protocol, body)
+        response, hedged = await hedging.send(request.purpose, attempt)
+        # The copy that lost is billed too, up to where it was cancelled: count it as much.
+        return (
+            response.model_copy(update={"usage": response.usage + response.usage})
+            if hedged
+            else response
+        )
+
+    async def _timed(
+        self, request: ModelRequest, protocol: str, body: dict[str, Any]
+    ) -> ModelResponse:
         try:
             with anyio.fail_after(self.timeout):
                 return await self._send(request, protocol, body)
@@ -325,7 +348,7 @@ class OpenAIChatModel:
             raise ModelRetryableError(f"unreadable response body: {exc.reason}") from exc
         except RecursionError:
             raise MalformedResponse("the response body nests too deep to read", raw="") from None
-        response = self._response(_completion(data), request, protocol)
+        response = self._response(completion_of(data), request, protocol)
         if sizes and sum(sizes) == len(response.message.content or ""):
             response = response.model_copy(update={"text_chunks": sizes})
         return response
@@ -376,7 +399,7 @@ class OpenAIChatModel:
         }
 
     def _response(
-        self, completion: _Completion, request: ModelRequest, protocol: str
+        self, completion: Completion, request: ModelRequest, protocol: str
     ) -> ModelResponse:
         wire = completion.choices[0].message
         text = wire.content or ""
@@ -401,7 +424,7 @@ class OpenAIChatModel:
             self._settle(how)
         return ModelResponse(
             message=message,
-            usage=_usage(completion.usage),
+            usage=usage_of(completion.usage),
             model=completion.model or "",
             protocol=how,
             finish_reason=completion.choices[0].finish_reason,
@@ -506,83 +529,11 @@ def _response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
 
 
-class _Wire(BaseModel):
-    """The fields of a chat completion that paor reads; anything else is ignored."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-
-class _Function(_Wire):
-    name: str
-    arguments: str | None = None
-
-
-class _Call(_Wire):
-    id: str | None = None
-    function: _Function
-
-
-class _Message(_Wire):
-    content: str | None = None
-    tool_calls: list[_Call] | None = None
-
-
-class _Choice(_Wire):
-    message: _Message
-    finish_reason: str | None = None
-
-
-class _PromptDetails(_Wire):
-    cached_tokens: int | None = None
-
-
-class _TokenUsage(_Wire):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    prompt_tokens_details: _PromptDetails | None = None
-
-
-class _Completion(_Wire):
-    id: str | None = None
-    choices: list[_Choice]
-    usage: _TokenUsage | None = None
-    model: str | None = None
-
-
-def _completion(data: object) -> _Completion:
-    """The completion in a response body (decoded JSON; a body sent as another type comes as text)."""
-    if isinstance(data, dict) and data.get("choices"):
-        try:
-            return _Completion.model_validate(data)
-        except ValidationError as exc:
-            where = ".".join(str(p) for p in exc.errors()[0]["loc"])
-            raise MalformedResponse(
-                f"the completion is malformed at {where}", raw=_excerpt(data)
-            ) from None
-    raise MalformedResponse("the server returned no choices", raw=_excerpt(data))
-
-
-def _excerpt(data: object) -> str:
-    return (data if isinstance(data, str) else json.dumps(data))[:2000]
-
-
 def _observer(admission: Admission) -> ResponseHook:
     async def observe(response: httpx2.Response) -> None:
         admission.observe(response.headers, response.status_code)
 
     return observe
-
-
-def _usage(usage: _TokenUsage | None) -> Usage:
-    if usage is None:
-        return Usage(requests=1)
-    details = usage.prompt_tokens_details
-    return Usage(
-        requests=1,
-        prompt_tokens=usage.prompt_tokens or 0,
-        completion_tokens=usage.completion_tokens or 0,
-        cached_tokens=(details.cached_tokens or 0) if details else 0,
-    )
 
 
 def _classify(exc: openai.APIStatusError) -> ModelError:

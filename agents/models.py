@@ -1,6 +1,7 @@
 """What a `ChatModel` is asked and answers, for writing one's own model."""
 
 from agents._admission import Admission
+from agents._hedge import Hedging
 from agents._local import local_model_available
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose, ToolSpec
 from agents._openai import DecisionProtocol
@@ -8,6 +9,7 @@ from agents._openai import DecisionProtocol
 __all__ = [
     "Admission",
     "DecisionProtocol",
+    "Hedging",
     "ModelRequest",
     "ModelResponse",
     "OutputSchema",

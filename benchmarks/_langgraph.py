@@ -35,7 +35,7 @@ from typing import Annotated, Any, TypedDict
 
 import anyio
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_openai import ChatOpenAI
@@ -44,10 +44,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from pydantic import ConfigDict
 
+from benchmarks._endpoints import SimServer
 from benchmarks._react import REACT_INSTRUCTIONS
 from benchmarks._run import KEY_DESCRIPTION, TOOL_DESCRIPTION, RunRecord, recording
 from benchmarks._scenarios import Scenario, ScenarioScript
-from benchmarks._sim import SimServer, Who
+from benchmarks._sim import Who
 
 with warnings.catch_warnings():
     # Deprecated in favour of langchain's create_agent, but still LangGraph's prebuilt ReAct agent.
@@ -87,11 +88,36 @@ def lc_tools(body: Lookup) -> list[BaseTool]:
     ]
 
 
-def react_agent(model: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
-    """LangGraph's prebuilt ReAct agent."""
+def react_agent(
+    model: BaseChatModel, tools: Sequence[BaseTool], *, max_tokens: int | None = None
+) -> Any:
+    """LangGraph's prebuilt ReAct agent; with `max_tokens`, the history kept under it by a
+    `pre_model_hook` (`mask_old_results`)."""
+    hook = None if max_tokens is None else mask_old_results(max_tokens)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the deprecation above warns on each call too
-        return create_react_agent(model, tools, prompt=REACT_INSTRUCTIONS)
+        return create_react_agent(model, tools, prompt=REACT_INSTRUCTIONS, pre_model_hook=hook)
+
+
+def mask_old_results(max_tokens: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The `pre_model_hook` a LangGraph user writes for long tool results: while the history is
+    over `max_tokens` (four characters a token, as `count_tokens_approximately` counts), the
+    oldest tool results give way to a placeholder, the latest turn's never. (LangGraph's own
+    `trim_messages` drops whole turns, which the model reads as steps it has not taken.)"""
+
+    def hook(state: dict[str, Any]) -> dict[str, Any]:
+        messages = list(state["messages"])
+        size = sum(len(str(m.content)) for m in messages) // 4
+        latest = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=0)
+        for i, message in enumerate(messages[:latest]):
+            if size <= max_tokens:
+                break
+            if isinstance(message, ToolMessage):
+                size -= len(str(message.content)) // 4
+                messages[i] = message.model_copy(update={"content": "[old tool result elided]"})
+        return {"llm_input_messages": messages}
+
+    return hook
 
 
 def _format(name: str) -> dict[str, Any]:
@@ -117,9 +143,11 @@ class WorkerInput(TypedDict):
     context: str
 
 
-def plan_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
-    """The plan-and-execute graph (see the module docstring)."""
-    agent = react_agent(model, tools)
+def plan_graph(
+    model: BaseChatModel, tools: Sequence[BaseTool], *, max_tokens: int | None = None
+) -> Any:
+    """The plan-and-execute graph (see the module docstring); `max_tokens`: `react_agent`'s."""
+    agent = react_agent(model, tools, max_tokens=max_tokens)
     planner_model = model.bind(response_format=_format("plan"))
     replanner_model = model.bind(response_format=_format("replan"))
 
@@ -216,12 +244,14 @@ async def _synthesize(model: BaseChatModel, goal: str, plan: Plan, done: dict[st
     return str(reply.content)
 
 
-def task_graph(model: BaseChatModel, tools: Sequence[BaseTool]) -> Any:
+def task_graph(
+    model: BaseChatModel, tools: Sequence[BaseTool], *, max_tokens: int | None = None
+) -> Any:
     """The plan-and-execute workflow in the functional API, without a barrier (module docstring).
 
-    Invoke it with the goal; it returns the answer.
+    Invoke it with the goal; it returns the answer. `max_tokens`: `react_agent`'s.
     """
-    agent = react_agent(model, tools)
+    agent = react_agent(model, tools, max_tokens=max_tokens)
     planner_model = model.bind(response_format=_format("plan"))
     replanner_model = model.bind(response_format=_format("replan"))
 
@@ -310,20 +340,26 @@ async def run_langgraph(scenario: Scenario, *, shape: str) -> RunRecord:
             base_url=server.base_url,
             api_key="sim",
             max_retries=scenario.client_retries,
+            timeout=scenario.timeout_s,  # None: the client's default
         )
         tools = lc_tools(lookup)
+        # Behind a context window, each worker's history is kept under half of it, as paor's.
+        window = scenario.context_window
+        budget = None if window is None else window // 2
         start = time.perf_counter()
         with recording(record, sim):
             if shape == "react":
-                out = await react_agent(model, tools).ainvoke(
+                out = await react_agent(model, tools, max_tokens=budget).ainvoke(
                     {"messages": [HumanMessage(scenario.task)]}, CONFIG
                 )
                 record.answer = str(out["messages"][-1].content)
             elif shape == "plan":
-                out = await plan_graph(model, tools).ainvoke({"goal": scenario.goal}, CONFIG)
+                graph = plan_graph(model, tools, max_tokens=budget)
+                out = await graph.ainvoke({"goal": scenario.goal}, CONFIG)
                 record.answer = str(out["answer"])
             else:
-                record.answer = str(await task_graph(model, tools).ainvoke(scenario.goal, CONFIG))
+                graph = task_graph(model, tools, max_tokens=budget)
+                record.answer = str(await graph.ainvoke(scenario.goal, CONFIG))
             record.wall_s = time.perf_counter() - start
     return record
 

@@ -18,10 +18,11 @@ from typing import Any
 
 import anyio
 
+from benchmarks._endpoints import SimServer
 from benchmarks._react import REACT_INSTRUCTIONS
 from benchmarks._run import RunRecord, recording
 from benchmarks._scenarios import Scenario
-from benchmarks._sim import SimServer, tool_text
+from benchmarks._sim import tool_text
 
 __all__ = [
     "PIN",
@@ -99,8 +100,8 @@ async def run_peer(job: dict[str, Any]) -> dict[str, Any]:
             [str(PYTHON), "-I", str(SCRIPT)], input=json.dumps(job).encode(), check=False
         )
     if done.returncode:
-        tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
-        raise PeerUnavailable(f"the {job['mode']} job failed: {' | '.join(tail)[:400]}")
+        said = done.stderr.decode(errors="replace").strip().splitlines() or ["(no output)"]
+        raise PeerUnavailable(f"the {job['mode']} job failed: {said[-1][:400]}")
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
@@ -131,6 +132,7 @@ async def run_openai_agents_plan(scenario: Scenario, *, warmup: int = 0) -> RunR
         "planner": PLANNER,
         "synthesis": SYNTHESIS,
         "tools": _tool_table(scenario, keys),
+        "max_tokens": None if scenario.context_window is None else scenario.context_window // 2,
     }
     return await _run_job(scenario, "openai-agents-plan", job, warmup)
 
@@ -149,6 +151,7 @@ async def _run_job(
                     "base_url": server.base_url,
                     "instructions": REACT_INSTRUCTIONS,
                     "max_retries": scenario.client_retries,
+                    "timeout": scenario.timeout_s,
                     "warmup": warmup,
                 }
             )
@@ -161,7 +164,7 @@ def _tool_table(scenario: Scenario, keys: Iterable[str]) -> dict[str, list[float
     return {
         k: [
             scenario.latency.tool_call(k, scenario.tool_slow(k)),
-            tool_text(k, scenario.tool_tokens),
+            tool_text(k, scenario.tool_size(k)),
         ]
         for k in keys
     }

@@ -8,10 +8,11 @@ from collections.abc import Awaitable, Callable
 import agents
 from agents import Executor, OpenAIChatModel, Tool, Usage, tool
 from agents.models import ModelRequest, ModelResponse
+from benchmarks._endpoints import SimChatModel, SimServer
 from benchmarks._run import TOOL_DESCRIPTION, RunRecord
 from benchmarks._scenarios import Scenario, ScenarioScript
-from benchmarks._sim import Reply, SimChatModel, SimServer, Simulator, Who
-from memory import AssistantMessage, ToolCall, UserMessage
+from benchmarks._sim import Reply, Simulator, Who
+from memory import AssistantMessage, Compactor, ToolCall, UserMessage
 from orchestrator import Limits, Orchestrator
 
 __all__ = [
@@ -26,14 +27,15 @@ __all__ = [
 Lookup = Callable[[str], Awaitable[str]]
 
 
-def lookup_tool(body: Lookup) -> Tool:
-    """The scenarios' one tool, as a paor `Tool` running `body`."""
+def lookup_tool(body: Lookup, *, max_chars: int = 2000, timeout: float = 60.0) -> Tool:
+    """The scenarios' one tool, as a paor `Tool` running `body` (observations cut at `max_chars`,
+    paor's default)."""
 
     async def lookup(key: str) -> str:
         return await body(key)
 
     lookup.__doc__ = f'{TOOL_DESCRIPTION}\n\nArgs:\n    key: The fact\'s key, e.g. "a.0".\n'
-    return tool(timeout=60.0)(lookup)
+    return tool(timeout=timeout, max_chars=max_chars)(lookup)
 
 
 def orchestrator_for(
@@ -43,11 +45,19 @@ def orchestrator_for(
     *,
     keep_events: bool = True,
     eager: bool = False,
+    tool_timeout: float = 60.0,
 ) -> Orchestrator:
     """An orchestrator sized for `scenario` (every subtask may run at once); `eager` turns on
     `direct_calls` (the scripted planner writes each single-lookup subtask out as that tool call)
-    and `stream_plans` (subtasks start as the plan streams in, over HTTP)."""
+    and `stream_plans` (subtasks start as the plan streams in, over HTTP).
+
+    Behind a context window, as paor's users configure it for long tool outputs: the lookup's
+    observations are not cut (a window's worth of characters is allowed), and each sub-agent's
+    history is compacted past half the window (`memory.Compactor`)."""
     n = len(scenario.subs)
+    window = scenario.context_window
+    compactor = None if window is None else Compactor(max_tokens=window // 2)
+    max_chars = 2000 if window is None else window * 8
     limits = Limits(
         max_concurrency=max(n, 1),
         max_subtasks=n,
@@ -56,8 +66,9 @@ def orchestrator_for(
     )
     return Orchestrator(
         model,
-        [lookup_tool(body)],
+        [lookup_tool(body, max_chars=max_chars, timeout=tool_timeout)],
         limits=limits,
+        compactor=compactor,
         keep_events=keep_events,
         direct_calls=eager,
         stream_plans=eager,
@@ -75,7 +86,8 @@ async def run_orchestrator(
     scenario: Scenario, *, http: bool, admission: bool = True, eager: bool = True
 ) -> RunRecord:
     """Run `scenario` through `Orchestrator`, over HTTP or with the in-process simulator, with
-    direct calls and plan streaming on (`orchestrator_for`'s `eager`) unless told otherwise.
+    direct calls and plan streaming on (`orchestrator_for`'s `eager`), and over HTTP hedged
+    requests (`OpenAIChatModel(hedge=True)`), unless told otherwise.
 
     `admission=False` turns the model's admission control off (over HTTP); the record's framework
     is then "paor (no admission)"; `eager=False` (paor's defaults) makes it "paor (defaults)".
@@ -94,8 +106,11 @@ async def run_orchestrator(
                 base_url=server.base_url,
                 api_key="sim",
                 protocol="tools",
-                max_retries=0 if scenario.limits is None else 3,  # paor's default under limits
+                # paor's defaults (3 retries, 60 s) under limits or hangs, else no retry
+                max_retries=3 if scenario.client_retries else 0,
+                timeout=60.0 if scenario.timeout_s is None else scenario.timeout_s,
                 admission=admission,
+                hedge=eager,
             )
             orch = orchestrator_for(scenario, model, _sim_lookup(sim, scenario), eager=eager)
             await _timed_run(record, orch, scenario)

@@ -5,14 +5,14 @@ The SDK's import name, `agents`, is paor's too, so this script runs in its own e
 SDK's. It reads one JSON job on stdin and prints one JSON result on stdout:
 
 - `{"mode": "react", "base_url", "task", "instructions", "tools": {key: [latency_s, text]},
-  "max_retries", "warmup"}`: the SDK's agent loop over HTTP against the simulator, with the
-  scenario's lookup tool (each call sleeps its latency, then returns its text);
+  "max_retries", "timeout", "warmup"}`: the SDK's agent loop over HTTP against the
+  simulator, with the scenario's lookup tool (each call sleeps its latency, then returns its text);
 - `{"mode": "plan", "base_url", "goal", "instructions", "planner", "synthesis", "tools",
-  "max_retries", "warmup"}`: the SDK's own parallel pattern, written as its examples write it
-  (`examples/agent_patterns/parallelization.py`, `examples/research_bot/manager.py`: a planner agent
-  with a structured `output_type`, then worker agents run as plain asyncio tasks): a planner `Agent`
-  whose output type is `Plan`; each subtask a worker `Agent` run (`Runner.run`) with the lookup and
-  report_issue tools, started as soon as its own dependencies are done; after a worker reported an
+  "max_retries", "timeout", "warmup"}`: the SDK's own parallel pattern, written as its
+  examples write it (`examples/agent_patterns/parallelization.py`,
+  `examples/research_bot/manager.py`: a planner agent with a structured `output_type`, then worker
+  agents run as plain asyncio tasks): a planner `Agent` whose output type is `Plan`; each subtask
+  a worker `Agent` run (`Runner.run`) with the lookup and report_issue tools, started as soon as its own dependencies are done; after a worker reported an
   invalidation, a replanner `Agent` (output type `Replan`) whose removals are cancelled or dropped
   and whose additions are scheduled; then a synthesis `Agent` over the surviving results;
 - `{"mode": "s0", "runs", "task", "instructions"}`: S0 with an in-process zero-latency model, CPU
@@ -53,6 +53,7 @@ sdk: Any = importlib.import_module("agents")
 sdk_models: Any = importlib.import_module("agents.models.interface")
 sdk_items: Any = importlib.import_module("agents.items")
 sdk_usage: Any = importlib.import_module("agents.usage")
+sdk_run_config: Any = importlib.import_module("agents.run_config")
 
 Body = Callable[[str], Awaitable[str]]
 LOOKUP_DOC = 'Look up one fact by its key.\n\nArgs:\n    key: The fact\'s key, e.g. "a.0".\n'
@@ -213,7 +214,11 @@ def sim_model(job: dict[str, Any]) -> tuple[Any, Any]:
     """The OpenAI client for the simulator, and the SDK's chat completions model over it."""
     openai = importlib.import_module("openai")
     client = openai.AsyncOpenAI(
-        base_url=job["base_url"], api_key="sim", max_retries=job.get("max_retries", 0)
+        base_url=job["base_url"],
+        api_key="sim",
+        max_retries=job.get("max_retries", 0),
+        # the job's request timeout, if it sets one (None would mean no timeout at all)
+        **({} if job.get("timeout") is None else {"timeout": job["timeout"]}),
     )
     return client, sdk.OpenAIChatCompletionsModel(model="sim", openai_client=client)
 
@@ -245,6 +250,29 @@ async def react(job: dict[str, Any]) -> dict[str, Any]:
     return {"wall_s": wall, "answer": str(result.final_output)}
 
 
+def mask_old_results(max_tokens: int) -> Callable[[Any], Any]:
+    """The `call_model_input_filter` an SDK user writes for long tool results: while the input is
+    over `max_tokens` (four characters a token), the oldest tool outputs give way to a
+    placeholder, those of the latest turn never."""
+
+    def size(item: Any) -> int:
+        return len(str(item.get("output") or item.get("content") or item.get("arguments") or ""))
+
+    def keep_under(data: Any) -> Any:
+        items = [dict(item) for item in data.model_data.input]
+        total = sum(size(item) for item in items) // 4
+        calls = [i for i, item in enumerate(items) if item.get("type") == "function_call"]
+        for item in items[: calls[-1] if calls else 0]:
+            if total <= max_tokens:
+                break
+            if item.get("type") == "function_call_output":
+                total -= size(item) // 4
+                item["output"] = "[old tool result elided]"
+        return sdk_run_config.ModelInputData(input=items, instructions=data.model_data.instructions)
+
+    return keep_under
+
+
 class Crew:
     """Mode "plan"'s agents on one model, and the code that runs them (see the module docstring)."""
 
@@ -259,6 +287,13 @@ class Crew:
         tools = [lookup_tool(body), report_tool()]
         self.worker = sdk.Agent(name="worker", instructions=instructions, tools=tools, model=model)
         self.writer = sdk.Agent(name="synthesis", instructions=job["synthesis"], model=model)
+        # Behind a context window, each worker's input is kept under half of it, as paor's.
+        budget = job.get("max_tokens")
+        self.run_config = (
+            sdk.RunConfig()
+            if budget is None
+            else sdk.RunConfig(call_model_input_filter=mask_old_results(budget))
+        )
 
     async def run(self, goal: str) -> str:
         """Plan, execute, synthesize: the final answer."""
@@ -332,7 +367,9 @@ class Crew:
     async def work(self, sub: Subtask, known: str) -> tuple[str, list[str]]:
         """One worker run: its answer, and the reasons of every invalidation it reported."""
         task = f"Task: {sub.goal}" + (f"\n\nWhat is already known:\n{known}" if known else "")
-        result = await sdk.Runner.run(self.worker, task, max_turns=MAX_TURNS)
+        result = await sdk.Runner.run(
+            self.worker, task, max_turns=MAX_TURNS, run_config=self.run_config
+        )
         reasons = []
         for item in result.new_items:
             raw: Any = getattr(item, "raw_item", None)

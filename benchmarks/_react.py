@@ -16,10 +16,11 @@ from typing import Any
 import anyio
 import openai
 
+from benchmarks._endpoints import SimServer
 from benchmarks._paor import lookup_tool
 from benchmarks._run import RunRecord, recording
 from benchmarks._scenarios import Scenario
-from benchmarks._sim import SimRequest, SimServer, classify
+from benchmarks._sim import SimRequest, classify
 
 __all__ = [
     "PARALLEL_INSTRUCTIONS",
@@ -124,7 +125,10 @@ async def _run_loop(scenario: Scenario, *, parallel: bool) -> RunRecord:
 
     async with SimServer(sim) as server:
         client = openai.AsyncOpenAI(
-            base_url=server.base_url, api_key="sim", max_retries=scenario.client_retries
+            base_url=server.base_url,
+            api_key="sim",
+            max_retries=scenario.client_retries,
+            timeout=openai.NOT_GIVEN if scenario.timeout_s is None else scenario.timeout_s,
         )
         complete = openai_turns(client, lookup)
         start = time.perf_counter()

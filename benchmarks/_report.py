@@ -21,6 +21,10 @@ COLUMNS = (
 )
 LIMITED = ("paor", "paor (no admission)", "parallel-tools", "langgraph-tasks", "openai-agents-plan")
 PEERS = ("paor", "react", "langgraph-react", "langgraph-plan", "openai-agents")
+_LARGE_HEADER = [
+    "framework", "run", "failed", "refused", "largest prompt", "prompt tokens", "dollars",
+    "wall / cp",
+]  # fmt: skip
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -60,6 +64,23 @@ def render(results: dict[str, Any]) -> str:
         "refused with a 429 (after the first answer); subtasks that failed; dollars:",
         "",
         _table(["scenario", *LIMITED], list(_limited(results.get("limited", {})))),
+        "",
+        "Tool results of 10,000 to 100,000 tokens behind a 128,000-token context window (S10), "
+        "one run each: how the run ended, subtasks that failed, prompts refused as over the "
+        "window, the largest prompt sent, prompt tokens (the share the provider cached), dollars, "
+        "and wall over the critical path (which leaves prefill out):",
+        "",
+        _table(_LARGE_HEADER, list(_large(results.get("large", {})))),
+        "",
+        "Hangs (S11: S2 where one model request in ten is never answered; every client with a 2 s "
+        "timeout and its retries), one run each: how the run ended, subtasks that failed, the "
+        "hangs it met in its requests, dollars, and wall over the critical path (which has no "
+        "hang in it):",
+        "",
+        _table(
+            ["framework", "run", "failed", "hung / requests", "dollars", "wall / cp"],
+            list(_hangs(results.get("hangs", {}))),
+        ),
         "",
         "Per-framework figures:",
         "",
@@ -131,6 +152,42 @@ def _limited(found: dict[str, Any]) -> list[list[str]]:
                 }
             cells.append(_cell(run, fmt))
         rows.append([name, *cells])
+    return rows
+
+
+def _large(found: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for name, run in found.items():
+        error = run.get("error")
+        rows.append(
+            [
+                name,
+                "complete" if error is None else f"error: {error[:70]}",
+                str(run["failed_subtasks"]),
+                str(run["refused"]),
+                f"{run['largest_prompt']:,}",
+                f"{run['prompt_tokens']:,} ({run['cached_share']:.0%})",
+                f"${run['dollars']:.4f}",
+                "n/a" if error is not None else f"{run['wall_over_cp']:.3f}",
+            ]
+        )
+    return rows
+
+
+def _hangs(found: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for name, run in found.items():
+        error = run.get("error")
+        rows.append(
+            [
+                name,
+                "complete" if error is None else f"error: {error[:70]}",
+                str(run["failed_subtasks"]),
+                f"{run['hung']} / {run['requests']}",
+                f"${run['dollars']:.4f}",
+                "n/a" if error is not None else f"{run['wall_over_cp']:.3f}",
+            ]
+        )
     return rows
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from benchmarks._provider import RateLimits
-from benchmarks._sim import LatencyModel, Reply, Simulator, Who
+from benchmarks._sim import Faults, LatencyModel, Reply, Simulator, Who
 
 __all__ = ["SCENARIOS", "Replan", "Scenario", "ScenarioScript", "Sub", "fan_out", "s0", "s7", "s8"]
 
@@ -40,6 +40,7 @@ class Sub:
         steps: Lookups it makes, one per model turn.
         slow: Multiplier on its tool latencies (a straggler's is above 1).
         invalidates: If set, it reports that its result invalidates the plan, for this reason.
+        tool_tokens: The length of each of its lookup results, if not the scenario's.
     """
 
     id: str
@@ -47,6 +48,7 @@ class Sub:
     steps: int = 1
     slow: float = 1.0
     invalidates: str | None = None
+    tool_tokens: int | None = None
 
     @property
     def goal(self) -> str:
@@ -115,6 +117,10 @@ class Scenario:
         tool_tokens: The length of each lookup result.
         latency: The latency model.
         limits: The provider's rate limits, if any.
+        context_window: The provider's context window in prompt tokens, if it has one.
+        hang_share: The share of model requests that hang (never answered), drawn per arrival
+            number, so the n-th request of a run hangs or not whatever the framework.
+        timeout_s: The request timeout every framework's client is given (None: its default).
     """
 
     name: str
@@ -124,6 +130,9 @@ class Scenario:
     tool_tokens: int = 200
     latency: LatencyModel = DEFAULT_LATENCY
     limits: RateLimits | None = None
+    context_window: int | None = None
+    hang_share: float = 0.0
+    timeout_s: float | None = None
 
     @property
     def goal(self) -> str:
@@ -182,6 +191,12 @@ class Scenario:
         sub = self.subs.get(key.rsplit(".", 1)[0])
         return sub.slow if sub is not None else 1.0
 
+    def tool_size(self, key: str) -> int:
+        """The length in tokens of lookup `key`'s result."""
+        sub = self.subs.get(key.rsplit(".", 1)[0])
+        found = sub.tool_tokens if sub is not None else None
+        return self.tool_tokens if found is None else found
+
     def script(self) -> ScenarioScript:
         """A fresh script for one run."""
         return ScenarioScript(self)
@@ -189,14 +204,19 @@ class Scenario:
     def simulator(self) -> Simulator:
         """A fresh simulator for one run of this scenario, by any framework."""
         return Simulator(
-            self.script(), self.latency, tool_tokens=self.tool_tokens, limits=self.limits
+            self.script(),
+            self.latency,
+            tool_tokens=self.tool_size,
+            limits=self.limits,
+            context_window=self.context_window,
+            faults=Faults(hang_share=self.hang_share, seed=self.latency.seed),
         )
 
     @property
     def client_retries(self) -> int:
         """Retries each peer's client makes: none (a failure is a failure), but under a provider's
-        limits the `openai` client's default of 2, as its users would keep it."""
-        return 0 if self.limits is None else 2
+        limits or hangs the `openai` client's default of 2, as its users would keep it."""
+        return 0 if self.limits is None and not self.hang_share else 2
 
     def critical_path(self) -> float:
         """Seconds of simulated latency along the longest chain: plan, subtasks and replans, synthesis."""

@@ -11,8 +11,8 @@ import sys
 
 import anyio
 
+from benchmarks._endpoints import SimServer
 from benchmarks._scenarios import SCENARIOS, Scenario, s7
-from benchmarks._sim import SimServer
 
 __all__ = ["scenario_named"]
 

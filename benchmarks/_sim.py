@@ -1,8 +1,7 @@
 """The simulator: a scripted, OpenAI-compatible model with a seeded latency model and exact accounting.
 
-One `Simulator` serves one benchmark run, over HTTP (`SimServer`, which wraps
-`agents.testing.FakeOpenAIServer`) or in process (`SimChatModel`, a paor `ChatModel`). For every
-request it
+One `Simulator` serves one benchmark run, over HTTP or in process (`benchmarks._endpoints`). For
+every request it
 
 - works out who is asking (`classify`): a plan or replan request carries a `response_format` named
   "plan" or "replan"; a sub-agent's request carries tools and opens with `Task: [sub:ID]`; a single
@@ -30,31 +29,18 @@ import json
 import random
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Literal, Protocol, Self
+from typing import Any, Literal, Protocol
 
 import anyio
 import anyio.lowlevel
 
-from agents import Usage
 from agents._openai import to_wire
-from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
-from agents.models import ModelRequest, ModelResponse
-from agents.testing import (
-    Completion,
-    FakeOpenAIServer,
-    ServerAction,
-    TokenUsage,
-    hang,
-    malformed_body,
-    status,
-)
+from agents.models import ModelRequest
 from benchmarks._clock import sleep_until
 from benchmarks._prefix import PrefixIndex
 from benchmarks._provider import CACHE_RULES, CacheRules, RateLimiter, RateLimits
-from memory import AssistantMessage, ToolCall
 
 __all__ = [
     "Exchange",
@@ -63,13 +49,12 @@ __all__ = [
     "LatencyModel",
     "Reply",
     "Script",
-    "SimChatModel",
     "SimRequest",
-    "SimServer",
     "Simulator",
     "ToolExchange",
     "Who",
     "classify",
+    "context_error",
     "count_tokens",
     "tokens",
 ]
@@ -304,26 +289,31 @@ class Fault:
     retry_after: float | None = None
     seconds: float = 3600.0
     headers: tuple[tuple[str, str], ...] = ()
+    body: Mapping[str, Any] | None = None  # a status's JSON body, as the provider words it
 
 
 @dataclass(kw_only=True, slots=True)
 class Faults:
-    """Which requests fail: scripted faults by request key (played once each, in order) and a
-    seeded random rate of transient 503s."""
+    """Which requests fail: scripted faults by request key (played once each, in order), a
+    seeded random rate of transient 503s, and a share of requests that hang, drawn per arrival
+    number (whether the n-th request of a run hangs does not depend on the framework)."""
 
     by_key: dict[str, list[Fault]] = field(default_factory=dict)
     rate: float = 0.0
     seed: int = 0
+    hang_share: float = 0.0
     _rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
 
-    def take(self, key: str) -> Fault | None:
-        """The fault for this attempt at `key`, if any."""
+    def take(self, key: str, arrival: int = 0) -> Fault | None:
+        """The fault for this attempt at `key`, the run's `arrival`-th request, if any."""
         queued = self.by_key.get(key)
         if queued:
             return queued.pop(0)
+        if self.hang_share and _uniform(f"{self.seed}:hang:{arrival}") < self.hang_share:
+            return Fault(kind="hang")
         if self.rate and self._rng.random() < self.rate:
             return Fault(code=503, retry_after=0.0)
         return None
@@ -367,9 +357,12 @@ class Simulator:
         script: The scenario's behaviour.
         latency: The latency model.
         faults: Injected failures (none by default).
-        tool_tokens: The length of each tool result, in tokens.
+        tool_tokens: The length of each tool result, in tokens, or a function from the call's
+            key to it.
         limits: The provider's rate limits (none by default).
         cache: The provider's prompt caching rules.
+        context_window: The most prompt tokens a request may carry; a longer one is refused with
+            OpenAI's 400 `context_length_exceeded` (no limit by default).
     """
 
     def __init__(
@@ -378,21 +371,25 @@ class Simulator:
         latency: LatencyModel = ZERO_LATENCY,
         *,
         faults: Faults | None = None,
-        tool_tokens: int = 40,
+        tool_tokens: int | Callable[[str], int] = 40,
         limits: RateLimits | None = None,
         cache: CacheRules = CACHE_RULES,
+        context_window: int | None = None,
     ) -> None:
         self.script = script
         self.latency = latency
         self.faults = faults or Faults()
         self.tool_tokens = tool_tokens
         self.cache = cache
+        self.context_window = context_window
         self.limiter = None if limits is None else RateLimiter(limits, time.perf_counter())
         self.log: list[Exchange] = []
         self.tools: list[ToolExchange] = []
         self._prefix = PrefixIndex()
         self._cached = PrefixIndex()
         self._counts: dict[str, int] = {}
+        self._numbers: dict[tuple[str, int], int] = {}
+        self._attempts: dict[str, int] = {}
         self._token_cache: dict[str, tuple[str, ...]] = {}
 
     async def complete(
@@ -409,10 +406,14 @@ class Simulator:
         # A server takes a request the moment it is sent and works on it while other callers
         # send theirs: yield first, so a burst of callers is not queued behind this bookkeeping.
         await anyio.lowlevel.checkpoint()
-        who = self._number(classify(request))
+        who = self._number(classify(request), request)
         exchange = Exchange(who=who, received=received)
         self.log.append(exchange)
-        fault = self.faults.take(who.key)
+        # A retry or a hedge of a request is another draw of its latency (another replica, another
+        # queue); the first attempt's is the one the critical path counts.
+        attempt = self._attempts.get(who.key, 0)
+        self._attempts[who.key] = attempt + 1
+        fault = self.faults.take(who.key, len(self.log) - 1)
         if fault is not None:
             exchange.fault, exchange.answered = fault.kind, time.perf_counter()
             return fault
@@ -420,6 +421,10 @@ class Simulator:
         exchange.prompt_tokens, exchange.shared_tokens = self.account(request)
         segments = [self._tokens(text) for text in request.texts()]
         exchange.completion_tokens = reply.completion_tokens
+        window = self.context_window
+        if window is not None and exchange.prompt_tokens > window:
+            exchange.fault, exchange.answered = "context", time.perf_counter()
+            return Fault(code=400, body=context_error(window, exchange.prompt_tokens))
         if self.limiter is not None:
             now = time.perf_counter()
             wait = self.limiter.take(exchange.prompt_tokens + exchange.completion_tokens, now)
@@ -429,7 +434,7 @@ class Simulator:
                 return Fault(code=429, retry_after=wait, headers=tuple(headers.items()))
         exchange.cached_tokens = self.cache.cached(self._cached.match(segments, received))
         exchange.latency = self.latency.model_call(
-            who.key,
+            who.key if not attempt else f"{who.key}#{attempt}",
             exchange.completion_tokens,
             self.script.slow(who),
             exchange.prompt_tokens - exchange.cached_tokens,
@@ -465,19 +470,24 @@ class Simulator:
         """Run the simulated tool call `key`: its result text, `latency` seconds after the call."""
         started = time.perf_counter()
         latency = self.latency.tool_call(key, slow)
-        text = tool_text(key, self.tool_tokens)
+        size = self.tool_tokens if isinstance(self.tool_tokens, int) else self.tool_tokens(key)
+        text = tool_text(key, size)
         await sleep_until(started + latency)
         self.tools.append(
             ToolExchange(key=key, started=started, finished=time.perf_counter(), latency=latency)
         )
         return text
 
-    def _number(self, who: Who) -> Who:
-        """Planner and synthesis requests are numbered in arrival order (plan:0, replan:1, ...)."""
+    def _number(self, who: Who, request: SimRequest) -> Who:
+        """Planner and synthesis requests are numbered in arrival order (plan:0, replan:1, ...);
+        the same request asked again (a retry, a hedge) keeps its number."""
         if who.kind in ("agent", "mono", "par"):
             return who
-        n = self._counts.get(who.kind, 0)
-        self._counts[who.kind] = n + 1
+        ident = (who.kind, hash(tuple(request.texts())))
+        n = self._numbers.get(ident)
+        if n is None:
+            n = self._numbers[ident] = self._counts.get(who.kind, 0)
+            self._counts[who.kind] = n + 1
         return Who(who.kind, who.name, n, who.calls)
 
 
@@ -489,107 +499,11 @@ def tool_text(key: str, size: int) -> str:
     return f"{key}: {' '.join(words)}"
 
 
-class SimServer:
-    """The simulator over HTTP on 127.0.0.1, as an async context manager (`base_url` inside)."""
-
-    def __init__(self, sim: Simulator) -> None:
-        self.sim = sim
-        self._server = FakeOpenAIServer(self._serve, model="sim")
-
-    @property
-    def base_url(self) -> str:
-        """The URL to hand to an OpenAI client."""
-        return self._server.base_url
-
-    async def __aenter__(self) -> Self:
-        await self._server.__aenter__()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._server.__aexit__(exc_type, exc, tb)
-
-    @property
-    def failures(self) -> list[str]:
-        """Problems the server met (unreadable bodies, script errors)."""
-        return self._server.failures
-
-    async def _serve(self, body: dict[str, Any]) -> ServerAction:
-        outcome = await self.sim.complete(SimRequest.from_body(body))
-        if isinstance(outcome, Fault):
-            return _server_fault(outcome)
-        reply, exchange = outcome
-        usage = TokenUsage(
-            prompt_tokens=exchange.prompt_tokens,
-            completion_tokens=exchange.completion_tokens,
-            cached_tokens=exchange.cached_tokens,
-        )
-        return Completion(
-            content=reply.content,
-            tool_calls=reply.tool_calls,
-            usage=usage,
-            headers=exchange.headers,
-            stream_s=exchange.stream_s,
-        )
-
-
-def _server_fault(fault: Fault) -> ServerAction:
-    if fault.kind == "hang":
-        return hang(fault.seconds)
-    if fault.kind == "malformed":
-        return malformed_body()
-    headers = dict(fault.headers)
-    if fault.retry_after is not None and not headers:
-        headers["Retry-After"] = f"{fault.retry_after:g}"
-    return status(fault.code, headers=headers)
-
-
-class SimChatModel:
-    """The simulator in process, as a paor `ChatModel` (no HTTP, same accounting and latencies)."""
-
-    def __init__(self, sim: Simulator) -> None:
-        self.sim = sim
-        self._ids = 0
-
-    @property
-    def name(self) -> str:
-        """The model label."""
-        return "sim"
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """Answer through the simulator; faults become the errors paor's OpenAI adapter raises."""
-        received = time.perf_counter()  # before the wire conversion: that is the simulator's work
-        outcome = await self.sim.complete(SimRequest.from_model_request(request), received)
-        if isinstance(outcome, Fault):
-            raise _model_fault(outcome)
-        reply, exchange = outcome
-        usage = Usage(
-            requests=1,
-            prompt_tokens=exchange.prompt_tokens,
-            completion_tokens=exchange.completion_tokens,
-            cached_tokens=exchange.cached_tokens,
-        )
-        return ModelResponse(message=self._message(reply), usage=usage, model="sim")
-
-    def _message(self, reply: Reply) -> AssistantMessage:
-        calls = []
-        for name, arguments in reply.tool_calls:
-            self._ids += 1
-            calls.append(ToolCall(id=f"call_{self._ids}", name=name, arguments=arguments))
-        return AssistantMessage(content=reply.content, tool_calls=tuple(calls))
-
-
-def _model_fault(fault: Fault) -> Exception:
-    if fault.kind == "malformed":
-        return MalformedResponse("the simulator sent a malformed body", raw="{")
-    if fault.kind == "hang":
-        return ModelRetryableError("the simulator hung")
-    if fault.code in (408, 409, 429) or fault.code >= 500:
-        return ModelRetryableError(
-            f"HTTP {fault.code}", retry_after=fault.retry_after, status=fault.code
-        )
-    return ModelRequestError(f"HTTP {fault.code}", status=fault.code)
+def context_error(window: int, prompt_tokens: int) -> dict[str, Any]:
+    """OpenAI's body for a prompt over the model's context window (HTTP 400)."""
+    message = (
+        f"This model's maximum context length is {window} tokens. However, your messages "
+        f"resulted in {prompt_tokens} tokens. Please reduce the length of the messages."
+    )
+    error = {"message": message, "type": "invalid_request_error", "param": "messages"}
+    return {"error": error | {"code": "context_length_exceeded"}}

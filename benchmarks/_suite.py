@@ -25,6 +25,7 @@ from benchmarks._figures import (
     prompt_tokens,
     targets,
 )
+from benchmarks._hostile import hang_figures, large_figures, s10, s11
 from benchmarks._limits import (
     LIMITED,
     dollars,
@@ -114,6 +115,8 @@ class Suite:
         results["scenarios"], results["dispatch_gap_ms"] = await self._scenarios()
         results["rounds"] = 1 if self.quick else ROUNDS
         results["limited"] = await self._limited()
+        results["large"] = await self._large()
+        results["hangs"] = await self._hangs()
         results["s0"] = await self._s0()
         results["overhead"] = await self._overhead()
         results["load"] = await self._load()
@@ -229,22 +232,52 @@ class Suite:
         async def no_admission(scenario: Scenario) -> RunRecord:
             return await run_orchestrator(scenario, http=True, admission=False)
 
-        runners = {
-            name: runner
-            for name, runner in self.runners.items()
-            if name not in (*SEQUENTIAL, "react", "langgraph-plan")
-        }
+        runners = self._one_run_peers()
         runners["paor (no admission)"] = no_admission
         found: dict[str, Any] = {}
         for name in LIMITED[:1] if self.quick else LIMITED:
             scenario = limited_scenario(name)
-            runs = found.setdefault(limited_title(scenario), {})
-            for framework, runner in runners.items():
-                _freeze_the_heap()
-                record = await self._attempt(framework, runner, scenario)
-                runs[framework] = limited_figures(record, scenario)
-                self.progress(f"{limited_title(scenario)} {framework}: {runs[framework]}")
+            found[limited_title(scenario)] = await self._one_run_each(
+                scenario, runners, limited_figures, limited_title(scenario)
+            )
         return found
+
+    async def _large(self) -> dict[str, Any]:
+        """S10, tool results of 10,000 to 100,000 tokens behind a 128,000-token window: one run
+        of each framework, and of paor with its defaults (no direct calls, no plan streaming)."""
+        runners = self._one_run_peers()
+        runners["paor (defaults)"] = _paor_defaults
+        return await self._one_run_each(s10(), runners, large_figures, "S10")
+
+    async def _hangs(self) -> dict[str, Any]:
+        """S11, S2 with one model request in ten hung behind a 2 s client timeout: one run each."""
+        runners = self._one_run_peers()
+        runners["paor (defaults)"] = _paor_defaults
+        return await self._one_run_each(s11(), runners, hang_figures, "S11")
+
+    def _one_run_peers(self) -> dict[str, Runner]:
+        """The frameworks the one-run sections time: every parallel shape, paor, and the
+        parallel-tool-call agent (not the sequential agents, nor LangGraph's superstep shape)."""
+        return {
+            name: runner
+            for name, runner in self.runners.items()
+            if name not in (*SEQUENTIAL, "react", "langgraph-plan")
+        }
+
+    async def _one_run_each(
+        self,
+        scenario: Scenario,
+        runners: dict[str, Runner],
+        figures: Callable[[RunRecord, Scenario], dict[str, Any]],
+        title: str,
+    ) -> dict[str, Any]:
+        runs: dict[str, Any] = {}
+        for framework, runner in runners.items():
+            _freeze_the_heap()
+            record = await self._attempt(framework, runner, scenario)
+            runs[framework] = figures(record, scenario)
+            self.progress(f"{title} {framework}: {runs[framework]}")
+        return runs
 
     @property
     def _s0_runs(self) -> int:

@@ -9,8 +9,9 @@
 Hysteresis keeps the prefix stable: nothing changes until the transcript passes `max_tokens`, and
 then it shrinks well below it (to `target`), so the next many calls reuse the same cached prefix.
 
-What is never touched: the system prompt, the task (the first user message) and the latest
-`keep_turns` turns. A turn is an assistant message, the tool messages answering its calls and any
+What is never touched: the system prompt, the task (the first user message) and the latest turn;
+the latest `keep_turns` turns are kept whole as long as they fit the budget (when they alone are
+over it, their observations are masked too, oldest first, all but the latest turn's). A turn is an assistant message, the tool messages answering its calls and any
 loop feedback after them; turns move as a whole, so a tool call is never separated from its result
 and the compacted transcript passes `Transcript.check()` whenever its input did.
 
@@ -101,7 +102,8 @@ class Compactor:
         max_tokens: The budget for the transcript's tokens (the tool menu and the reply come on
             top of it). Compaction starts when the transcript passes it.
         target: The fraction of `max_tokens` a compaction shrinks the transcript to.
-        keep_turns: The latest turns never masked nor summarised.
+        keep_turns: The latest turns never summarised, and never masked unless they alone are
+            over the budget (the latest turn is never masked).
         summary_tokens: A cap on the summary's length (default: an eighth of `max_tokens`).
         summarise_with_model: Use the caller's summariser for stage 2 when one is given; if
             False, stage 2 is always extractive (no model call).
@@ -160,8 +162,22 @@ class Compactor:
         )
         if after > goal and self._can_summarise(msgs, costs, head, split):
             result = await self._summarise(msgs, head, split, before, model, summariser)
+        if result.tokens_after > self.max_tokens and self.keep_turns > 1:
+            result = self._squeeze(result, goal, model)
         self._trace(result)
         return result
+
+    def _squeeze(self, result: Compaction, goal: int, model: str) -> Compaction:
+        """The latest turns alone are over the budget: mask their observations too, oldest first,
+        all but the latest turn's (the budget is the line; `keep_turns` is how much is kept whole
+        while it allows)."""
+        msgs = result.messages
+        costs = message_tokens(msgs, model)
+        head, split = _layout(msgs, 1)
+        excess = sum(costs) + REPLY_PRIMING - goal
+        masked, after, count = _mask(msgs, costs, range(head, split), excess, model)
+        update = {"messages": masked, "tokens_after": after, "masked": result.masked + count}
+        return result.model_copy(update=update)
 
     def _can_summarise(
         self, msgs: tuple[Message, ...], costs: list[int], head: int, split: int

@@ -95,3 +95,29 @@ async def test_s5_replans_while_workers_run_and_drops_removed_subtasks() -> None
     assert len([e for e in record.log if e.who.name == "c"]) < len(scenario.subs["c"].turns())
     assert first["e2"] >= replan.answered
     assert first["f2"] >= max(last["d"], last["e2"])
+
+
+def test_the_workers_history_hook_masks_old_results_and_never_the_latest_turn() -> None:
+    """S10's user-written `pre_model_hook`: the oldest tool results give way while the history is
+    over its budget; the task, every call and the latest turn's results stay."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from benchmarks._langgraph import mask_old_results
+
+    messages: list[object] = [HumanMessage("Task: [sub:a] read")]
+    for i in range(3):
+        call = {"name": "lookup", "args": {"key": f"a.{i}"}, "id": f"c{i}"}
+        messages += [
+            AIMessage("", tool_calls=[call]),
+            ToolMessage("x" * 4000, tool_call_id=f"c{i}"),
+        ]
+    hook = mask_old_results(max_tokens=1500)  # 3,000 tokens of results: two must go
+    shown = hook({"messages": messages})["llm_input_messages"]
+    assert [m.content for m in shown if isinstance(m, ToolMessage)] == [
+        "[old tool result elided]", "[old tool result elided]", "x" * 4000,
+    ]  # fmt: skip
+    assert shown[0] == messages[0]
+    assert [m for m in shown if isinstance(m, AIMessage)] == messages[1::2]
+    assert mask_old_results(max_tokens=10_000)({"messages": messages})["llm_input_messages"] == (
+        messages
+    )

@@ -13,6 +13,7 @@ from agents import Executor, OpenAIChatModel
 from agents.errors import MalformedResponse
 from agents.models import ModelRequest
 from benchmarks._clock import sleep_until
+from benchmarks._endpoints import SimChatModel, SimServer
 from benchmarks._figures import dispatch_gaps, prefix_share, prompt_tokens
 from benchmarks._paor import lookup_tool, run_orchestrator
 from benchmarks._scenarios import SCENARIOS, Scenario, Sub, s0
@@ -23,9 +24,7 @@ from benchmarks._sim import (
     Faults,
     LatencyModel,
     Reply,
-    SimChatModel,
     SimRequest,
-    SimServer,
     Simulator,
     Who,
     classify,
@@ -193,8 +192,9 @@ async def test_faults_are_injected_over_http_and_in_process() -> None:
         model = OpenAIChatModel("sim", base_url=server.base_url, api_key="sim", max_retries=1)
         response = await model.complete(request)
         await model.aclose()
-    assert response.message.content == "hello synthesis  1"
+    assert response.message.content == "hello synthesis  0"  # the retry keeps its number
     assert [e.fault for e in sim.log] == ["status", None]
+    assert [e.who.step for e in sim.log] == [0, 0]
     broken = Simulator(Echo(), faults=Faults(by_key={"synthesis::0": [Fault(kind="malformed")]}))
     with pytest.raises(MalformedResponse):
         await SimChatModel(broken).complete(request)

@@ -100,13 +100,16 @@ async def test_old_observations_are_masked_oldest_first_down_to_the_target() -> 
 
 
 async def test_system_prompt_task_and_latest_turns_are_never_touched() -> None:
-    """Whatever the budget, the system prompt, the task and the latest turns come through intact."""
+    """Whatever the budget, the system prompt, the task and the latest turn come through intact,
+    and the latest `keep_turns` turns too whenever they fit the budget."""
     messages = _transcript(12)
-    tail = _tail_start(messages, 2)
+    two = count_tokens([*messages[:2], *messages[_tail_start(messages, 2) :]], "")
     for budget in (8000, 3000, 1800, 400):
         done = await Compactor(max_tokens=budget, keep_turns=2).compact(messages)
         assert done.messages[:2] == tuple(messages[:2])
+        tail = _tail_start(messages, 2 if two <= budget else 1)
         assert done.messages[-(len(messages) - tail) :] == tuple(messages[tail:])
+    assert two > 400  # the smallest budget is the case where only the latest turn is kept whole
 
 
 @pytest.mark.parametrize("budget", [3000, 1500, 900, 500])
@@ -178,8 +181,9 @@ async def test_hysteresis_keeps_the_prefix_stable_between_compactions() -> None:
     assert diff > last_masked
 
 
-async def test_an_oversized_protected_part_is_reported_not_dropped() -> None:
-    """When the latest turns alone exceed the budget, they are kept, unsummarised, and flagged."""
+async def test_an_oversized_protected_part_is_masked_but_its_latest_turn() -> None:
+    """When the latest turns alone exceed the budget, their observations are masked too (but the
+    latest turn's), nothing is summarised, and a result still over the budget is flagged."""
     asked: list[tuple[Message, ...]] = []
 
     async def summariser(prompt: tuple[Message, ...], max_tokens: int) -> str:
@@ -190,8 +194,23 @@ async def test_an_oversized_protected_part_is_reported_not_dropped() -> None:
     compactor = Compactor(max_tokens=500, keep_turns=3)
     done = await compactor.compact(messages, summariser=summariser)
     assert asked == []
-    assert (done.masked, done.summary, done.within_budget) == (1, None, False)
-    assert done.messages[-6:] == tuple(messages[-6:])
+    assert (done.masked, done.summary, done.within_budget) == (3, None, False)
+    assert done.messages[-2:] == tuple(messages[-2:])
+    assert all(_MASKED.fullmatch(m.content) for m in done.messages[2:-2] if m.role == "tool")
+    assert done.tokens_after == count_tokens(done.messages, "") < count_tokens(messages, "") // 3
+    _assert_pairs(done.messages)
+
+
+async def test_protected_turns_over_the_budget_are_masked_oldest_first() -> None:
+    """Three kept turns over the budget lose their oldest observations first, down to the target,
+    and the latest turn stays whole."""
+    messages = _transcript(3, 4000)
+    one_turn = count_tokens([*messages[:2], *messages[-2:]], "")
+    compactor = Compactor(max_tokens=one_turn * 2, keep_turns=3)
+    done = await compactor.compact(messages)
+    assert done.within_budget
+    tools = [m for m in done.messages if m.role == "tool"]
+    assert [bool(_MASKED.fullmatch(m.content)) for m in tools] == [True, True, False]
     _assert_pairs(done.messages)
 
 
