@@ -63,20 +63,14 @@ def large_figures(record: RunRecord, scenario: Scenario) -> dict[str, Any]:
     answered = [e for e in record.log if e.fault is None]
     prompt = sum(e.prompt_tokens for e in answered)
     cached = sum(e.cached_tokens for e in answered)
-    out: dict[str, Any] = {
-        "failed_subtasks": failed_subtasks(record, scenario),
-        "refused": sum(e.fault == "context" for e in record.log),
-        "requests": len(record.log),
-        "prompt_tokens": prompt,
-        "largest_prompt": max((e.prompt_tokens for e in record.log), default=0),
-        "cached_share": round(cached / prompt, 4) if prompt else 0.0,
-        "dollars": round(dollars(record), 6),
-        "error": record.error,
-    }
-    if record.error is None:
-        cp = scenario.critical_path()
-        out |= {"wall_s": round(record.wall_s, 4), "wall_over_cp": round(record.wall_s / cp, 4)}
-    return out
+    return _run_figures(
+        record,
+        scenario,
+        refused=sum(e.fault == "context" for e in record.log),
+        prompt_tokens=prompt,
+        largest_prompt=max((e.prompt_tokens for e in record.log), default=0),
+        cached_share=round(cached / prompt, 4) if prompt else 0.0,
+    )
 
 
 def s11() -> Scenario:
@@ -93,12 +87,18 @@ def s11() -> Scenario:
 def hang_figures(record: RunRecord, scenario: Scenario) -> dict[str, Any]:
     """A run of S11: the hangs it met, whether it lost work, and its wall over the critical path
     (which has no hang in it)."""
+    return _run_figures(record, scenario, hung=sum(e.fault == "hang" for e in record.log))
+
+
+def _run_figures(record: RunRecord, scenario: Scenario, **specific: Any) -> dict[str, Any]:
+    """What every one-run section shows (failed subtasks, requests, dollars, how the run ended,
+    wall over the critical path once it finished), with the section's own figures."""
     out: dict[str, Any] = {
         "failed_subtasks": failed_subtasks(record, scenario),
-        "hung": sum(e.fault == "hang" for e in record.log),
         "requests": len(record.log),
         "dollars": round(dollars(record), 6),
         "error": record.error,
+        **specific,
     }
     if record.error is None:
         cp = scenario.critical_path()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,25 +157,25 @@ def _limited(found: dict[str, Any]) -> list[list[str]]:
 
 
 def _large(found: dict[str, Any]) -> list[list[str]]:
-    rows = []
-    for name, run in found.items():
-        error = run.get("error")
-        rows.append(
-            [
-                name,
-                "complete" if error is None else f"error: {error[:70]}",
-                str(run["failed_subtasks"]),
-                str(run["refused"]),
-                f"{run['largest_prompt']:,}",
-                f"{run['prompt_tokens']:,} ({run['cached_share']:.0%})",
-                f"${run['dollars']:.4f}",
-                "n/a" if error is not None else f"{run['wall_over_cp']:.3f}",
-            ]
-        )
-    return rows
+    return _one_run_rows(
+        found,
+        lambda run: [
+            str(run["refused"]),
+            f"{run['largest_prompt']:,}",
+            f"{run['prompt_tokens']:,} ({run['cached_share']:.0%})",
+        ],
+    )
 
 
 def _hangs(found: dict[str, Any]) -> list[list[str]]:
+    return _one_run_rows(found, lambda run: [f"{run['hung']} / {run['requests']}"])
+
+
+def _one_run_rows(
+    found: dict[str, Any], middle: Callable[[dict[str, Any]], list[str]]
+) -> list[list[str]]:
+    """A one-run section's rows: framework, how the run ended, failed subtasks, the section's own
+    cells, dollars, wall over the critical path."""
     rows = []
     for name, run in found.items():
         error = run.get("error")
@@ -183,7 +184,7 @@ def _hangs(found: dict[str, Any]) -> list[list[str]]:
                 name,
                 "complete" if error is None else f"error: {error[:70]}",
                 str(run["failed_subtasks"]),
-                f"{run['hung']} / {run['requests']}",
+                *middle(run),
                 f"${run['dollars']:.4f}",
                 "n/a" if error is not None else f"{run['wall_over_cp']:.3f}",
             ]
