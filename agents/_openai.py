@@ -116,6 +116,9 @@ class OpenAIChatModel:
             defaults, late being twice the median of its kind). Off by default and never under
             an endpoint's rate limits nor for replies streamed to a live sink; a hedged answer's
             usage counts twice.
+        max_in_flight: The most requests sent at once (the HTTP pool's connections, 1,000, by
+            default); the others wait before their request is built, holding nothing but their
+            agent's state, and the wait does not count against `timeout`.
 
     Raises:
         ConfigurationError: An option is out of range.
@@ -139,9 +142,12 @@ class OpenAIChatModel:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         admission: Admission | bool = True,
         hedge: Hedging | bool = False,
+        max_in_flight: int = 1000,
     ) -> None:
         if timeout <= 0 or max_retries < 0 or backoff < 0:
             raise ConfigurationError("timeout must be positive; max_retries and backoff >= 0")
+        if max_in_flight < 1:
+            raise ConfigurationError("max_in_flight must be at least 1")
         if max_response_bytes < 1:
             raise ConfigurationError("max_response_bytes must be at least 1")
         self.model = model or os.environ.get("PAOR_MODEL") or "gpt-4.1-mini"
@@ -181,6 +187,7 @@ class OpenAIChatModel:
         self.max_output_tokens = max_output_tokens
         self.max_string_chars = max_string_chars
         self.hedging = hedge if isinstance(hedge, Hedging) else Hedging() if hedge else None
+        self._in_flight = anyio.CapacityLimiter(max_in_flight)
 
     @property
     def name(self) -> str:
@@ -229,7 +236,10 @@ class OpenAIChatModel:
         streamed = live_sink()
         while True:
             try:
-                return await self._attempt(request)
+                # 10,000 sub-agents: a request built and queued in the pool costs about 14 KiB
+                # more than one waiting here (S7 over HTTP: 56 against 42 KiB per sub-agent).
+                async with self._in_flight:
+                    return await self._attempt(request)
             except ModelRetryableError as exc:
                 if attempt >= self.max_retries:
                     raise

@@ -8,10 +8,12 @@ resident size just before the run, and the high-water mark after it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -46,10 +48,11 @@ async def _paor(n: int) -> Rendezvous:
     return meet
 
 
-async def _paor_http(n: int) -> Rendezvous:
-    """S7 with paor's real HTTP client (`OpenAIChatModel`) against the simulator served from a
-    process of its own, so that only the framework's memory counts. The client is built, and
-    has answered once, before the resident size is read: its imports are not the sub-agents'."""
+async def _paor_http(n: int, max_in_flight: int = 1000) -> Rendezvous:
+    """S7 with paor's real HTTP client (`OpenAIChatModel`, at most `max_in_flight` requests at
+    once) against the simulator served from a process of its own, so that only the framework's
+    memory counts. The client is built, and has answered once, before the resident size is read:
+    its imports are not the sub-agents'."""
     from agents import OpenAIChatModel
     from agents.models import ModelRequest
     from benchmarks._paor import orchestrator_for
@@ -65,7 +68,13 @@ async def _paor_http(n: int) -> Rendezvous:
         # sub-agent reaches the rendezvous about a minute after the first, so neither the
         # request nor the rendezvous is timed out before then (what is measured is memory).
         model = OpenAIChatModel(
-            "sim", base_url=url, api_key="sim", protocol="tools", max_retries=0, timeout=600.0
+            "sim",
+            base_url=url,
+            api_key="sim",
+            protocol="tools",
+            max_retries=0,
+            timeout=600.0,
+            max_in_flight=max_in_flight,
         )
         await model.complete(ModelRequest(messages=(UserMessage(content="warm up"),)))
         scenario = s7(n)
@@ -106,7 +115,12 @@ async def _measured(run: Any) -> None:
 
 async def measure(framework: str, n: int) -> dict[str, Any]:
     """Run S7 with `n` sub-agents in this process; return memory figures."""
-    runners = {"paor": _paor, "paor (HTTP)": _paor_http, "langgraph-plan": _langgraph}
+    runners: dict[str, Callable[[int], Awaitable[Rendezvous]]] = {
+        "paor": _paor,
+        "paor (HTTP)": _paor_http,
+        "paor (HTTP, 100 in flight)": functools.partial(_paor_http, max_in_flight=100),
+        "langgraph-plan": _langgraph,
+    }
     meet = await runners[framework](n)
     return {"n": n, "arrived": meet.arrived, **_RESULT}
 

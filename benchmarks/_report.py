@@ -248,7 +248,8 @@ def _figures(results: dict[str, Any]) -> list[list[str]]:
         ],
         [
             "peak RSS per 1,000 concurrent sub-agents, MiB (sub-agents)",
-            f"{rss('paor')}; with the HTTP client {rss('paor (HTTP)')}",
+            f"{rss('paor')}; with the HTTP client {rss('paor (HTTP)')}, "
+            f"100 requests in flight {rss('paor (HTTP, 100 in flight)')}",
             *(rss(p) for p in PEERS[1:]),
         ],
         ["S8 executor prompt tokens inside a stable prefix", *(_share(s8.get(p)) for p in PEERS)],
