@@ -59,7 +59,7 @@ async def _paor_http(n: int, max_in_flight: int = 1000) -> Rendezvous:
     from benchmarks._scenarios import s7
     from memory import UserMessage
 
-    command = [sys.executable, "-m", "benchmarks._serve", "S7", str(n)]
+    command = [sys.executable, "-m", "benchmarks._serve", "S7", str(n), "--lean"]
     async with await anyio.open_process(command) as server:
         if server.stdout is None or server.stdin is None:
             raise RuntimeError("the simulator's process has no pipes")

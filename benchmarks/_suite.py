@@ -203,7 +203,7 @@ class Suite:
 
     async def _overhead(self) -> dict[str, Any]:
         """CPU per executor step with each framework's real HTTP client, and cold starts."""
-        runs = 200 if self.quick else 600
+        runs = 200 if self.quick else 400
         cpu: dict[str, Any] = {}
         for name in ("paor", "react", "langgraph-react"):
             if name in self.runners:
