@@ -64,9 +64,9 @@ async def _paor_http(n: int, max_in_flight: int = 1000) -> Rendezvous:
         if server.stdout is None or server.stdin is None:
             raise RuntimeError("the simulator's process has no pipes")
         url = (await server.stdout.receive(4096)).decode().strip()
-        # The simulator's one process answers about 200 requests a second: at 10,000 the last
-        # sub-agent reaches the rendezvous about a minute after the first, so neither the
-        # request nor the rendezvous is timed out before then (what is measured is memory).
+        # At 10,000 the last sub-agent reaches the rendezvous tens of seconds after the first
+        # (the server is one process): neither a request nor the rendezvous is timed out before
+        # then, since what is measured is memory.
         model = OpenAIChatModel(
             "sim",
             base_url=url,

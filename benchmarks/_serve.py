@@ -28,23 +28,22 @@ def scenario_named(name: str, n: int) -> Scenario:
 
 
 async def _serve(scenario: Scenario, lean: bool) -> None:
-    if lean:
-        script = scenario.script()
-
-        def answer(body: dict[str, Any]) -> ServerAction:
-            # Every planner request is its kind's first: S7 plans once and writes once.
-            reply = script.reply(classify(SimRequest.from_body(body)))
-            return Completion(
-                content=reply.content, tool_calls=reply.tool_calls, usage=TokenUsage()
-            )
-
-        async with FakeOpenAIServer(answer, model="sim") as lean_server:
-            print(lean_server.base_url, flush=True)
-            await anyio.to_thread.run_sync(sys.stdin.read)  # until the parent closes it
-        return
-    async with SimServer(scenario.simulator()) as server:
+    server = _lean_server(scenario) if lean else SimServer(scenario.simulator())
+    async with server:
         print(server.base_url, flush=True)
-        await anyio.to_thread.run_sync(sys.stdin.read)
+        await anyio.to_thread.run_sync(sys.stdin.read)  # until the parent closes it
+
+
+def _lean_server(scenario: Scenario) -> FakeOpenAIServer:
+    """The scenario's scripted replies, with none of the simulator's accounting."""
+    script = scenario.script()
+
+    def answer(body: dict[str, Any]) -> ServerAction:
+        # Every planner request is its kind's first: S7 plans once and writes once.
+        reply = script.reply(classify(SimRequest.from_body(body)))
+        return Completion(content=reply.content, tool_calls=reply.tool_calls, usage=TokenUsage())
+
+    return FakeOpenAIServer(answer, model="sim")
 
 
 def main() -> None:
