@@ -106,7 +106,8 @@ class AgentCall:
 
     Attributes:
         task: What to do.
-        context: What the caller already knows.
+        context: What the caller already knows for this task.
+        shared: What every agent of the caller's run is told alike (see `Executor.run`).
         run_id: The run.
         agent_id: The sub-agent's id (unique within the run).
         budget: The ledger it charges and is bounded by.
@@ -118,6 +119,7 @@ class AgentCall:
 
     task: str
     context: str = ""
+    shared: str = ""
     run_id: str
     agent_id: str
     budget: Budget | None = None
@@ -131,6 +133,7 @@ class AgentCall:
         return await executor.run(
             self.task,
             context=self.context,
+            shared=self.shared,
             run_id=self.run_id,
             agent_id=self.agent_id,
             budget=self.budget,

@@ -51,6 +51,7 @@ from agents._steps import (
     bounded,
     digest_of,
     narrow,
+    opening,
     send_delta,
     settle_turn,
     start_turn,
@@ -65,7 +66,6 @@ from memory import (
     AssistantMessage,
     Compactor,
     Message,
-    SystemMessage,
     ToolCall,
     Transcript,
     UserMessage,
@@ -213,6 +213,7 @@ class Executor(Configured):
         task: str,
         *,
         context: str = "",
+        shared: str = "",
         run_id: str | None = None,
         agent_id: str | None = None,
         budget: Budget | None = None,
@@ -225,7 +226,11 @@ class Executor(Configured):
 
         Args:
             task: What to do.
-            context: What the caller already knows (e.g. results of earlier subtasks).
+            context: What the caller already knows for this task (e.g. results of earlier
+                subtasks): the end of its prompt.
+            shared: What every agent of the caller's run is told alike (e.g. the run's known
+                facts): kept after the instructions, so the prompts of a run's agents share one
+                byte-identical prefix a provider can cache, and what differs comes last.
             run_id: The run this agent belongs to (generated if omitted).
             agent_id: This agent's id (generated if omitted).
             budget: A parent ledger to charge and to be bounded by.
@@ -256,7 +261,7 @@ class Executor(Configured):
             s.direct = call
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
-            s.transcript = Transcript(self._opening(task, context))
+            s.transcript = Transcript(opening(self.instructions, task, context, shared))
             try:
                 if self.approver is None:  # nothing to share: no run-wide set (10,000 agents...)
                     return await self._drive(s, stop)
@@ -591,9 +596,3 @@ class Executor(Configured):
 
         choice = await self.effects.choice(s.site(), pick, options=("stopped", "going on"))
         return choice == "stopped"
-
-    def _opening(self, task: str, context: str) -> list[SystemMessage | UserMessage]:
-        body = f"Task: {task}"
-        if context:
-            body = f"{body}\n\nWhat is already known:\n{context}"
-        return [SystemMessage(content=self.instructions), UserMessage(content=body)]

@@ -55,6 +55,7 @@ from agents._model import ModelRequest, ModelResponse, WireProtocol
 from agents._streaming import Streamed, live_sink
 from agents._textcalls import recover_calls
 from agents._tracing import logger, redact_url
+from agents._warm import CacheWarming
 from agents._wire import DirectPost, status_error
 from memory import AssistantMessage, Message, ToolCall, ToolMessage
 
@@ -119,6 +120,10 @@ class OpenAIChatModel:
         max_in_flight: The most requests sent at once (the HTTP pool's connections, 1,000, by
             default); the others wait before their request is built, holding nothing but their
             agent's state, and the wait does not count against `timeout`.
+        warm_cache: Hold requests that share a long prefix not yet in the provider's cache
+            until the first of them is answered, so that they read it cached (`CacheWarming`:
+            True for its defaults, OpenAI's 1,024 tokens). Off by default: the first wave of a
+            fan-out then waits for one request.
 
     Raises:
         ConfigurationError: An option is out of range.
@@ -143,6 +148,7 @@ class OpenAIChatModel:
         admission: Admission | bool = True,
         hedge: Hedging | bool = False,
         max_in_flight: int = 1000,
+        warm_cache: CacheWarming | bool = False,
     ) -> None:
         if timeout <= 0 or max_retries < 0 or backoff < 0:
             raise ConfigurationError("timeout must be positive; max_retries and backoff >= 0")
@@ -188,6 +194,13 @@ class OpenAIChatModel:
         self.max_string_chars = max_string_chars
         self.hedging = hedge if isinstance(hedge, Hedging) else Hedging() if hedge else None
         self._in_flight = anyio.CapacityLimiter(max_in_flight)
+        self.warming = (
+            warm_cache
+            if isinstance(warm_cache, CacheWarming)
+            else CacheWarming()
+            if warm_cache
+            else None
+        )
 
     @property
     def name(self) -> str:
@@ -274,6 +287,14 @@ class OpenAIChatModel:
         if limit is not None:
             kwargs["max_tokens"] = limit
         body = {"model": self.model, **kwargs}
+        if self.warming is None:
+            return await self._send_admitted(request, protocol, body)
+        async with self.warming.turn(body):  # held before admission: its wait is not the endpoint's
+            return await self._send_admitted(request, protocol, body)
+
+    async def _send_admitted(
+        self, request: ModelRequest, protocol: str, body: dict[str, Any]
+    ) -> ModelResponse:
         admission = self.admission
         if admission is None or (admission.answered and not admission.limited):
             return await self._within_deadline(request, protocol, body)

@@ -40,7 +40,7 @@ from agents._toolbox import Evidence, Finding, PreparedCall, Toolbox, ToolResult
 from agents._tools import MAX_ARG_CHARS, ToolContext, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
 from agents._waits import RunWaits
-from memory import AssistantMessage, ToolCall, Transcript, UserMessage
+from memory import AssistantMessage, Message, SystemMessage, ToolCall, Transcript, UserMessage
 
 __all__ = [
     "EXCERPT_CHARS",
@@ -48,6 +48,7 @@ __all__ = [
     "bounded",
     "digest_of",
     "narrow",
+    "opening",
     "send_delta",
     "settle_turn",
     "start_turn",
@@ -487,3 +488,12 @@ async def send_delta(s: AgentState, purpose: str, text: str, restart: bool) -> N
         restart=restart,
     )  # fmt: skip
     await s.events(event)
+
+
+def opening(instructions: str, task: str, context: str, shared: str) -> list[Message]:
+    """An agent's first two messages. What every agent of a run is told alike (`shared`) follows
+    the instructions, and the task and its own context come last: the prompts of a run's agents
+    then share one byte-identical prefix (with the tools) that a provider's cache can hold."""
+    system = f"{instructions}\n\nWhat is already known:\n{shared}" if shared else instructions
+    body = f"Task: {task}\n\nWhat is already known:\n{context}" if context else f"Task: {task}"
+    return [SystemMessage(content=system), UserMessage(content=body)]

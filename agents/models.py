@@ -5,9 +5,11 @@ from agents._hedge import Hedging
 from agents._local import local_model_available
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose, ToolSpec
 from agents._openai import DecisionProtocol
+from agents._warm import CacheWarming
 
 __all__ = [
     "Admission",
+    "CacheWarming",
     "DecisionProtocol",
     "Hedging",
     "ModelRequest",

@@ -500,6 +500,7 @@ class RunLoop:
                 call = AgentCall(
                     task=sub.brief(),
                     context=s.context_for(sub.depends_on),
+                    shared=s.known,
                     run_id=s.run_id,
                     agent_id=sub.id,
                     budget=s.agent_budget,

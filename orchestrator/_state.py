@@ -245,9 +245,9 @@ class RunState:
                 self.dependents.setdefault(dep, []).append(sub.id)
 
     def context_for(self, depends_on: tuple[str, ...]) -> str:
-        """Known facts and the compressed results of a subtask's dependencies: all a sub-agent's
-        history holds."""
-        parts = [self.known] if self.known else []
+        """The compressed results of a subtask's dependencies: with the run's known facts (its
+        agents' shared prefix, `Executor.run`), all a sub-agent's history starts with."""
+        parts: list[str] = []
         for dep in depends_on:
             report = self.records[dep].report
             if report is None:

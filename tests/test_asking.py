@@ -85,7 +85,8 @@ async def test_the_planner_asks_before_it_plans_and_everyone_knows_the_answer() 
     assert '"question"' in opening(first)
     assert "Asked the user: Which city?\nThey answered: Porto." in opening(second)
     assert '"question"' not in opening(second)  # no question is left to ask
-    assert "They answered: Porto." in opening(team.of("hotel")[0])
+    # A sub-agent is told after its instructions, in the prefix its siblings share.
+    assert "They answered: Porto." in str(team.of("hotel")[0].messages[0].content)
     assert [a.answer for a in result.answered] == ["Porto."]
 
 

@@ -724,7 +724,8 @@ async def test_a_separate_planner_model_charges_the_same_budget() -> None:
 
 
 async def test_remembered_facts_reach_the_planner_and_every_sub_agent() -> None:
-    """Facts of the run's scope are shown to the planner and in each sub-agent's context."""
+    """Facts of the run's scope are shown to the planner and the synthesis with the goal, and to
+    each sub-agent after its instructions (the prefix its siblings share)."""
     asked: list[ModelRequest] = []
 
     def decide(request: ModelRequest) -> str:
@@ -738,9 +739,9 @@ async def test_remembered_facts_reach_the_planner_and_every_sub_agent() -> None:
     with anyio.fail_after(GUARD_S):
         result = await orch.run("plan a trip")
     assert result.complete
-    first_user_turns = [str(r.messages[1].content) for r in asked]
-    assert len(first_user_turns) == 4  # plan, a, b, synthesis
-    assert all("- budget = 500 EUR (user, 1.0)" in text for text in first_user_turns)
+    assert len(asked) == 4  # plan, a, b, synthesis
+    told = [str(r.messages[0 if r.purpose == "step" else 1].content) for r in asked]
+    assert all("- budget = 500 EUR (user, 1.0)" in text for text in told)
 
 
 async def test_remember_without_a_fact_store_is_a_configuration_error() -> None:

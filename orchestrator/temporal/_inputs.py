@@ -135,7 +135,8 @@ class AgentInput(BaseModel):
     Attributes:
         run: Its run's input (the child builds the executor its run would have).
         task: What to do.
-        context: What the run already knows (the compressed results of its dependencies).
+        context: What the run already knows for it (the compressed results of its dependencies).
+        shared: What every agent of its run is told alike (the run's known facts).
         agent_id: The sub-agent's id in its run.
         allowed_tools: Restrict its menu further, or None.
         tool_call: The one tool call its subtask is, made without a model, or None.
@@ -148,6 +149,7 @@ class AgentInput(BaseModel):
     run: RunInput
     task: str
     context: str = ""
+    shared: str = ""
     agent_id: str
     allowed_tools: tuple[str, ...] | None = None
     tool_call: ToolCall | None = None
@@ -162,6 +164,7 @@ class AgentInput(BaseModel):
             run=run,
             task=call.task,
             context=call.context,
+            shared=call.shared,
             agent_id=call.agent_id,
             allowed_tools=allowed,
             tool_call=call.call,
@@ -173,6 +176,7 @@ class AgentInput(BaseModel):
         return AgentCall(
             task=self.task,
             context=self.context,
+            shared=self.shared,
             run_id=self.run.run_id,
             agent_id=self.agent_id,
             budget=self.allowance.budget(),
