@@ -89,14 +89,20 @@ def lc_tools(body: Lookup) -> list[BaseTool]:
 
 
 def react_agent(
-    model: BaseChatModel, tools: Sequence[BaseTool], *, max_tokens: int | None = None
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    max_tokens: int | None = None,
+    brief: str = "",
 ) -> Any:
     """LangGraph's prebuilt ReAct agent; with `max_tokens`, the history kept under it by a
     `pre_model_hook` (`mask_old_results`)."""
     hook = None if max_tokens is None else mask_old_results(max_tokens)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the deprecation above warns on each call too
-        return create_react_agent(model, tools, prompt=REACT_INSTRUCTIONS, pre_model_hook=hook)
+        return create_react_agent(
+            model, tools, prompt=REACT_INSTRUCTIONS + brief, pre_model_hook=hook
+        )
 
 
 def mask_old_results(max_tokens: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -144,10 +150,14 @@ class WorkerInput(TypedDict):
 
 
 def plan_graph(
-    model: BaseChatModel, tools: Sequence[BaseTool], *, max_tokens: int | None = None
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    max_tokens: int | None = None,
+    brief: str = "",
 ) -> Any:
     """The plan-and-execute graph (see the module docstring); `max_tokens`: `react_agent`'s."""
-    agent = react_agent(model, tools, max_tokens=max_tokens)
+    agent = react_agent(model, tools, max_tokens=max_tokens, brief=brief)
     planner_model = model.bind(response_format=_format("plan"))
     replanner_model = model.bind(response_format=_format("replan"))
 
@@ -245,13 +255,17 @@ async def _synthesize(model: BaseChatModel, goal: str, plan: Plan, done: dict[st
 
 
 def task_graph(
-    model: BaseChatModel, tools: Sequence[BaseTool], *, max_tokens: int | None = None
+    model: BaseChatModel,
+    tools: Sequence[BaseTool],
+    *,
+    max_tokens: int | None = None,
+    brief: str = "",
 ) -> Any:
     """The plan-and-execute workflow in the functional API, without a barrier (module docstring).
 
     Invoke it with the goal; it returns the answer. `max_tokens`: `react_agent`'s.
     """
-    agent = react_agent(model, tools, max_tokens=max_tokens)
+    agent = react_agent(model, tools, max_tokens=max_tokens, brief=brief)
     planner_model = model.bind(response_format=_format("plan"))
     replanner_model = model.bind(response_format=_format("replan"))
 
@@ -349,16 +363,16 @@ async def run_langgraph(scenario: Scenario, *, shape: str) -> RunRecord:
         start = time.perf_counter()
         with recording(record, sim):
             if shape == "react":
-                out = await react_agent(model, tools, max_tokens=budget).ainvoke(
-                    {"messages": [HumanMessage(scenario.task)]}, CONFIG
-                )
+                out = await react_agent(
+                    model, tools, max_tokens=budget, brief=scenario.brief
+                ).ainvoke({"messages": [HumanMessage(scenario.task)]}, CONFIG)
                 record.answer = str(out["messages"][-1].content)
             elif shape == "plan":
-                graph = plan_graph(model, tools, max_tokens=budget)
+                graph = plan_graph(model, tools, max_tokens=budget, brief=scenario.brief)
                 out = await graph.ainvoke({"goal": scenario.goal}, CONFIG)
                 record.answer = str(out["answer"])
             else:
-                graph = task_graph(model, tools, max_tokens=budget)
+                graph = task_graph(model, tools, max_tokens=budget, brief=scenario.brief)
                 record.answer = str(await graph.ainvoke(scenario.goal, CONFIG))
             record.wall_s = time.perf_counter() - start
     return record

@@ -149,7 +149,7 @@ async def _run_job(
                 {
                     **job,
                     "base_url": server.base_url,
-                    "instructions": REACT_INSTRUCTIONS,
+                    "instructions": REACT_INSTRUCTIONS + scenario.brief,
                     "max_retries": scenario.client_retries,
                     "timeout": scenario.timeout_s,
                     "warmup": warmup,

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 
 import agents
 from agents import Executor, OpenAIChatModel, Tool, Usage, tool
+from agents.executor import DEFAULT_INSTRUCTIONS
 from agents.models import ModelRequest, ModelResponse
 from benchmarks._endpoints import SimChatModel, SimServer
 from benchmarks._run import TOOL_DESCRIPTION, RunRecord
@@ -68,6 +69,7 @@ def orchestrator_for(
         model,
         [lookup_tool(body, max_chars=max_chars, timeout=tool_timeout)],
         limits=limits,
+        instructions=DEFAULT_INSTRUCTIONS + scenario.brief,
         compactor=compactor,
         keep_events=keep_events,
         direct_calls=eager,
@@ -83,17 +85,23 @@ def _sim_lookup(sim: Simulator, scenario: Scenario) -> Lookup:
 
 
 async def run_orchestrator(
-    scenario: Scenario, *, http: bool, admission: bool = True, eager: bool = True
+    scenario: Scenario,
+    *,
+    http: bool,
+    admission: bool = True,
+    eager: bool = True,
+    warm_cache: bool = False,
 ) -> RunRecord:
     """Run `scenario` through `Orchestrator`, over HTTP or with the in-process simulator, with
     direct calls and plan streaming on (`orchestrator_for`'s `eager`), and over HTTP hedged
     requests (`OpenAIChatModel(hedge=True)`), unless told otherwise.
 
     `admission=False` turns the model's admission control off (over HTTP); the record's framework
-    is then "paor (no admission)"; `eager=False` (paor's defaults) makes it "paor (defaults)".
+    is then "paor (no admission)"; `eager=False` (paor's defaults) makes it "paor (defaults)";
+    `warm_cache` turns on `OpenAIChatModel(warm_cache=True)` (over HTTP), "... (warm cache)".
     """
     sim = scenario.simulator()
-    name = "paor" if eager else "paor (defaults)"
+    name = ("paor" if eager else "paor (defaults)") + (" (warm cache)" if warm_cache else "")
     record = RunRecord(
         framework=name if admission else "paor (no admission)",
         scenario=scenario.name,
@@ -111,6 +119,7 @@ async def run_orchestrator(
                 timeout=60.0 if scenario.timeout_s is None else scenario.timeout_s,
                 admission=admission,
                 hedge=eager,
+                warm_cache=warm_cache,
             )
             orch = orchestrator_for(scenario, model, _sim_lookup(sim, scenario), eager=eager)
             await _timed_run(record, orch, scenario)

@@ -51,13 +51,14 @@ async def react_loop(
     *,
     parallel: bool = False,
     max_steps: int = 500,
+    brief: str = "",
 ) -> str:
     """Run the loop on `task` and return the final answer; `parallel` runs a reply's calls at once.
 
     Raises:
         RuntimeError: No answer within `max_steps` model calls.
     """
-    instructions = PARALLEL_INSTRUCTIONS if parallel else REACT_INSTRUCTIONS
+    instructions = (PARALLEL_INSTRUCTIONS if parallel else REACT_INSTRUCTIONS) + brief
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": instructions},
         {"role": "user", "content": task},
@@ -134,7 +135,9 @@ async def _run_loop(scenario: Scenario, *, parallel: bool) -> RunRecord:
         start = time.perf_counter()
         task = scenario.par_task if parallel else scenario.task
         with recording(record, sim):
-            record.answer = await react_loop(complete, task, lookup, parallel=parallel)
+            record.answer = await react_loop(
+                complete, task, lookup, parallel=parallel, brief=scenario.brief
+            )
             record.wall_s = time.perf_counter() - start
         await client.close()
     return record

@@ -121,6 +121,8 @@ class Scenario:
         hang_share: The share of model requests that hang (never answered), drawn per arrival
             number, so the n-th request of a run hangs or not whatever the framework.
         timeout_s: The request timeout every framework's client is given (None: its default).
+        brief: Text every framework adds to its workers' instructions (and the single agent to
+            its own): a long one makes their shared prompt prefix long enough to be cached.
     """
 
     name: str
@@ -133,6 +135,7 @@ class Scenario:
     context_window: int | None = None
     hang_share: float = 0.0
     timeout_s: float | None = None
+    brief: str = ""
 
     @property
     def goal(self) -> str:
