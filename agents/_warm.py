@@ -74,7 +74,7 @@ class CacheWarming:
             yield
             ok = True
         finally:
-            self._done(key, writing=writing, ok=ok)
+            self._done(key, writing, ok=ok)
 
     def _key(self, body: Mapping[str, Any]) -> str | None:
         parts = prefix_of(body)
@@ -83,8 +83,9 @@ class CacheWarming:
         keyed = f"{body.get('model')}\n{parts}"  # each model has its own cache
         return hashlib.blake2b(keyed.encode(), digest_size=16).hexdigest()
 
-    async def _wait(self, key: str) -> bool:
-        """Wait for the prefix `key`; True when this request writes it."""
+    async def _wait(self, key: str) -> _Prefix | None:
+        """Wait for the prefix `key`; return it when this request is the one to write it."""
+        counted = False
         with anyio.move_on_after(self.max_wait_s):
             while True:
                 now = anyio.current_time()
@@ -92,36 +93,35 @@ class CacheWarming:
                 if prefix is None or (
                     prefix.warm_at is not None and now - prefix.used > self.ttl_s
                 ):
-                    self._remember(key, _Prefix(used=now))
-                    return True
+                    return self._remember(key, _Prefix(used=now))
                 if prefix.warm_at is not None:
                     prefix.used = now
-                    return False
-                self.waited += 1
-                await prefix.written.wait()
+                    return None
+                if not counted:
+                    self.waited, counted = self.waited + 1, True
+                await prefix.written.wait()  # answered, or failed (then one of us writes it)
         _log.info("cache_warming_gave_up", waited_s=self.max_wait_s)
-        return False
+        return None
 
-    def _done(self, key: str, *, writing: bool, ok: bool) -> None:
+    def _done(self, key: str, writing: _Prefix | None, *, ok: bool) -> None:
         prefix = self._prefixes.get(key)
-        if prefix is None:
+        if ok and prefix is not None:
+            prefix.used = anyio.current_time()
+            if prefix.warm_at is None:  # answered: the provider holds the prefix now
+                prefix.warm_at = prefix.used
+        if writing is None:
             return
-        now = anyio.current_time()
-        if ok:
-            prefix.used = now
-            if prefix.warm_at is None:
-                prefix.warm_at = now
-        if writing and prefix.warm_at is None:  # failed: the next waiter writes it
+        if writing.warm_at is None and prefix is writing:  # failed: the next waiter writes it
             del self._prefixes[key]
-        if writing:
-            prefix.written.set()
+        writing.written.set()
 
-    def _remember(self, key: str, prefix: _Prefix) -> None:
+    def _remember(self, key: str, prefix: _Prefix) -> _Prefix:
         if len(self._prefixes) >= _MAX_PREFIXES:
             now = anyio.current_time()
             for stale in [k for k, p in self._prefixes.items() if now - p.used > self.ttl_s]:
                 del self._prefixes[stale]
         self._prefixes[key] = prefix
+        return prefix
 
 
 @dataclass(kw_only=True)

@@ -194,6 +194,7 @@ async def test_a_failing_writer_hands_the_prefix_to_the_next_request() -> None:
     answers = await _run(recorder, _requests(LONG, 3), warming, max_retries=0)
     assert sorted(answers)[:2] == ["answer to q1", "answer to q2"]
     assert answers[0].startswith("error:")  # q0 came first and wrote
+    assert warming.waited == 2  # each waiter counted once, q2 though it waited for two writers
     # The second writer came after the first failed, and the third after the second answered.
     came = [at for _u, at in recorder.came]
     went = [at for _u, at in recorder.went]
