@@ -5,8 +5,10 @@ deep-copies the request options, parses the URL again, rebuilds every header, an
 response in its own types. A run of many agents pays that on its critical path. When the model
 uses the client paor built (`agents._http.bounded_http_client`: the SDK's defaults, replies
 bounded), `DirectPost` sends the body already built with the headers the SDK would send (taken
-from it once) and reads the reply as plain JSON. Statuses, timeouts and connection failures are
-what the SDK would report them as: `status_error` makes the same `ModelError` of either.
+from it once) and reads the reply as plain JSON. It goes over paor's own HTTP/1.1 connections
+(`agents._h1`, about a tenth of httpx2's CPU per request) unless a proxy from the environment may
+cover the endpoint, when httpx2 carries it. Statuses, timeouts and connection failures are what
+the SDK would report them as: `status_error` makes the same `ModelError` of either.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import httpx2
 
 from agents._admission import retry_after
 from agents._errors import ModelError, ModelRequestError, ModelRetryableError
+from agents._h1 import H1_FAILURES, H1Pool, HeadersSeen
 from agents._tracing import redact_text
 
 __all__ = ["DirectPost", "status_error"]
@@ -35,16 +38,34 @@ class DirectPost:
         base_url: The endpoint's base URL, as the SDK normalised it.
         headers: The headers the SDK sends with every request (its `default_headers`).
         shown_url: The base URL as errors may show it (credentials masked).
+        max_bytes: The most bytes a reply body may hold (the HTTP client's bound).
+        on_headers: Shown each reply's headers and status as they arrive (paor's own
+            connections; httpx2's response hooks see its replies).
     """
 
     def __init__(
-        self, http: httpx2.AsyncClient, base_url: str, headers: Mapping[str, object], shown_url: str
+        self,
+        http: httpx2.AsyncClient,
+        base_url: str,
+        headers: Mapping[str, object],
+        shown_url: str,
+        *,
+        max_bytes: int,
+        on_headers: HeadersSeen | None = None,
     ) -> None:
         self._http = http
         self._url = httpx2.URL(base_url.rstrip("/") + "/chat/completions")
         # The SDK leaves some out with a marker object (an organisation never set): only text.
         self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
         self._shown = shown_url
+        # What httpx2 adds to the SDK's headers: paor's client asks for uncompressed replies.
+        sent = {**self._headers, "Accept-Encoding": "identity"}
+        self._h1 = H1Pool.for_endpoint(self._url, sent, max_bytes=max_bytes, on_headers=on_headers)
+
+    async def aclose(self) -> None:
+        """Close paor's own connections (the httpx2 client is closed with the SDK's)."""
+        if self._h1 is not None:
+            await self._h1.aclose()
 
     async def post(self, body: dict[str, Any]) -> Any:
         """The reply's JSON.
@@ -56,16 +77,25 @@ class DirectPost:
             json.JSONDecodeError, UnicodeDecodeError, RecursionError: The body is unreadable.
         """
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        status, headers, data = await self._exchange(content)
+        if status >= 400:
+            raise status_error(status, _error_text(status, data), headers)
+        if "json" not in headers.get("content-type", "json"):
+            # As the SDK hands it over (no completion: the caller says so).
+            return data.decode("utf-8", errors="replace")
+        return json.loads(data)
+
+    async def _exchange(self, content: bytes) -> tuple[int, Mapping[str, str], bytes]:
+        """The reply's status, headers and body."""
         try:
+            if self._h1 is not None:
+                reply = await self._h1.post(content)
+                return reply.status, reply.headers, reply.body
             response = await self._http.post(self._url, content=content, headers=self._headers)
-        except httpx2.TransportError as exc:
+            return response.status_code, response.headers, response.content
+        except (httpx2.TransportError, *H1_FAILURES) as exc:
             failed = f"connection failed to {self._shown}: {type(exc).__name__}"
             raise ModelRetryableError(failed) from exc
-        if response.status_code >= 400:
-            raise status_error(response.status_code, _error_text(response), response.headers)
-        if "json" not in response.headers.get("content-type", "json"):
-            return response.text  # as the SDK hands it over (no completion: the caller says so)
-        return json.loads(response.content)
 
 
 def status_error(status: int, message: str, headers: Mapping[str, str]) -> ModelError:
@@ -78,12 +108,12 @@ def status_error(status: int, message: str, headers: Mapping[str, str]) -> Model
     return ModelRequestError(shown, status=status)
 
 
-def _error_text(response: httpx2.Response) -> str:
+def _error_text(status: int, data: bytes) -> str:
     """The error as the SDK words it: "Error code: 429", then " - " and the body's error message
     if it has one (the rest of a body stays out: it may hold what the request sent)."""
-    text = f"Error code: {response.status_code}"
+    text = f"Error code: {status}"
     try:
-        body = json.loads(response.text)
+        body = json.loads(data)
     except (ValueError, RecursionError):
         return text
     error = body.get("error", body) if isinstance(body, dict) else None
