@@ -148,9 +148,12 @@ class _Race(Generic[T]):
         except Exception as exc:  # kept: raised if no copy succeeds
             self.errors[copy] = exc
         else:
-            if self.won is None and self.scope is not None:
+            if self.won is None:
                 self.won, self.won_s = (value,), anyio.current_time() - started
-                self.scope.cancel()
+                # Only a copy still out needs cancelling: a lone first copy's end is seen
+                # through `first_done` (cancelling a scope costs more than the whole race).
+                if self.copies > 1 and self.scope is not None:
+                    self.scope.cancel()
         finally:
             if copy == 0:
                 self.first_done.set()
