@@ -37,17 +37,25 @@ def dispatch_gaps(record: RunRecord, scenario: Scenario) -> list[float]:
     (or, for a subtask that is one tool call, the call's start).
 
     Only subtasks whose start was bound by a dependency count: one made ready by a plan or replan
-    arriving later than its dependencies measures the planner, not the dispatch.
+    arriving later than its dependencies measures the planner, not the dispatch. A request sent
+    more than once (a retry, a hedge) was answered when its first copy was: a copy that lost
+    the race is answered by the simulator after the caller stopped waiting for it, or not at all.
     """
     first: dict[str, float] = {}
-    last: dict[str, float] = {}
+    answered: dict[tuple[str, str], float] = {}
     planned: list[float] = []
-    spans = [(e.who.name, e.received, e.answered) for e in record.log if e.who.kind == "agent"]
+    spans = [
+        (e.who.name, e.who.key, e.received, e.answered) for e in record.log if e.who.kind == "agent"
+    ]
     if any(e.who.kind == "agent" for e in record.log):  # a planner's run: subtasks' own lookups
         # too, since a subtask that is one tool call (paor's direct calls) makes no model call
-        spans += [(t.key.rsplit(".", 1)[0], t.started, t.finished) for t in record.tools]
-    for name, start, end in spans:
+        spans += [(t.key.rsplit(".", 1)[0], t.key, t.started, t.finished) for t in record.tools]
+    for name, key, start, end in spans:
         first[name] = min(first.get(name, start), start)
+        if end > 0.0:  # 0: a copy the caller cancelled before the simulator answered it
+            answered[name, key] = min(answered.get((name, key), end), end)
+    last: dict[str, float] = {}
+    for (name, _), end in answered.items():
         last[name] = max(last.get(name, end), end)
     for e in record.log:
         if e.who.kind in ("plan", "replan"):

@@ -217,6 +217,25 @@ def test_gaps_count_only_dependency_bound_starts() -> None:
     assert dispatch_gaps(record, scenario) == [pytest.approx(0.004)]
 
 
+@pytest.mark.parametrize("loser_answered", [9.0, 0.0])
+def test_a_hedged_dependency_counts_from_the_copy_that_answered_first(
+    loser_answered: float,
+) -> None:
+    """A request sent twice was answered by its first answer: the copy that lost (answered
+    later by the simulator, or never: 0) does not move the dependent's gap."""
+    log = [
+        Exchange(who=Who("plan", "", 0), received=0.0, answered=1.0),
+        Exchange(who=Who("agent", "a", 0), received=1.1, answered=loser_answered),
+        Exchange(who=Who("agent", "a", 0), received=1.5, answered=2.0),
+        Exchange(who=Who("agent", "c", 0), received=2.003, answered=4.0),
+    ]
+    from benchmarks._run import RunRecord
+
+    record = RunRecord(framework="x", scenario="T1", transport="inproc", log=log)
+    scenario = Scenario(name="T1", title="t", plan=(Sub(id="a"), Sub(id="c", deps=("a",))))
+    assert dispatch_gaps(record, scenario) == [pytest.approx(0.003)]
+
+
 def test_s0_scripts_model_tool_model() -> None:
     """S0 is one lookup then an answer."""
     script = s0().script()
