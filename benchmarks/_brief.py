@@ -9,21 +9,20 @@ runs as in the suite (direct calls, plan streaming, hedging) with and without
 `OpenAIChatModel(warm_cache=True)`, which holds the first wave's requests that share a cold
 prefix until the first of them is answered (`agents._warm`).
 
-Not in the suite's tables: `python -m benchmarks._brief` prints one run of each framework.
+A one-run section of the suite (`python -m benchmarks`, `results["brief"]`), like S10 and S11:
+one run of paor, the parallel-tool-call agent, LangGraph's tasks and the Agents SDK's plan, and
+of paor with `warm_cache=True`, their figures those of S10 (`large_figures`). `python -m
+benchmarks._brief` runs that section alone as the suite does (the same peers and warm-up) and
+prints its table.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import Awaitable, Callable
 
 import anyio
 
-from benchmarks._hostile import large_figures
-from benchmarks._paor import run_orchestrator
-from benchmarks._react import run_parallel
-from benchmarks._run import RunRecord
+from benchmarks._report import brief_table
 from benchmarks._scenarios import DEFAULT_LATENCY, SCENARIOS, Scenario
 
 __all__ = ["BRIEF", "s12"]
@@ -49,25 +48,13 @@ def s12() -> Scenario:
 
 
 async def _main() -> None:
-    scenario = s12()
-    runners: dict[str, Callable[[], Awaitable[RunRecord]]] = {
-        "paor (warm cache)": lambda: run_orchestrator(scenario, http=True, warm_cache=True),
-        "paor": lambda: run_orchestrator(scenario, http=True),
-        "parallel-tools": lambda: run_parallel(scenario),
-    }
-    try:
-        from benchmarks._langgraph import run_langgraph
-        from benchmarks._openai_agents import run_openai_agents_plan
-    except ImportError as exc:
-        print(f"peers unavailable: {exc} (install the bench extra)")
-    else:
-        runners["langgraph-tasks"] = lambda: run_langgraph(scenario, shape="tasks")
-        runners["openai-agents-plan"] = lambda: run_openai_agents_plan(scenario, warmup=3)
-    shown = ("failed_subtasks", "requests", "prompt_tokens", "cached_share", "dollars")
-    for name, run in runners.items():
-        figures = large_figures(await run(), scenario)
-        row = {k: figures.get(k) for k in (*shown, "wall_over_cp", "error")}
-        print(f"{name}: {json.dumps(row)}", flush=True)
+    from benchmarks._suite import Suite  # here, not above: the suite imports this module
+
+    suite = Suite(progress=lambda line: print(f"  {line}", flush=True))
+    found = await suite.run_brief()
+    for name, why in suite.unavailable.items():
+        print(f"- {name}: {why}")
+    print(brief_table(found))
 
 
 if __name__ == "__main__":

@@ -59,7 +59,8 @@ def s10() -> Scenario:
 
 
 def large_figures(record: RunRecord, scenario: Scenario) -> dict[str, Any]:
-    """A run of S10: whether it stayed inside the window, and what its prompts cost."""
+    """A run of S10: whether it stayed inside the window, and what its prompts cost (S12's
+    figures too, `benchmarks._brief`)."""
     answered = [e for e in record.log if e.fault is None]
     prompt = sum(e.prompt_tokens for e in answered)
     cached = sum(e.cached_tokens for e in answered)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["render", "update_readme", "write_json"]
+__all__ = ["brief_table", "render", "update_readme", "write_json"]
 
 COLUMNS = (
     "paor",
@@ -26,6 +26,7 @@ _LARGE_HEADER = [
     "framework", "run", "failed", "refused", "largest prompt", "prompt tokens", "dollars",
     "wall / cp",
 ]  # fmt: skip
+_BRIEF_HEADER = ["framework", "run", "failed", "requests", "prompt tokens", "dollars", "wall / cp"]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -82,6 +83,13 @@ def render(results: dict[str, Any]) -> str:
             ["framework", "run", "failed", "hung / requests", "dollars", "wall / cp"],
             list(_hangs(results.get("hangs", {}))),
         ),
+        "",
+        "A long brief (S12: S2 where every framework adds the same 2,166-token brief to its "
+        "workers' instructions, under prompt caching; paor also with `warm_cache=True`), one run "
+        "each: how the run ended, subtasks that failed, the requests sent, prompt tokens (the share "
+        "the provider cached), dollars, and wall over the critical path (which leaves prefill out):",
+        "",
+        brief_table(results.get("brief", {})),
         "",
         "Per-framework figures:",
         "",
@@ -162,9 +170,20 @@ def _large(found: dict[str, Any]) -> list[list[str]]:
         lambda run: [
             str(run["refused"]),
             f"{run['largest_prompt']:,}",
-            f"{run['prompt_tokens']:,} ({run['cached_share']:.0%})",
+            _cached(run),
         ],
     )
+
+
+def brief_table(found: dict[str, Any]) -> str:
+    """The S12 table: one run of each framework with the long brief, keyed by framework."""
+    rows = _one_run_rows(found, lambda run: [str(run["requests"]), _cached(run)])
+    return _table(_BRIEF_HEADER, rows)
+
+
+def _cached(run: dict[str, Any]) -> str:
+    """A one-run section's prompt tokens, and in parentheses the share the provider cached."""
+    return f"{run['prompt_tokens']:,} ({run['cached_share']:.0%})"
 
 
 def _hangs(found: dict[str, Any]) -> list[list[str]]:

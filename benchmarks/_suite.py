@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from benchmarks import _openai_agents as oa
+from benchmarks._brief import s12
 from benchmarks._figures import (
     dispatch_gaps,
     median,
@@ -75,6 +76,10 @@ async def _paor_defaults(scenario: Scenario) -> RunRecord:
     return await run_orchestrator(scenario, http=True, eager=False)
 
 
+async def _paor_warm_cache(scenario: Scenario) -> RunRecord:
+    return await run_orchestrator(scenario, http=True, warm_cache=True)
+
+
 @dataclass(kw_only=True)
 class Suite:
     """One run of the benchmark suite.
@@ -117,6 +122,7 @@ class Suite:
         results["limited"] = await self._limited()
         results["large"] = await self._large()
         results["hangs"] = await self._hangs()
+        results["brief"] = await self._brief()
         results["s0"] = await self._s0()
         results["overhead"] = await self._overhead()
         results["load"] = await self._load()
@@ -126,6 +132,13 @@ class Suite:
         results["targets"] = [t.as_dict() for t in targets(results)]
         results["machine"]["steal_share"] = _steal_share(ticks, _cpu_ticks())
         return results
+
+    async def run_brief(self) -> dict[str, Any]:
+        """S12 alone, as `run` measures it (`python -m benchmarks._brief`): the same peers and
+        warm-up, then one run of each."""
+        await self._peers()
+        await self._warm_up()
+        return await self._brief()
 
     async def _peers(self) -> None:
         self.runners = {"paor": _paor_http, "parallel-tools": run_parallel, "react": run_react}
@@ -254,6 +267,13 @@ class Suite:
         runners = self._one_run_peers()
         runners["paor (defaults)"] = _paor_defaults
         return await self._one_run_each(s11(), runners, hang_figures, "S11")
+
+    async def _brief(self) -> dict[str, Any]:
+        """S12, S2 with a 2,166-token brief in every worker's instructions, under prompt caching:
+        one run of each framework, and of paor warming the cache (`warm_cache=True`)."""
+        runners = self._one_run_peers()
+        runners["paor (warm cache)"] = _paor_warm_cache
+        return await self._one_run_each(s12(), runners, large_figures, "S12")
 
     def _one_run_peers(self) -> dict[str, Runner]:
         """The frameworks the one-run sections time: every parallel shape, paor, and the
