@@ -62,8 +62,8 @@ def test() -> None:
 
 
 def bench() -> None:
-    """Run the performance suite (about 13 minutes here)."""
-    install("bench,local")
+    """Run the performance suite (about 13 minutes here), its Temporal section included."""
+    install("bench,local,temporal")
     run(PY, "-m", "benchmarks", "--no-research")
 
 
