@@ -41,6 +41,7 @@ IDLE_S = 5.0  # the `openai` client's keep-alive expiry
 MAX_IDLE = 100  # and its most kept-alive connections
 _MAX_HEAD = 64 * 1024  # a status line and headers; a chunk-size line is far shorter
 _MAX_LINE = 1024
+_MAX_INFORMATIONAL = 8  # 1xx replies before the real one (servers send one 100 Continue at most)
 _NO_BODY = frozenset({204, 304})
 
 HeadersSeen = Callable[[Mapping[str, str], int], None]
@@ -177,9 +178,11 @@ class H1Pool:
     async def _reply(self, reader: BufferedByteReceiveStream, head: bytes) -> tuple[H1Reply, bool]:
         """The reply whose head is `head`, and whether its connection may carry another."""
         status, version, headers = _parse_head(head)
+        seen = 0
         while 100 <= status < 200:  # informational: the real reply follows
-            if status == 101:
-                raise ProtocolError("the server switched protocols")
+            seen += 1
+            if status == 101 or seen > _MAX_INFORMATIONAL:
+                raise ProtocolError(f"no real reply after an informational {status}")
             status, version, headers = _parse_head(
                 await reader.receive_until(b"\r\n\r\n", _MAX_HEAD)
             )

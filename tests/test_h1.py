@@ -192,6 +192,7 @@ async def test_a_connection_idle_past_its_keep_alive_is_not_used(
             ProtocolError,
         ),
         (b"HTTP/1.1 101 Switching\r\n\r\n", ProtocolError),
+        (b"HTTP/1.1 100 Continue\r\n\r\n" * 9, ProtocolError),
         (b"HTTP/1.1 200 OK\r\nX: " + b"y" * 70000, anyio.DelimiterNotFound),
         (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}", anyio.IncompleteRead),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", anyio.IncompleteRead),
@@ -227,10 +228,10 @@ async def test_a_reply_over_the_limit_is_refused_before_it_is_read() -> None:
 
 
 async def test_informational_replies_are_skipped_and_headers_seen_before_the_body() -> None:
-    """A 100 Continue is passed over; the hook sees the real reply's status and headers, with
-    repeated names joined."""
+    """Up to eight 100 Continues are passed over; the hook sees the real reply's status and
+    headers, with repeated names joined."""
     seen: list[tuple[dict[str, str], int]] = []
-    reply = b"HTTP/1.1 100 Continue\r\n\r\n" + framed(
+    reply = b"HTTP/1.1 100 Continue\r\n\r\n" * 8 + framed(
         b"{}", "X-RateLimit-Limit-Requests: 9", "Via: a", "via: b", code=429
     )
     async with (
