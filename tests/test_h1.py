@@ -43,6 +43,14 @@ COMPLETION = json.dumps(
 CLOSE = b""  # in a connection's script: close it without a word
 
 
+@pytest.fixture(autouse=True)
+def no_proxy_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests start with no proxy set, whatever the machine's environment says."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
 def framed(body: bytes = b"{}", *headers: str, code: int = 200) -> bytes:
     """A reply with a Content-Length."""
     lines = [f"HTTP/1.1 {code} X", *headers, f"Content-Length: {len(body)}"]
