@@ -4,7 +4,8 @@
     python3 dev.py demo     # venv + install with the embedded model + write a research report
     python3 dev.py test     # venv + install the dev extra + lint, type-check and test everything
     python3 dev.py bench    # venv + install the bench extra + run the performance suite
-    python3 dev.py eval     # venv + the embedded model + the research evaluation (10 questions)
+    python3 dev.py eval     # venv + the embedded model + the research and honesty evaluations
+                            # (`eval research` or `eval honesty` runs one of them)
 
 Every step installs from this repository's own files (pyproject.toml), so a clean clone works.
 """
@@ -67,15 +68,28 @@ def bench() -> None:
     run(PY, "-m", "benchmarks", "--no-research")
 
 
-def evaluate() -> None:
-    """Run the research evaluation on the embedded model (about a minute per question here)."""
+EVALUATIONS = ("research", "honesty")
+
+
+def evaluate(which: str = "all") -> None:
+    """Run the evaluations on the embedded model: the research one (10 questions, about a minute
+    each here) and the honesty one (every policy question through `paor batch` and through the
+    Orchestrator: how many wrong answers are labelled done)."""
     install("bench,local")
-    run(PY, "-m", "benchmarks.research_eval", "--questions", "10")
+    if which in ("all", "research"):
+        run(PY, "-m", "benchmarks.research_eval", "--questions", "10")
+    if which in ("all", "honesty"):
+        out = Path("benchmarks", "honesty_results_smollm2.json")
+        run(PY, "-m", "benchmarks.honesty_eval", "--out", out)
 
 
 COMMANDS = {"demo": demo, "test": test, "bench": bench, "eval": evaluate}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in COMMANDS:
-        sys.exit(f"usage: python3 dev.py {{{'|'.join(COMMANDS)}}}")
-    COMMANDS[sys.argv[1]]()
+    usage = f"usage: python3 dev.py {{{'|'.join(COMMANDS)}}} (eval [{'|'.join(EVALUATIONS)}])"
+    command, *rest = sys.argv[1:] or [""]
+    if command not in COMMANDS or len(rest) > (command == "eval"):
+        sys.exit(usage)
+    if rest and rest[0] not in EVALUATIONS:
+        sys.exit(usage)
+    COMMANDS[command](*rest)

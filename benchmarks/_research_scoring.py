@@ -88,12 +88,15 @@ class Question(_Frozen):
         question: The topic handed to `research`, as a user would ask it.
         expected: Document ids that answer it (1 to 3).
         facts: Key facts (2 to 3), each a list of lowercase phrasings any of which counts.
+        held_out: Written with the rest, then never looked at while prompts are tuned (their
+            reports are not read): their figures say what a new question gets.
     """
 
     id: str
     question: str
     expected: tuple[str, ...] = Field(min_length=1, max_length=3)
     facts: tuple[tuple[str, ...], ...] = Field(min_length=2, max_length=3)
+    held_out: bool = False
 
     @field_validator("facts")
     @classmethod

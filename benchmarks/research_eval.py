@@ -1,7 +1,8 @@
 """The research evaluation: `paor research` on questions about the Python reference, scored.
 
-    python -m benchmarks.research_eval [--base-url URL] [--model NAME] [--protocol auto|tools|json]
-        [--questions N | --only ID,...] [--deadline S] [--out FILE.json] [--reports DIR]
+    python -m benchmarks.research_eval [--base-url URL | --gguf PATH] [--model NAME]
+        [--protocol auto|tools|json|all] [--questions N | --only ID,...] [--deadline S]
+        [--out FILE.json] [--reports DIR]
 
 Each question of `research_questions.json` is researched in turn by `orchestrator.research` over
 `Corpus.python_docs()`, with the limits `paor research` uses, against one model for the whole run:
@@ -9,6 +10,12 @@ the embedded SmolLM2 unless `--base-url` names an endpoint. Each report is score
 `benchmarks._research_scoring` (relevant citation, key-fact recall, leaks, duplicate headings),
 and recorded with the run's status, seconds, model requests and tokens; the models' own final
 answers are checked for leaks too, before paor chose what to put in the report.
+
+A share of the questions is held out: written with the rest, then never looked at while prompts
+are tuned. The file interleaves them (every third question), so any `--questions N` holds some,
+and their figures are reported apart from the tuned ones'. `--protocol all` runs the evaluation
+once per decision protocol (`tools`, `json`, `auto`; a GGUF file or an endpoint, since SmolLM2
+speaks only JSON) and reports each.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ __all__ = [
     "evaluate",
     "main",
     "render",
+    "render_protocols",
     "results_json",
     "run_for_suite",
     "totals",
@@ -66,6 +74,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "research_results.json"
 QUICK = 3
 _PAOR_ANSWERS = ("Incomplete: stopped early", "Results gathered by the agents:", "Incomplete (")
+PROTOCOLS = ("tools", "json", "auto")
 
 Status = Literal["complete", "incomplete", "failed", "error"]
 
@@ -77,6 +86,7 @@ class Outcome(_Frozen):
     id: str
     question: str
     expected: tuple[str, ...]
+    held_out: bool = False
     status: Status
     reason: str | None
     seconds: float
@@ -174,7 +184,12 @@ async def _run_one(
     grace below, is an `error` outcome rather than the end of the evaluation."""
     grace = max(30.0, settings.deadline_s / 2)
     start = time.perf_counter()
-    base = {"id": question.id, "question": question.question, "expected": question.expected}
+    base = {
+        "id": question.id,
+        "question": question.question,
+        "expected": question.expected,
+        "held_out": question.held_out,
+    }
     try:
         with anyio.fail_after(settings.deadline_s + grace):
             report = await research(
@@ -249,7 +264,12 @@ def results_json(
     outcomes: Sequence[Outcome], *, about: Mapping[str, Any], settings: Settings
 ) -> dict[str, Any]:
     """Everything about an evaluation, as JSON-ready data: `about` (model, base url, protocol,
-    command...), the machine, the settings, each question's outcome, and the totals."""
+    command...), the machine, the settings, each question's outcome, and the totals, over every
+    question and split into the tuned and the held-out ones."""
+    split = {
+        "tuned": [o for o in outcomes if not o.held_out],
+        "held_out": [o for o in outcomes if o.held_out],
+    }
     return {
         **about,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -257,6 +277,7 @@ def results_json(
         "settings": settings.model_dump(),
         "questions": [o.model_dump(mode="json") for o in outcomes],
         "totals": totals(outcomes).model_dump(mode="json"),
+        "split": {name: totals(part).model_dump(mode="json") for name, part in split.items()},
     }
 
 
@@ -290,8 +311,39 @@ def render(results: Mapping[str, Any]) -> str:
             f"- statuses: {statuses}",
             f"- {t['seconds']:.0f} s, {t['requests']} model requests, "
             f"{t['prompt_tokens'] + t['completion_tokens']:,} tokens",
+            "",
+            _table(list(_SPLIT_HEADER), _split_rows(results)),
         ]
     )
+
+
+_SPLIT_HEADER = (
+    "protocol", "questions", "cites expected", "mean recall", "leaks", "complete", "s",
+)  # fmt: skip
+
+
+def _split_rows(results: Mapping[str, Any]) -> list[list[str]]:
+    """The totals of one evaluation over every question, the tuned and the held-out ones."""
+    parts = [("all", results["totals"]), *results.get("split", {}).items()]
+    return [
+        [
+            results["protocol"] if name == "all" else f"  {name.replace('_', '-')}",
+            str(t["questions"]),
+            f"{t['relevant_citation_rate']:.0%}",
+            f"{t['mean_recall']:.0%}",
+            str(t["leaks"]),
+            str(t["statuses"].get("complete", 0)),
+            f"{t['seconds']:.0f}",
+        ]
+        for name, t in parts
+        if t["questions"]
+    ]
+
+
+def render_protocols(runs: Sequence[Mapping[str, Any]]) -> str:
+    """Each protocol's evaluation, then one table comparing them (tuned and held out apart)."""
+    compared = [row for results in runs for row in _split_rows(results)]
+    return "\n\n".join([*map(render, runs), "By protocol:", _table(list(_SPLIT_HEADER), compared)])
 
 
 def _row(outcome: Mapping[str, Any]) -> list[str]:
@@ -351,6 +403,13 @@ async def _model(args: argparse.Namespace) -> AsyncIterator[tuple[ChatModel, dic
 async def _evaluate(
     args: argparse.Namespace, questions: Sequence[Question], settings: Settings
 ) -> dict[str, Any]:
+    if args.protocol == "all":
+        runs = []
+        for protocol in PROTOCOLS:
+            print(f"protocol {protocol}:", flush=True)
+            one = argparse.Namespace(**{**vars(args), "protocol": protocol})
+            runs.append(await _evaluate(one, questions, settings))
+        return {"command": args.command, "runs": runs}
     async with _model(args) as (model, about):
         outcomes = await evaluate(
             questions,
@@ -381,7 +440,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: embedded)")
     parser.add_argument("--model", help="the model name at --base-url")
-    parser.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
+    parser.add_argument(
+        "--protocol",
+        choices=["auto", "tools", "json", "all"],
+        default="auto",
+        help="the decision protocol, or all three in turn",
+    )
     parser.add_argument(
         "--gguf", type=Path, help="serve this GGUF file with the embedded llama.cpp server"
     )
@@ -421,7 +485,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args.command = " ".join(["python -m benchmarks.research_eval", *(argv or sys.argv[1:])])
     results = anyio.run(_evaluate, args, questions, settings)
-    print(render(results))
+    print(render_protocols(results["runs"]) if "runs" in results else render(results))
     write_json(results, args.out)
     print(f"results: {args.out}")
     return 0

@@ -24,7 +24,16 @@ from benchmarks._research_scoring import (
     score_report,
     select,
 )
-from benchmarks.research_eval import Settings, evaluate, main, render, results_json, written_answers
+from benchmarks.research_eval import (
+    Outcome,
+    Settings,
+    evaluate,
+    main,
+    render,
+    render_protocols,
+    results_json,
+    written_answers,
+)
 from memory import ToolMessage
 from orchestrator import RunResult
 from orchestrator._research import RESEARCH_AGENT, RESEARCH_SYNTHESIS
@@ -285,6 +294,55 @@ def test_the_question_file_is_valid() -> None:
         assert [doc for doc in q.expected if corpus.get(doc) is None] == [], q.id
 
 
+def test_a_held_out_share_is_interleaved_with_the_tuned_questions() -> None:
+    """At least a quarter of the questions are held out, one in every three from the start, so
+    the suite's three questions and `dev.py eval`'s ten hold some."""
+    questions = load_questions()
+    held_out = [q.held_out for q in questions]
+
+    assert sum(held_out) / len(questions) >= 0.25
+    assert held_out[:3] == [False, False, True]
+    assert sum(held_out[:10]) == 3
+
+
+def test_the_totals_are_split_into_tuned_and_held_out_questions() -> None:
+    """The results hold the totals over each part apart, and the tables show them per protocol."""
+    outcomes = [
+        Outcome(
+            id=name,
+            question=name,
+            expected=("python/yield",),
+            held_out=held,
+            status=status,
+            reason=None,
+            seconds=1.0,
+            requests=1,
+            tool_calls=0,
+            prompt_tokens=1,
+            completion_tokens=1,
+            score=score_report(GOOD, YIELD),
+        )
+        for name, held, status in [("a", False, "complete"), ("b", True, "incomplete")]
+    ]
+    results = [
+        results_json(
+            outcomes,
+            about={"model": "m", "base_url": None, "protocol": protocol},
+            settings=Settings(),
+        )
+        for protocol in ("tools", "json")
+    ]
+
+    split = results[0]["split"]
+    assert (split["tuned"]["questions"], split["held_out"]["questions"]) == (1, 1)
+    assert split["held_out"]["statuses"] == {"incomplete": 1}
+    table = render_protocols(results)
+    assert "| tools | 2 | 100% | 100% | 0 | 1 | 2 |" in table
+    assert "|   held-out | 1 | 100% | 100% | 0 | 0 | 1 |" in table
+    compared = table.split("By protocol:")[1]
+    assert ("| tools | 2 |" in compared, "| json | 2 |" in compared) == (True, True)
+
+
 def test_select_takes_the_first_questions_or_the_named_ones() -> None:
     """`--questions N` takes a prefix; `--only` keeps the file's order and refuses unknown ids."""
     questions = load_questions()
@@ -295,10 +353,12 @@ def test_select_takes_the_first_questions_or_the_named_ones() -> None:
         select(questions, only=["nope"])
 
 
-def test_model_options_without_an_endpoint_are_a_usage_error() -> None:
-    """--model names a model at --base-url; without one the embedded model runs, so it is refused."""
+@pytest.mark.parametrize("argv", [["--model", "gpt-4.1-mini"], ["--protocol", "all"]])
+def test_model_options_without_an_endpoint_are_a_usage_error(argv: list[str]) -> None:
+    """--model names a model at --base-url, and SmolLM2 speaks only JSON: without an endpoint
+    or a GGUF file the embedded model runs, so they are refused."""
     with pytest.raises(SystemExit) as exit_info:
-        main(["--model", "gpt-4.1-mini"])
+        main(argv)
     assert exit_info.value.code == 2
 
 
