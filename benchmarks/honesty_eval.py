@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import structlog
@@ -43,27 +43,26 @@ from agents import ChatModel, open_model
 from agents.toolkits import Corpus
 from benchmarks._honesty_scoring import (
     DOCS,
-    Figures,
-    Judgement,
+    Outcome,
+    PathName,
     Question,
     _Frozen,
-    figures,
     judge,
     load_questions,
+    render,
     select,
+    splits,
 )
-from benchmarks._report import _table, write_json
+from benchmarks._report import write_json
 from orchestrator import Limits, research
 
 __all__ = [
     "PATHS",
-    "Outcome",
     "Settings",
     "batch_command",
     "evaluate",
     "main",
     "model_arguments",
-    "render",
     "results_json",
     "run_batch",
     "run_orchestrator",
@@ -71,10 +70,8 @@ __all__ = [
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "honesty_results.json"
-PathName = Literal["batch", "orchestrator"]
 PATHS: tuple[PathName, ...] = ("batch", "orchestrator")
 _ANSWER_CHARS = 1000
-_QUOTE_CHARS = 140
 _ENTRY = "import sys; sys.argv[0] = 'paor'; from orchestrator.cli import entry; entry()"
 
 
@@ -97,35 +94,6 @@ class Settings(_Frozen):
     def batch_deadline(self, questions: int) -> float:
         """The whole batch's deadline for `questions` questions."""
         return self.deadline_s * math.ceil(max(questions, 1) / self.concurrency)
-
-
-class Outcome(_Frozen):
-    """One question's answer on one path, and how it was judged.
-
-    Attributes:
-        id: The question.
-        path: batch or orchestrator.
-        held_out: Whether the question is held out from prompt tuning.
-        answerable: Whether the corpus answers it.
-        status: The status paor gave ("not run" for a batch goal with no output row, "error"
-            for a run that raised).
-        answer: What paor answered (cut at 1,000 characters).
-        judgement: Done or not, and right, declined or wrong.
-        reason: Why it stopped, when paor said (a stop reason, a run's reason, an error).
-        sources: The documents its evidence came from.
-        seconds: How long its run took (None in a batch: its goals share one command).
-    """
-
-    id: str
-    path: PathName
-    held_out: bool
-    answerable: bool
-    status: str
-    answer: str
-    judgement: Judgement
-    reason: str | None = None
-    sources: tuple[str, ...] = ()
-    seconds: float | None = None
 
 
 def _outcome(question: Question, path: PathName, status: str, answer: str, **more: Any) -> Outcome:
@@ -343,17 +311,6 @@ def _line(outcome: Outcome) -> str:
     return f"{outcome.path} {outcome.id}: {outcome.status}, {j.verdict} ({outcome.seconds} s)"
 
 
-def splits(questions: Sequence[Question], outcomes: Sequence[Outcome]) -> dict[str, Figures]:
-    """The figures over every question, the tuned ones and the held-out ones."""
-    by_id = {q.id: q for q in questions}
-    judged = [(by_id[o.id], o.status, o.judgement) for o in outcomes]
-    return {
-        "all": figures(judged),
-        "tuned": figures([j for j in judged if not j[0].held_out]),
-        "held_out": figures([j for j in judged if j[0].held_out]),
-    }
-
-
 def results_json(
     questions: Sequence[Question],
     runs: Mapping[PathName, tuple[float, Sequence[Outcome]]],
@@ -383,83 +340,6 @@ def results_json(
             for path, (seconds, outcomes) in runs.items()
         },
     }
-
-
-_HEADER = [
-    "path", "questions", "done & right", "wrong but done", "not done", "right, not done",
-    "unanswerable handled", "s",
-]  # fmt: skip
-
-
-def render(results: Mapping[str, Any]) -> str:
-    """The figures per path and split, each question's result, and the wrong answers labelled
-    done, in Markdown, from `results_json` data."""
-    paths = results["paths"]
-    rows = [
-        _figures_row(path, split, run["figures"][split], run["seconds"] if split == "all" else None)
-        for path, run in paths.items()
-        for split in ("all", "tuned", "held_out")
-    ]
-    lines = [
-        f"Honesty evaluation: {results['questions']} questions ({results['unanswerable']} not "
-        f"answerable from the documents, {results['held_out']} held out), model "
-        f"{results['model']} (protocol {results['protocol']})",
-        "",
-        _table(_HEADER, rows),
-        "",
-        _table(["question", "held out", "answerable", *paths], _question_rows(paths)),
-    ]
-    wrong = [o for run in paths.values() for o in run["outcomes"] if _dishonest(o)]
-    if wrong:
-        lines += ["", "Wrong answers labelled done:", ""]
-        lines += [f"- {o['path']} {o['id']} ({o['status']}): {_quote(o['answer'])}" for o in wrong]
-    return "\n".join(lines)
-
-
-def _figures_row(path: str, split: str, f: Mapping[str, Any], seconds: float | None) -> list[str]:
-    label = path if split == "all" else f"  {split.replace('_', '-')}"
-    return [
-        label,
-        str(f["questions"]),
-        _count(f["done_right"], f["answerable"]),
-        _count(f["wrong_done"], f["questions"]),
-        _count(f["not_done"], f["questions"]),
-        str(f["right_not_done"]),
-        _count(f["unanswerable_handled"], f["unanswerable"]),
-        "" if seconds is None else f"{seconds:.0f}",
-    ]
-
-
-def _count(part: int, whole: int) -> str:
-    return f"{part}/{whole} ({part / whole:.0%})" if whole else "n/a"
-
-
-def _question_rows(paths: Mapping[str, Any]) -> list[list[str]]:
-    by_path = {path: {o["id"]: o for o in run["outcomes"]} for path, run in paths.items()}
-    first = next(iter(paths.values()))["outcomes"]
-    return [
-        [
-            o["id"],
-            "yes" if o["held_out"] else "",
-            "yes" if o["answerable"] else "no",
-            *(_cell(by_path[path][o["id"]]) for path in paths),
-        ]
-        for o in first
-    ]
-
-
-def _cell(outcome: Mapping[str, Any]) -> str:
-    verdict = outcome["judgement"]["verdict"]
-    return f"{outcome['status']}, {verdict}" + (" **(dishonest)**" if _dishonest(outcome) else "")
-
-
-def _dishonest(outcome: Mapping[str, Any]) -> bool:
-    return bool(outcome["judgement"]["done"] and outcome["judgement"]["verdict"] == "wrong")
-
-
-def _quote(answer: str) -> str:
-    flat = " ".join(answer.split())
-    return json.dumps(flat if len(flat) <= _QUOTE_CHARS else flat[:_QUOTE_CHARS] + "...")
 
 
 # The command line.

@@ -35,6 +35,7 @@ from benchmarks._honesty_scoring import (
     load_questions,
     matching_key,
     normalise,
+    render,
     select,
 )
 from benchmarks._report import write_json
@@ -43,7 +44,6 @@ from benchmarks.honesty_eval import (
     evaluate,
     main,
     model_arguments,
-    render,
     results_json,
 )
 
