@@ -6,17 +6,21 @@ sources and one evidence excerpt per source. Model-written text is cleaned on th
 citations of documents the corpus lacks are removed, headings inside an answer are demoted, and an
 answer that is unusable (a placeholder, a copy of the prompts, a tool call written as text, an
 executor's digest) is replaced by the passages that best answer the question, quoted, cited and
-marked as extracted.
+marked as extracted. Quotes are whole sentences around the one that best matches the question.
+
+The sources are the documents the report's text cites, each with an excerpt gathered from it; the
+other documents the agents found or read are listed apart, as also searched, so a reader sees
+which documents back the text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from agents import AgentReport
 from agents._answers import Parrot, unusable_answer
-from agents.toolkits import Corpus
+from agents.toolkits import Corpus, Hit
 from orchestrator._state import RunResult
 
 __all__ = ["clean_citations", "write_report"]
@@ -34,8 +38,12 @@ _UNCLOSED = re.compile(r"(?<![ \t])[ \t]*\[[^\[\]\n]{0,120}$")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.*?)[ \t#]*$", re.M)
 _DIGEST = "Incomplete: stopped early"
 _FALLBACK = ("Results gathered by the agents:", "Incomplete (")
-_EXCERPT = 280
 _QUOTED = 2
+_RELEVANT = 0.5
+_EXCERPT = 300
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?= )")
+_ALSO_SEARCHED = 20
+_QUOTE = re.compile(r"“[^”\n]*”")
 REPORT_SHINGLE_WORDS = 6
 _ANSWER = "Answer"
 _FIXED = frozenset({"summary", "not answered", "sources", "evidence"})
@@ -77,7 +85,7 @@ def write_report(topic: str, result: RunResult, corpus: Corpus, *, told: Sequenc
     if unanswered:
         lines += ["## Not answered", ""]
         lines += [f"- {q} ({_status_of(q, failed, corpus)})" for q in unanswered] + [""]
-    lines += _sources(result, corpus)
+    lines += _sources(_cited(lines, corpus), _excerpts(result.reports, corpus), corpus)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -125,10 +133,24 @@ def _section(report: AgentReport, corpus: Corpus, parrot: Parrot) -> list[str]:
         reason = f" ({report.stop_reason})" if report.stop_reason else ""
         lines += [f"*Status: {report.status}{reason}*", ""]
     if body and not _CITATION.search(body):
-        gathered = list(dict.fromkeys(e.source for e in report.evidence if corpus.get(e.source)))
-        cited = ", ".join(f"[{g}]" for g in gathered[:6])
+        backing = _backing(report, corpus, f"{_question(report, corpus)} {body}")
+        cited = ", ".join(f"[{doc}]" for doc in backing)
         lines += [f"Evidence: {cited}" if cited else "Evidence: none found.", ""]
     return lines
+
+
+def _backing(report: AgentReport, corpus: Corpus, text: str) -> list[str]:
+    """The documents the report gathered whose passages best match `text` (its question and
+    answer), at most `_QUOTED`: an answer without citations is backed by those, not by every hit."""
+    gathered = list(_excerpts([report], corpus))
+    return [hit.doc for hit in _best_hits(corpus, text, gathered, per_doc=1)] or gathered[:_QUOTED]
+
+
+def _best_hits(corpus: Corpus, query: str, docs: Collection[str], *, per_doc: int) -> list[Hit]:
+    """At most `_QUOTED` hits among `docs`, each scoring at least half the best: a passage that
+    shares one common word with the question backs nothing."""
+    hits = corpus.search(query, _QUOTED, per_doc=per_doc, docs=docs)
+    return [hit for hit in hits if hit.score >= hits[0].score * _RELEVANT]
 
 
 def _usable(answer: str, parrot: Parrot) -> str:
@@ -139,16 +161,15 @@ def _usable(answer: str, parrot: Parrot) -> str:
 
 
 def _extract(report: AgentReport, corpus: Corpus) -> str:
-    """The passages that best answer the report's question among the documents it gathered."""
-    gathered = {e.source for e in report.evidence if corpus.get(e.source)}
-    if not gathered:
+    """The passages that best answer the report's question among the documents it gathered:
+    whole sentences around the best matching one (what was gathered, if no word of it matches)."""
+    excerpts = _excerpts([report], corpus)
+    if not excerpts:
         return "(no answer: nothing relevant was found)"
     question = report.task.splitlines()[0]
-    hits = [h for h in corpus.search(question, top_k=20) if h.doc in gathered][:_QUOTED]
-    quotes = [f"> “{_flat(h.text)}” [{h.doc}]" for h in hits]
-    if not quotes:
-        excerpts = {e.source: e.excerpt for e in report.evidence if e.source in gathered}
-        quotes = [f"> “{_flat(text)}” [{doc}]" for doc, text in list(excerpts.items())[:_QUOTED]]
+    found = [(h.doc, h.text) for h in _best_hits(corpus, question, excerpts.keys(), per_doc=2)]
+    found = found or list(excerpts.items())[:_QUOTED]
+    quotes = [f"> “{_whole(text)}” [{doc}]" for doc, text in found]
     return "*Extracted: the passages that best match the question.*\n\n" + "\n>\n".join(quotes)
 
 
@@ -200,25 +221,71 @@ def _key(question: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", question.lower()).split())
 
 
-def _flat(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _EXCERPT else flat[:_EXCERPT] + "…"
-
-
-def _sources(result: RunResult, corpus: Corpus) -> list[str]:
+def _excerpts(reports: Sequence[AgentReport], corpus: Corpus) -> dict[str, str]:
+    """The first excerpt gathered from each corpus document, in the order they came."""
     excerpts: dict[str, str] = {}
-    for report in result.reports:
-        for e in report.evidence:
-            if corpus.get(e.source) is not None:
-                excerpts.setdefault(e.source, e.excerpt)
-    if not excerpts:
+    for e in (e for report in reports for e in report.evidence):
+        if corpus.get(e.source) is not None:
+            excerpts.setdefault(e.source, e.excerpt)
+    return excerpts
+
+
+def _cited(lines: Sequence[str], corpus: Corpus) -> list[str]:
+    """The documents the report's text cites, each once, in order of first citation."""
+    cited: dict[str, None] = {}
+    for line in lines:
+        # An extract quotes a document, whose own brackets are not citations; an answer keeps
+        # only real ones (clean_citations), so all of its count.
+        text = _QUOTE.sub("", line) if line.startswith("> “") else line
+        for match in _CITATION.finditer(text):
+            for doc in (part.strip() for part in re.split(r"[,;]", match.group(2))):
+                if corpus.get(doc) is not None:
+                    cited.setdefault(doc)
+    return list(cited)
+
+
+def _sources(cited: Sequence[str], excerpts: dict[str, str], corpus: Corpus) -> list[str]:
+    """Sources (what the text cites, numbered), the other documents found or read, and what was
+    gathered from each source."""
+    if not cited and not excerpts:
         return ["## Sources", "", "No documents were gathered.", ""]
     lines = ["## Sources", ""]
-    for number, doc_id in enumerate(excerpts, 1):
-        doc = corpus.get(doc_id)
-        lines.append(f"{number}. [{doc_id}] {doc.title if doc else doc_id}")
-    lines += ["", "## Evidence", ""]
-    for doc_id, excerpt in excerpts.items():
-        text = " ".join(excerpt.split())[:_EXCERPT]
-        lines.append(f"- [{doc_id}] “{text}”")
+    lines += [f"{n}. [{doc}] {_title(doc, corpus)}" for n, doc in enumerate(cited, 1)]
+    lines += [] if cited else ["No document is cited."]
+    lines += _also_searched([doc for doc in excerpts if doc not in cited], corpus)
+    # A document cited but never gathered (a summary may name one) has nothing to quote.
+    shown = [doc for doc in cited if doc in excerpts]
+    if shown:
+        lines += ["", "## Evidence", ""]
+        lines += [f"- [{doc}] “{_whole(excerpts[doc])}”" for doc in shown]
     return [*lines, ""]
+
+
+def _also_searched(others: Sequence[str], corpus: Corpus) -> list[str]:
+    """The documents found or read but not cited, named without brackets: they back no text."""
+    if not others:
+        return []
+    lines = ["", "Also searched (found or read, not cited):", ""]
+    lines += [f"- `{doc}` {_title(doc, corpus)}" for doc in others[:_ALSO_SEARCHED]]
+    if len(others) > _ALSO_SEARCHED:
+        lines.append(f"- and {len(others) - _ALSO_SEARCHED} more")
+    return lines
+
+
+def _whole(excerpt: str) -> str:
+    """An excerpt on one line, cut (if it must be) after a sentence rather than inside one.
+
+    The toolkit's excerpts are whole sentences and short enough already; this bounds others
+    (a journal recorded before them, another corpus tool).
+    """
+    flat = " ".join(excerpt.split())
+    if len(flat) <= _EXCERPT:
+        return flat
+    ends = [m.end() for m in _SENTENCE_END.finditer(flat, _EXCERPT // 3, _EXCERPT)]
+    cut = ends[-1] if ends else flat.rfind(" ", 0, _EXCERPT)
+    return flat[: cut if cut > 0 else _EXCERPT] + "…"
+
+
+def _title(doc_id: str, corpus: Corpus) -> str:
+    doc = corpus.get(doc_id)
+    return doc.title if doc else doc_id

@@ -145,3 +145,143 @@ def test_every_citation_in_a_report_names_a_corpus_document() -> None:
     markdown = write_report("T [made/up]", result("S [py/iterators] [x].", messy), CORPUS)
     cited = {c.strip() for group in re.findall(r"\[([^\]]*)\]", markdown) for c in group.split(",")}
     assert cited <= {d.id for d in CORPUS.documents}
+
+
+# Extracts that hold the answer, and sources that are what the report cites (issue 30)
+
+POLICIES = Corpus(
+    [
+        Document(
+            id="refunds",
+            title="Refund policy",
+            text=(
+                "Northwind Outfitters wants every customer to be happy with what they buy, and "
+                "most problems are solved quickly by the store that sold the item. Our staff can "
+                "exchange an item for another size or colour on the spot, and they can repair "
+                "many products in the store. If an exchange or a repair does not solve the "
+                "problem, customers may ask for their money back under this policy. Refunds are "
+                "paid to the card that was used for the purchase. Claims must be filed within 60 "
+                "days of the purchase. A claim filed later than that is declined."
+            ),
+        ),
+        Document(
+            id="travel",
+            title="Travel expenses",
+            text="Customers never pay for staff travel. Hotel nights cost up to EUR 240.",
+        ),
+        Document(
+            id="leave",
+            title="Annual leave",
+            text=(
+                "Every employee on a full-time contract earns paid leave from the first day of "
+                "work, and part-time employees earn leave in proportion to their hours. Leave is "
+                "requested in the HR portal and approved by the line manager, who checks that "
+                "the team can cover the absence. Requests for more than two weeks in a row "
+                "should be made at least a month in advance. Unused days may be carried into the "
+                "next year, but they expire at the end of March. Full-time employees receive 25 "
+                "working days of paid leave per calendar year."
+            ),
+        ),
+        Document(id="unread", title="Unread", text="Nothing anyone searched for."),
+    ]
+)
+REFUND_QUESTION = "How long do customers have to file a refund claim?"
+FACT = "Claims must be filed within 60 days of the purchase."
+
+
+def quotes(markdown: str) -> list[str]:
+    """The quoted passages of a report's extracts and evidence, without their quote marks."""
+    return re.findall(r"“([^”]*)”", markdown)
+
+
+def section_of(markdown: str, heading: str) -> str:
+    """The text under a `## ` heading, up to the next one."""
+    return markdown.split(f"## {heading}\n\n")[1].split("\n## ")[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "doc_id", "fact"),
+    [
+        (REFUND_QUESTION, "refunds", FACT),
+        (
+            "How many days of paid leave do full-time employees get?",
+            "leave",
+            "Full-time employees receive 25 working days of paid leave per calendar year.",
+        ),
+    ],
+    ids=["refunds", "leave"],
+)
+def test_an_extract_quotes_the_sentence_that_answers_whole(
+    question: str, doc_id: str, fact: str
+) -> None:
+    """An extract holds the sentence with the asked fact, whole, though it lies past the first
+    300 characters, and its quotes start and end at sentence bounds."""
+    junk = report("a", question, "<your answer>", "refunds", "leave", status="partial")
+    markdown = write_report("Policies", result("<your answer>", junk), POLICIES)
+    section = section_of(markdown, question)
+    assert section.startswith("*Extracted: the passages that best match the question.*")
+    (quote,) = quotes(section)
+    assert fact in quote
+    assert f"[{doc_id}]" in section
+    text = next(d.text for d in POLICIES.documents if d.id == doc_id)
+    assert text.index(fact) > 300
+    body = quote.removeprefix("…").removesuffix("…")
+    assert f". {body}" in text or text.startswith(body)
+    assert body.endswith(".")
+
+
+def test_sources_are_the_cited_documents_and_the_others_are_also_searched() -> None:
+    """Sources number only what the text cites; documents found but not cited are listed apart,
+    without brackets, and only sources get an evidence excerpt."""
+    answered = report(
+        "a", REFUND_QUESTION, "Within 60 days [refunds].", "refunds", "travel", "leave"
+    )
+    markdown = write_report("Refunds", result("Within 60 days [refunds].", answered), POLICIES)
+    sources = section_of(markdown, "Sources")
+    assert sources.startswith("1. [refunds] Refund policy\n\n")
+    assert "2. " not in sources
+    assert sources.endswith(
+        "Also searched (found or read, not cited):\n\n- `travel` Travel expenses\n"
+        "- `leave` Annual leave\n"
+    )
+    assert "unread" not in markdown
+    assert section_of(markdown, "Evidence") == "- [refunds] “text of refunds”\n"
+    cited = {c.strip() for group in re.findall(r"\[([^\]]*)\]", markdown) for c in group.split(",")}
+    assert cited == {"refunds"}
+
+
+def test_an_uncited_answer_is_backed_by_the_documents_that_match_it_not_every_hit() -> None:
+    """An answer without citations names as evidence the gathered documents that best match it,
+    and only those are sources."""
+    plain = report("a", REFUND_QUESTION, "Claims are filed within 60 days.", "travel", "refunds")
+    markdown = write_report("Refunds", result("Sixty days.", plain), POLICIES)
+    assert "Evidence: [refunds]\n" in markdown
+    assert "1. [refunds] Refund policy\n" in section_of(markdown, "Sources")
+    assert "- `travel` Travel expenses" in section_of(markdown, "Sources")
+
+
+def test_a_report_citing_nothing_lists_what_was_searched_apart() -> None:
+    """When no text cites a document, Sources says so and lists the searched ones apart."""
+    plain = report("a", "What is this?", "Nobody knows.", "refunds")
+    plain = plain.model_copy(update={"evidence": ()})
+    searched = report("b", "Anything?", "", "leave", status="failed")
+    markdown = write_report("Topic", result("Unclear.", plain, searched), POLICIES)
+    assert section_of(markdown, "Sources") == (
+        "No document is cited.\n\nAlso searched (found or read, not cited):\n\n"
+        "- `leave` Annual leave\n"
+    )
+    assert "## Evidence" not in markdown
+
+
+def test_a_long_excerpt_is_cut_after_a_sentence() -> None:
+    """An evidence excerpt recorded longer than a quote (an older journal) ends at a sentence."""
+    long = " ".join(f"Sentence {i} says something about refunds." for i in range(30))
+    found = Evidence(source="refunds", excerpt=long, tool="read_doc")
+    answered = AgentReport.model_validate(
+        {"agent_id": "a", "task": "Refunds?", "answer": "Yes [refunds].", "evidence": [found],
+         "status": "done"}
+    )  # fmt: skip
+    markdown = write_report("Refunds", result("Yes [refunds].", answered), POLICIES)
+    (quote,) = quotes(section_of(markdown, "Evidence"))
+    assert quote.endswith("refunds.…")
+    assert len(quote) <= 302

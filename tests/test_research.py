@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -332,3 +333,63 @@ def test_an_answer_copying_report_issues_description_is_not_printed() -> None:
     markdown = render_report("Generators", run_result(copied, partial), CORPUS)
     assert "cannot be done at all" not in markdown
     assert "*Extracted: the passages that best match the question.*" in markdown
+
+
+# Extracts that hold the answer; sources that are what the report cites (issue 30)
+
+REFUND_TOPIC = "How long do customers have to file a refund claim?"
+REFUND_FACT = "Claims must be filed within 60 days of the purchase."
+POLICY_FILES = {
+    "refunds.md": (
+        "# Refund policy\n\nNorthwind Outfitters wants every customer to be happy with what they "
+        "buy, and most problems are solved quickly by the store that sold the item. Our staff can "
+        "exchange an item for another size or colour on the spot, and they can repair many "
+        "products in the store. If an exchange or a repair does not solve the problem, customers "
+        "may ask for their money back under this policy. Refunds are paid to the card that was "
+        f"used for the purchase. {REFUND_FACT} A claim filed later than that is declined.\n"
+    ),
+    "security.md": (
+        "# Security\n\nA lost laptop is a security incident. Incidents must be reported within 4 "
+        "hours. Customers are told when their data is affected.\n"
+    ),
+    "travel.md": "# Travel\n\nHotel nights are reimbursed up to EUR 240 per night.\n",
+}
+
+
+def policy_team(request: ModelRequest) -> Turn:
+    """Planner (the topic alone), a researcher answering from its first look, and the writer."""
+    if request.output is not None:
+        return json.dumps({"subtasks": [{"id": "refunds", "goal": REFUND_TOPIC}]})
+    if request.messages[0].content == RESEARCH_SYNTHESIS:
+        return "Claims are filed within 60 days [refunds]."
+    return "Within 60 days of the purchase [refunds]."
+
+
+async def test_a_research_report_cites_its_sources_and_lists_the_rest_as_searched(
+    tmp_path: Path,
+) -> None:
+    """The first look shows the agent the sentence with the fact, whole; the report's Sources
+    hold only the cited document, and the others the search found are listed as also searched."""
+    for name, text in POLICY_FILES.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    corpus = Corpus.from_folder(tmp_path)
+    model = FunctionModel(policy_team)
+
+    report = await research(REFUND_TOPIC, model=model, corpus=corpus)
+
+    assert report.result.status == "complete", report.result.reason
+    agent = next(r for r in model.requests if r.messages[0].content == RESEARCH_AGENT)
+    first_look = agent.messages[2]
+    assert isinstance(first_look, UserMessage)
+    assert REFUND_FACT in first_look.content
+    gathered = {e.source for r in report.result.reports for e in r.evidence}
+    assert gathered == {"refunds", "security"}
+    sources = report.markdown.split("## Sources\n\n")[1].split("\n## ")[0]
+    assert sources == (
+        "1. [refunds] Refund policy\n\nAlso searched (found or read, not cited):\n\n"
+        "- `security` Security\n"
+    )
+    evidence = report.markdown.split("## Evidence\n\n")[1]
+    assert evidence.startswith("- [refunds] “")
+    assert REFUND_FACT in evidence
+    assert "[security]" not in report.markdown

@@ -542,3 +542,175 @@ async def test_an_executor_researches_and_cites_a_document(python_docs: Corpus) 
     tool_message = model.requests[1].messages[-1]
     assert tool_message.role == "tool"
     assert "python/augassign" in tool_message.content
+
+
+# Passages that hold the answer: whole sentences around the question's terms (issue 30)
+
+POLICIES = {
+    "refunds.md": (
+        "# Refund policy\n\n"
+        "Northwind Outfitters wants every customer to be happy with what they buy, and most "
+        "problems are solved quickly by the store that sold the item. Our staff can exchange an "
+        "item for another size or colour on the spot, and they can repair many products in the "
+        "store. If an exchange or a repair does not solve the problem, customers may ask for their "
+        "money back under this policy. Refunds are paid to the card or account that was used for "
+        "the purchase, e.g. a gift card. Claims must be filed within 60 days of the purchase. A "
+        "claim filed later than that is declined, except where the law of the customer's country "
+        "gives a longer period.\n"
+    ),
+    "travel.md": (
+        "# Travel expenses\n\n"
+        "Employees who travel for work book their trips through the travel desk, which compares "
+        "prices across airlines, rail companies and hotels and keeps the booking records in one "
+        "place. Trips inside the country are approved by the line manager, while trips abroad "
+        "also need the approval of the department head. Economy class is the rule for flights "
+        "under six hours. Meals on the road are covered by a daily allowance rather than by "
+        "receipts. Hotel nights are reimbursed up to EUR 240 per night in capital cities and up "
+        "to EUR 150 elsewhere.\n"
+    ),
+    "security.md": (
+        "# Information security\n\n"
+        "All company laptops are encrypted and managed by the IT department, which installs "
+        "updates automatically every week. Passwords must be at least 14 characters long and are "
+        "never shared, not even with colleagues from IT. Staff lock their screen whenever they "
+        "leave their desk and never plug in USB drives from unknown sources. A lost or stolen "
+        "laptop is a security incident, whatever data it holds. Security incidents must be "
+        "reported to the IT service desk within 4 hours of being noticed.\n"
+    ),
+    "leave.md": (
+        "# Annual leave\n\n"
+        "Every employee on a full-time contract earns paid leave from the first day of work, and "
+        "part-time employees earn leave in proportion to their hours. Leave is requested in the "
+        "HR portal and approved by the line manager, who checks that the team can cover the "
+        "absence. Requests for more than two weeks in a row should be made at least a month in "
+        "advance. Unused days may be carried into the next year, but they expire at the end of "
+        "March. Full-time employees receive 25 working days of paid leave per calendar year.\n"
+    ),
+    "pension.md": (
+        "# Pension plan\n\n"
+        "The company pension plan is open to every employee with a permanent contract. The "
+        "company pays 5 percent of the gross salary into the plan each month, and employees may "
+        "add up to another 5 percent of their own. Contributions are invested in a fund chosen by "
+        "the employee from a list of six funds, and the fund can be changed once a year. The new "
+        "pension provider takes over the plan on 1 March 2027, and all balances move with it.\n"
+    ),
+}
+ASKED = [
+    ("How long do customers have to file a refund claim?", "refunds", "within 60 days"),
+    ("What is the hotel limit per night in capital cities?", "travel", "EUR 240"),
+    ("How quickly must a lost laptop be reported?", "security", "within 4 hours"),
+    ("How many days of paid leave do full-time employees get?", "leave", "25 working days"),
+    ("When does the new pension provider take over?", "pension", "1 March 2027"),
+]
+
+
+@pytest.fixture
+def policies(tmp_path: Path) -> Corpus:
+    """Policy documents whose key fact sits in the second half of a long paragraph."""
+    for name, text in POLICIES.items():
+        _write(tmp_path, name, text)
+    return Corpus.from_folder(tmp_path)
+
+
+def _sentence_of(fact: str, corpus: Corpus, doc_id: str) -> str:
+    """The whole sentence of the document that states `fact`."""
+    document = corpus.get(doc_id)
+    assert document is not None
+    flat = " ".join(document.text.split())
+    start = flat.rfind(". ", 0, flat.index(fact)) + 2
+    return flat[start : flat.index(".", flat.index(fact)) + 1]
+
+
+def _assert_whole_sentences(text: str, corpus: Corpus, doc_id: str) -> None:
+    """`text` is a run of whole sentences of the document: no sentence is cut at either end."""
+    document = corpus.get(doc_id)
+    assert document is not None
+    flat = " ".join(document.text.split())
+    body = text.removeprefix("…").removesuffix("…")
+    at = flat.find(body)
+    assert at >= 0, text
+    heading = flat[:at].startswith("# ") and "." not in flat[:at]
+    assert at == 0 or heading or flat[at - 2 : at] == ". ", f"starts mid-sentence: {text}"
+    assert at + len(body) == len(flat) or body.endswith("."), f"ends mid-sentence: {text}"
+
+
+@pytest.mark.parametrize(("question", "doc_id", "fact"), ASKED, ids=[a[1] for a in ASKED])
+def test_a_hit_holds_the_asked_fact_in_whole_sentences(
+    policies: Corpus, question: str, doc_id: str, fact: str
+) -> None:
+    """The hit for a question quotes the sentence stating its answer, whole, with the number and
+    its unit, and cuts no sentence, though the fact lies past the first 300 characters."""
+    document = policies.get(doc_id)
+    assert document is not None
+    assert document.text.index(fact) > 300
+    hit = policies.search(question, 1)[0]
+    assert hit.doc == doc_id
+    assert _sentence_of(fact, policies, doc_id) in hit.text
+    assert len(hit.text) <= 300
+    _assert_whole_sentences(hit.text, policies, doc_id)
+
+
+def test_every_hit_is_whole_sentences_within_its_size(policies: Corpus) -> None:
+    """Whatever the query and the size (room for the longest sentence, 180 characters), a hit's
+    text is whole sentences of its passage."""
+    for question, _, _ in ASKED:
+        for size in (190, 250, 300, 500):
+            for hit in policies.search(question, 5, size=size):
+                assert len(hit.text) <= size
+                _assert_whole_sentences(hit.text, policies, hit.doc)
+
+
+def test_an_abbreviation_does_not_end_a_sentence(policies: Corpus) -> None:
+    """ "e.g. a gift card" stays inside its sentence: the hit does not start at "a gift card"."""
+    hit = policies.search("refund paid to card gift", 1, size=150)[0]
+    assert (
+        "Refunds are paid to the card or account that was used for the purchase, e.g. a gift"
+        in (hit.text)
+    )
+
+
+def test_a_sentence_too_long_to_show_is_cut_around_the_query_never_inside_a_quantity(
+    tmp_path: Path,
+) -> None:
+    """Only a sentence longer than the size is cut, at spaces, never between "60" and "days"."""
+    filler = " ".join(f"word{i}" for i in range(80))
+    _write(tmp_path, "long.txt", f"{filler} claims within 60 days {filler}.")
+    corpus = Corpus.from_folder(tmp_path)
+    for size in range(60, 200, 3):
+        (hit,) = corpus.search("claims deadline", size=size)
+        assert len(hit.text) <= size
+        assert hit.text.startswith("…")
+        assert hit.text.endswith("…")
+        assert "60" not in hit.text.replace("60 days", "")
+
+
+def test_search_can_be_limited_to_some_documents(policies: Corpus) -> None:
+    """`docs=` keeps only hits from those documents, however well others match."""
+    assert len({h.doc for h in policies.search("employees", 5)}) > 2
+    limited = policies.search("employees", 5, docs={"travel", "leave"})
+    assert {h.doc for h in limited} == {"travel", "leave"}
+
+
+async def test_a_read_is_cited_with_its_opening_sentences_whole(policies: Corpus) -> None:
+    """read_doc's evidence excerpt ends at a sentence end, not mid-word at 300 characters."""
+    result = await _through_toolbox(policies, "read_doc", doc="refunds")
+    assert result.ok
+    (evidence,) = result.evidence
+    assert evidence.excerpt.endswith(".…")
+    assert len(evidence.excerpt) <= 300
+    _assert_whole_sentences(evidence.excerpt, policies, "refunds")
+
+
+async def test_search_docs_shows_the_model_the_sentence_with_the_fact(policies: Corpus) -> None:
+    """What the model is shown for a question holds the fact's sentence whole."""
+    model = ScriptedModel(
+        [
+            call("search_docs", query="how long to file a refund claim"),
+            reply("Within 60 days [refunds]."),
+        ]
+    )
+    await Executor(model, tools=research_tools(policies)).run("Refund deadline?")
+    model.assert_complete()
+    shown = model.requests[1].messages[-1]
+    assert shown.role == "tool"
+    assert "Claims must be filed within 60 days of the purchase." in (shown.content or "")

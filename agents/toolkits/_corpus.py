@@ -11,14 +11,20 @@ import difflib
 import itertools
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from agents._errors import ConfigurationError
 from agents._tracing import logger
-from agents.toolkits._bm25 import BM25Index, snippet, tokenize
-from agents.toolkits._loaders import Skipped, is_document, load_file, pretty_name, setext_title
+from agents.toolkits._bm25 import BM25Index, sentences, snippet, tokenize
+from agents.toolkits._loaders import (
+    Skipped,
+    document_files,
+    load_file,
+    pretty_name,
+    setext_title,
+)
 
 __all__ = ["Chunk", "Corpus", "Document", "Hit", "count_words"]
 
@@ -26,19 +32,19 @@ _log = logger("paor.toolkits")
 
 MIN_WORDS = 120
 MAX_WORDS = 200
+SNIPPET_CHARS = 300
+"""The default size of a hit's text, in characters: a few sentences."""
 MAX_FILE_BYTES = 5_000_000
 """The default cap on one file's size, in bytes: a large manual, not a data dump."""
 MAX_DOCUMENTS = 10_000
 """The default cap on a folder corpus's documents."""
 MAX_TOTAL_CHARS = 100_000_000
 """The default cap on a folder corpus's text: indexing this much takes about 1.5 GB of memory."""
-_OUTSIDE = "links out of the corpus folder"
 # What a bracketed citation cannot carry: brackets, the separators of "[a, b; c]", line breaks.
 _UNCITABLE = re.compile(r"[\[\],;\x00-\x1f\x7f]|[^\S ]")
 _RULE = re.compile(r"^\s*([=\-~^*#+_\"'`])\1{2,}\s*$", re.M)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _EXTENSIONS = frozenset({"md", "markdown", "txt", "rst", "html", "htm", "pdf"})
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,7 +87,8 @@ class Hit:
         doc: The document id.
         title: The document title.
         chunk: The passage index in the document.
-        text: A snippet of about 300 characters around the query words.
+        text: Whole sentences of the passage, about 300 characters, around the one that best
+            matches the query.
         score: The BM25 score (higher is better).
     """
 
@@ -222,25 +229,39 @@ class Corpus:
         matched = [ids.get(f) or tails[f] for f in found]
         return sorted(dict.fromkeys(matched), key=lambda i: -_similarity(wanted, i))[:n]
 
-    def search(self, query: str, top_k: int = 5, *, per_doc: int = 2) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        *,
+        per_doc: int = 2,
+        docs: Collection[str] | None = None,
+        size: int = SNIPPET_CHARS,
+    ) -> list[Hit]:
         """The passages that best match `query` under BM25, best first.
+
+        Each hit's text is whole sentences of its passage, around the one that best matches the
+        query (see `snippet`).
 
         Args:
             query: Free text; case, stopwords and plurals do not matter.
             top_k: At most this many hits.
             per_doc: At most this many hits from one document, so a long document cannot crowd out
                 the others.
+            docs: Only hits from these document ids (all documents by default).
+            size: The most characters of a hit's text.
         """
         hits: list[Hit] = []
         if top_k < 1:
             return hits
+        weights = self._index.weights(query)
         taken: dict[str, int] = {}
         for number, score in self._index.scores(query):
             chunk = self._flat[number]
-            if taken.get(chunk.doc, 0) >= per_doc:
+            if taken.get(chunk.doc, 0) >= per_doc or (docs is not None and chunk.doc not in docs):
                 continue
             taken[chunk.doc] = taken.get(chunk.doc, 0) + 1
-            text = snippet(chunk.text, query)
+            text = snippet(chunk.text, query, size=size, weights=weights)
             hits.append(
                 Hit(doc=chunk.doc, title=chunk.title, chunk=chunk.index, text=text, score=score)
             )
@@ -285,7 +306,7 @@ class _Caps:
 def _load_folder(root: Path, caps: _Caps) -> Iterator[Document]:
     """The folder's usable documents in walk order, with ids that may still collide."""
     count = chars = 0
-    for path, source in _sources(root):
+    for path, source in document_files(root):
         loaded = load_file(source, max_bytes=caps.file_bytes, suffix=path.suffix)
         if isinstance(loaded, Skipped):
             _log.warning("corpus_file_skipped", path=str(path), reason=loaded.reason)
@@ -325,71 +346,6 @@ def _numbered(documents: list[Document]) -> list[Document]:
     return unique
 
 
-def _sources(root: Path) -> Iterator[tuple[Path, Path]]:
-    """Document files under `root` in sorted walk order, each with the regular file to read.
-
-    The file to read is the path itself, or a link's target inside the root when nothing else
-    loads it. Links out of the root are reported and left out; linked folders are never entered.
-    """
-    real_root = Path(os.path.realpath(root))
-    linked: set[Path] = set()
-    # followlinks=False (the default): a linked folder is listed but not entered, so no loop.
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in sorted(dirs) if _enter(Path(folder, d), real_root)]
-        for name in sorted(files):
-            path = Path(folder, name)
-            if name.startswith(".") or not is_document(path):
-                continue
-            source = _source(path, real_root, linked)
-            if isinstance(source, Skipped):
-                _log.warning("corpus_file_skipped", path=str(path), reason=source.reason)
-            else:
-                yield path, source
-
-
-def _enter(folder: Path, real_root: Path) -> bool:
-    """Whether the walk enters `folder`: not hidden and not a link (one out of the root warns)."""
-    if folder.name.startswith("."):
-        return False
-    if not folder.is_symlink():
-        return True
-    if not _inside(folder, real_root):
-        _log.warning("corpus_folder_skipped", path=str(folder), reason=_OUTSIDE)
-    return False
-
-
-def _source(path: Path, real_root: Path, linked: set[Path]) -> Path | Skipped:
-    """The file to read for `path`: itself, or a link's target when that is the target's one
-    load (the walk does not list it, and no earlier link took it).
-    """
-    if not path.is_symlink():
-        return path
-    target = Path(os.path.realpath(path))
-    if not target.is_relative_to(real_root):
-        return Skipped(reason=_OUTSIDE)
-    if target in linked or _listed(target, real_root):
-        return Skipped(reason=f"the same file as {target.relative_to(real_root).as_posix()}")
-    linked.add(target)
-    # A broken link gives a missing path, a looping one a link: load_file reports either unreadable.
-    return target
-
-
-def _inside(path: Path, real_root: Path) -> bool:
-    """Whether `path`, with every link resolved, lies inside the (resolved) corpus root."""
-    return Path(os.path.realpath(path)).is_relative_to(real_root)
-
-
-def _listed(target: Path, real_root: Path) -> bool:
-    """Whether the walk loads the resolved file `target` under its own path.
-
-    The walk enters only real, visible folders, so it lists a real file exactly when no part of
-    its path under the root is hidden and its extension is a document's.
-    """
-    parts = target.relative_to(real_root).parts
-    visible = not any(part.startswith(".") for part in parts)
-    return visible and target.is_file() and is_document(target)
-
-
 def _chunks_of(doc: Document) -> Iterator[Chunk]:
     for index, text in enumerate(_pack(_pieces(doc.text), "\n\n")):
         yield Chunk(doc=doc.id, title=doc.title, index=index, text=text)
@@ -407,7 +363,7 @@ def _pieces(text: str) -> Iterator[tuple[str, int]]:
 
 
 def _sentences(paragraph: str) -> Iterator[tuple[str, int]]:
-    for sentence in _SENTENCE_END.split(paragraph):
+    for sentence in sentences(paragraph):
         words = sentence.split()
         if len(words) <= MAX_WORDS:
             yield sentence, len(words)

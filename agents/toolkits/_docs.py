@@ -2,17 +2,20 @@
 
 Both are closures over an immutable `Corpus`, so one corpus serves any number of concurrent agents.
 What the model reads is kept small and citable: a search shows doc id, title, chunk and a snippet
-(never the score), a read is capped with a pointer to the chunk that continues it, and every hit or
-read becomes `Evidence` whose source is the doc id an answer cites in [brackets].
+of whole sentences (never the score), a read is capped after a whole sentence with a pointer to the
+chunk that continues it, and every hit or read becomes `Evidence` whose source is the doc id an
+answer cites in [brackets].
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from agents._errors import ToolFailure
 from agents._tools import Tool, tool
+from agents.toolkits._bm25 import snippet
 from agents.toolkits._corpus import Chunk, Corpus, Document, count_words
 
 __all__ = ["research_tools"]
@@ -22,6 +25,8 @@ READ_CHARS = 3000
 _TIMEOUT = 10.0
 _EXCERPT_CHARS = 300
 _NO_HITS = "no passage matches; try other words"
+# A sentence's end: its punctuation and the space after it, or a blank line.
+_STOP = re.compile(r"[.!?][\"')\]]*(?=\s)|\n[ \t]*\n")
 
 
 def research_tools(corpus: Corpus) -> list[Tool]:
@@ -102,13 +107,22 @@ def _capped(corpus: Corpus, document: Document) -> str:
     text = document.text.strip()
     if len(text) <= READ_CHARS:
         return text
-    cut = text.rfind(" ", 0, READ_CHARS)
-    shown = text[: cut if cut > 0 else READ_CHARS]
+    shown = text[: _last_stop(text, READ_CHARS)].rstrip()
     resume = _chunk_at(corpus.chunks_of(document.id), count_words(shown))
     return (
         f"{shown}… [truncated: showing {len(shown)} of {len(text)} chars; "
         f'read_doc(doc="{document.id}", chunk={resume}) continues]'
     )
+
+
+def _last_stop(text: str, limit: int) -> int:
+    """Where to cut `text` at most `limit` characters in: after the last sentence that ends in
+    its second half, else at the last space (a sentence that long is cut anyway)."""
+    stops = [m.end() for m in _STOP.finditer(text, limit // 2, limit + 1)]
+    if stops:
+        return stops[-1]
+    space = text.rfind(" ", 0, limit)
+    return space if space > 0 else limit
 
 
 def _chunk_at(chunks: Sequence[Chunk], words: int) -> int:
@@ -131,5 +145,5 @@ def _hit_evidence(args: dict[str, Any], value: Any) -> Sequence[tuple[str, str]]
 
 
 def _excerpt(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _EXCERPT_CHARS else flat[:_EXCERPT_CHARS] + "…"
+    """The opening sentences of what was read, whole: a read has no query to centre on."""
+    return snippet(text, "", size=_EXCERPT_CHARS)

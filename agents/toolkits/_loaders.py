@@ -1,6 +1,7 @@
 """Reading documents from disk: Markdown, plain text and reStructuredText, HTML.
 
-Each loader turns a file's decoded text into a title and a body. A file that cannot be used is
+`document_files` walks a corpus folder for the files to read, leaving out hidden ones and links
+out of the folder, and reading each file once however many links lead to it. Each loader turns a file's decoded text into a title and a body. A file that cannot be used is
 reported as `Skipped` with a reason, never raised: one bad file must not keep a corpus from loading.
 Only a regular file is read, and never past a size cap: a FIFO or a device cannot hang or exhaust
 the load.
@@ -11,13 +12,25 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-__all__ = ["Loaded", "Skipped", "is_document", "load_file", "pretty_name", "setext_title"]
+from agents._tracing import logger
 
+__all__ = [
+    "Loaded",
+    "Skipped",
+    "document_files",
+    "is_document",
+    "load_file",
+    "pretty_name",
+    "setext_title",
+]
+
+_log = logger("paor.toolkits")
+_OUTSIDE = "links out of the corpus folder"
 _ATX = re.compile(r"^ {0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.S)
 _FRONT_TITLE = re.compile(r"^title:[ \t]*(.+)$", re.M)
@@ -215,3 +228,68 @@ _LOADERS: dict[str, Callable[[str], Loaded]] = {
     ".html": _html,
     ".htm": _html,
 }
+
+
+def document_files(root: Path) -> Iterator[tuple[Path, Path]]:
+    """Document files under `root` in sorted walk order, each with the regular file to read.
+
+    The file to read is the path itself, or a link's target inside the root when nothing else
+    loads it. Links out of the root are reported and left out; linked folders are never entered.
+    """
+    real_root = Path(os.path.realpath(root))
+    linked: set[Path] = set()
+    # followlinks=False (the default): a linked folder is listed but not entered, so no loop.
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in sorted(dirs) if _enter(Path(folder, d), real_root)]
+        for name in sorted(files):
+            path = Path(folder, name)
+            if name.startswith(".") or not is_document(path):
+                continue
+            source = _source(path, real_root, linked)
+            if isinstance(source, Skipped):
+                _log.warning("corpus_file_skipped", path=str(path), reason=source.reason)
+            else:
+                yield path, source
+
+
+def _enter(folder: Path, real_root: Path) -> bool:
+    """Whether the walk enters `folder`: not hidden and not a link (one out of the root warns)."""
+    if folder.name.startswith("."):
+        return False
+    if not folder.is_symlink():
+        return True
+    if not _inside(folder, real_root):
+        _log.warning("corpus_folder_skipped", path=str(folder), reason=_OUTSIDE)
+    return False
+
+
+def _source(path: Path, real_root: Path, linked: set[Path]) -> Path | Skipped:
+    """The file to read for `path`: itself, or a link's target when that is the target's one
+    load (the walk does not list it, and no earlier link took it).
+    """
+    if not path.is_symlink():
+        return path
+    target = Path(os.path.realpath(path))
+    if not target.is_relative_to(real_root):
+        return Skipped(reason=_OUTSIDE)
+    if target in linked or _listed(target, real_root):
+        return Skipped(reason=f"the same file as {target.relative_to(real_root).as_posix()}")
+    linked.add(target)
+    # A broken link gives a missing path, a looping one a link: load_file reports either unreadable.
+    return target
+
+
+def _inside(path: Path, real_root: Path) -> bool:
+    """Whether `path`, with every link resolved, lies inside the (resolved) corpus root."""
+    return Path(os.path.realpath(path)).is_relative_to(real_root)
+
+
+def _listed(target: Path, real_root: Path) -> bool:
+    """Whether the walk loads the resolved file `target` under its own path.
+
+    The walk enters only real, visible folders, so it lists a real file exactly when no part of
+    its path under the root is hidden and its extension is a document's.
+    """
+    parts = target.relative_to(real_root).parts
+    visible = not any(part.startswith(".") for part in parts)
+    return visible and target.is_file() and is_document(target)
