@@ -1,20 +1,32 @@
-"""Final answers a model cannot pass off: empty ones, placeholders, parroted prompts, raw calls.
+"""Final answers a model cannot pass off: the one answer check of every path.
 
-Small models copy what they are shown. An answer that is a placeholder (`<your answer>`), a
-sentence lifted from the instructions or a tool's description, a tool call written as JSON, or no
-words at all, is not an answer, whatever an acceptance check would say about its citations. The
-executor sends such an answer back like a failed acceptance check (bounded by the same count), and
-the wrap-up falls back to what was gathered instead of keeping it (the research report applies the
-same test, stricter, to every answer and summary it prints).
+Small models copy what they are shown. None of these is an answer, whatever an acceptance check
+would say about its citations:
+
+- paor's own text: a loop warning, a refusal, a status line, the synthesis prompt's layout
+  (`agents._own_text`);
+- a tool call written as text, or any JSON object shaped like one;
+- a copy of the task, or of the instructions or a tool's description (eight words in a row);
+- a placeholder (`<your answer>`), a status word alone, or no words at all;
+- the same sentence over and over.
+
+`unusable_answer` is that check. The executor sends such an answer back once with the reason, and
+then ends `partial` with what was gathered instead of keeping it; the planner does the same with
+its synthesis (the run then ends `incomplete`); a batch row, an MCP `run` and a research report
+read the same verdicts (the report applies the test, stricter, to every answer and summary it
+prints).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
+from difflib import SequenceMatcher
 
 from agents._errors import MalformedResponse
 from agents._model import ToolSpec
+from agents._own_text import own_text
 from agents._textcalls import looks_like_call, recover_calls
 
 __all__ = ["Parrot", "described", "unusable_answer"]
@@ -27,6 +39,12 @@ _GROOVE_WORDS, _GROOVE_TIMES = 6, 4  # "returns a new function that returns" fou
 _GROOVE_SCAN = 20_000  # words: a groove shows long before
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+_COPY_RATIO = 0.9  # of the task's words, in order: a restated question is not yet an answer
+_COPY_MIN_WORDS = 4  # "Lyon or Turin?" answered "Lyon" is an answer, not a copy
+_CALL_NAME_KEYS = frozenset({"name", "tool", "function", "tool_name"})
+_CALL_BODY_KEYS = frozenset({"arguments", "parameters", "args", "input", "reason", "kind"})
+_LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{0,24}:\s*")  # "Expected output: ..." in a brief
+_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?(.*?)```\s*$", re.S)
 _PLACEHOLDER = re.compile(
     r"<\s*(?:your|the|final|an?)?\s*(?:answer|text|response|reply|name|tool|summary|id)\s*>"
     r"|\b(?:your answer here|insert (?:answer|text) here|lorem ipsum)\b",
@@ -66,7 +84,7 @@ class Parrot:
 
 
 def unusable_answer(
-    answer: str, *, parrot: Parrot | None = None, tools: Iterable[str] = ()
+    answer: str, *, parrot: Parrot | None = None, tools: Iterable[str] = (), task: str = ""
 ) -> str | None:
     """Why `answer` is not a usable final answer, or None if it is one.
 
@@ -74,6 +92,7 @@ def unusable_answer(
         answer: The model's final answer.
         parrot: What the model was told, if copies of it should be refused.
         tools: The tool names the model knew (a call to one, written as text, is refused).
+        task: The task or goal it was given (an answer that only restates it is refused).
 
     Returns:
         The problem, phrased for the model to fix; None when the answer is usable.
@@ -84,6 +103,14 @@ def unusable_answer(
             "your answer is a tool call written as text; to use a tool, call it; to finish, "
             "answer in plain sentences"
         )
+    own = own_text(answer)
+    if own:
+        return (
+            f'your answer repeats paor\'s own text ("{own[:80]}"), not an answer; answer the task '
+            "in your own words from what the tools returned"
+        )
+    if task and _copies_task(answer, task):
+        return "your answer only restates the task; answer it with what you found"
     placeholder = _PLACEHOLDER.search(answer)
     if placeholder:
         return f"your answer holds the placeholder {placeholder.group(0)!r}; write the real answer"
@@ -112,6 +139,8 @@ def described(specs: Iterable[ToolSpec]) -> list[str]:
 
 
 def _is_call(answer: str, tools: set[str]) -> bool:
+    if _json_call(answer):
+        return True
     try:
         recovered = recover_calls(answer, tools)
     except MalformedResponse:
@@ -119,6 +148,41 @@ def _is_call(answer: str, tools: set[str]) -> bool:
     if recovered is not None and recovered.tool_calls:
         return True
     return bool(tools) and looks_like_call(answer, tools)
+
+
+def _json_call(answer: str) -> bool:
+    """Whether the whole answer is a JSON object (or list of them) shaped like a call or a
+    signal: a name beside arguments or a reason, whatever the name (`{"name": "is", ...}`)."""
+    text = answer.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    if not text.startswith(("{", "[")):
+        return False
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    items = value if isinstance(value, list) else [value]
+    return bool(items) and all(
+        isinstance(item, dict) and item.keys() & _CALL_NAME_KEYS and item.keys() & _CALL_BODY_KEYS
+        for item in items
+    )
+
+
+def _copies_task(answer: str, task: str) -> bool:
+    """Whether `answer` restates the task (or one line of it) and adds nothing: every word is
+    the task's, in nearly the task's order."""
+    said = _words(answer)
+    if len(said) < _COPY_MIN_WORDS:
+        return False
+    for line in (task, *(_LABEL.sub("", line) for line in task.splitlines())):
+        asked = _words(line)
+        if not asked or not set(said) <= set(asked):
+            continue
+        if SequenceMatcher(None, said, asked, autojunk=False).ratio() >= _COPY_RATIO:
+            return True
+    return False
 
 
 def _repeated(answer: str) -> str | None:

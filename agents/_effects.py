@@ -115,6 +115,7 @@ class AgentCall:
         stop: Setting it ends the sub-agent early with a partial report.
         allowed_tools: Restrict its menu further.
         call: The task is this one tool call, made without a model (see `Executor.run`).
+        require_evidence: Whether its answer must rest on a tool result (see `Executor.run`).
     """
 
     task: str
@@ -127,6 +128,7 @@ class AgentCall:
     stop: Stop | None = None
     allowed_tools: Collection[str] | None = None
     call: ToolCall | None = None
+    require_evidence: bool | None = None
 
     async def run_here(self, executor: Executor) -> AgentReport:
         """Run the sub-agent in this process, in the caller's task."""
@@ -141,6 +143,7 @@ class AgentCall:
             stop=self.stop,
             allowed_tools=self.allowed_tools,
             call=self.call,
+            require_evidence=self.require_evidence,
         )
 
 

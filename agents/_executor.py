@@ -142,6 +142,13 @@ class Executor(Configured):
         compactor: Keeps the transcript under a token budget before each model call (its
             summary calls go through the effect boundary and are charged to the budget).
         first_look: A tool call made for the model before its first decision (see `FirstLook`).
+        require_evidence: Whether a final answer must rest on a successful tool call (a run may
+            say otherwise for itself: `run(require_evidence=...)`). The rule (None, the
+            default): it must when the agent has tools on its menu and was given no earlier
+            results to work from (`run(context=...)`). An answer resting on nothing is sent back
+            once, then the report is `partial`, saying so. True: whenever it has tools; False:
+            never (a task the model may answer from what it knows). In an `Orchestrator`'s run a
+            subtask must when its plan names the tools it needs (`Subtask.tools`).
         cite: Ask for citations: each request names the sources gathered so far
             (`ModelRequest.citable`), so a protocol that constrains replies makes the final
             answer cite one of them.
@@ -166,6 +173,7 @@ class Executor(Configured):
         effects: Effects | None = None,
         compactor: Compactor | None = None,
         first_look: FirstLook | None = None,
+        require_evidence: bool | None = None,
         cite: bool = False,
         approver: Approver | Decide | None = None,
         questions: int = 0,
@@ -180,8 +188,8 @@ class Executor(Configured):
                 "limits": limits, "acceptance": acceptance, "max_rejections": max_rejections,
                 "max_malformed": max_malformed, "allowed_tools": allowed_tools,
                 "signals": signals, "effects": effects, "compactor": compactor,
-                "first_look": first_look, "cite": cite, "approver": approver,
-                "questions": questions,
+                "first_look": first_look, "require_evidence": require_evidence, "cite": cite,
+                "approver": approver, "questions": questions,
             }
         )  # fmt: skip
         self.instructions = instructions
@@ -196,6 +204,7 @@ class Executor(Configured):
         self.effects: Effects = effects or LiveEffects()
         self.compactor = compactor
         self.first_look = first_look
+        self.require_evidence = require_evidence
         self.cite = cite
         self.approver = Approver.of(approver)
         # What the model is told, so that an answer copying it is refused (see `_answers`).
@@ -221,6 +230,7 @@ class Executor(Configured):
         stop: anyio.Event | Stop | None = None,
         allowed_tools: Collection[str] | None = None,
         call: ToolCall | None = None,
+        require_evidence: bool | None = None,
     ) -> AgentReport:
         """Run the agent on `task` until it answers or an exit is reached.
 
@@ -242,6 +252,7 @@ class Executor(Configured):
             call: The task is this one tool call: it runs as the agent's only turn (checked,
                 approved, bounded and journaled like any call) and its result is the answer,
                 with no model call. A call that fails makes a failed report.
+            require_evidence: For this run, instead of the executor's `require_evidence`.
 
         Returns:
             The report; never raises for model, tool or budget failures.
@@ -259,6 +270,10 @@ class Executor(Configured):
             )  # fmt: skip
             s.allowed = narrow(self.allowed_tools, allowed_tools)
             s.direct = call
+            s.given = bool(context.strip())
+            s.require_evidence = (
+                self.require_evidence if require_evidence is None else require_evidence
+            )
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
             s.transcript = Transcript(opening(self.instructions, task, context, shared))
@@ -521,21 +536,43 @@ class Executor(Configured):
         return _Finish(s.report(status="done", answer=result.content))
 
     def _check(self, s: AgentState, answer: str) -> _Step:
+        """Accept the answer, send it back with the reason, or end `partial` with the reason: an
+        unusable answer or one resting on no tool result is sent back once, an answer failing
+        the acceptance check up to `max_rejections` times."""
         s.malformed = 0
-        problem = unusable_answer(answer, parrot=self._parrot, tools=self._names)
+        junk = self._unusable(s, answer)
+        problem = junk or self._ungrounded(s)
+        strict = problem is not None  # paor's own rules: one more chance, not several
         if problem is None and self.acceptance is not None:
             problem = self.acceptance(answer, s.evidence)
         if problem is None:
             return _Finish(s.report(status="done", answer=answer))
         s.rejections += 1
         s.notes.append(f"answer not accepted: {problem}")
-        if s.rejections > self.max_rejections:
-            if unusable_answer(answer, parrot=self._parrot, tools=self._names):
+        if s.rejections > (1 if strict else self.max_rejections):
+            if junk or self._unusable(s, answer):
                 # Never keep a junk answer, nor quote it (the problem may quote the copy).
                 answer = digest_of(s, "acceptance", "no usable answer")
             return _Finish(s.report(status="partial", answer=answer, stop_reason="acceptance"))
         tell(s, f"Your answer was not accepted: {problem}. Fix it.")
         return _Decide()
+
+    def _unusable(self, s: AgentState, answer: str) -> str | None:
+        return unusable_answer(answer, parrot=self._parrot, tools=self._names, task=s.task)
+
+    def _ungrounded(self, s: AgentState) -> str | None:
+        """The evidence rule (see `require_evidence`): why the answer rests on nothing, if so."""
+        if s.require_evidence is False or s.evidence:
+            return None
+        tools = (
+            set(self.toolbox.names) if s.allowed is None else s.allowed & set(self.toolbox.names)
+        )
+        if not tools or (s.require_evidence is None and s.given):
+            return None
+        return (
+            "no tool result backs your answer; call a tool to find or check it, then answer "
+            "from what it returns"
+        )
 
     async def _wrap_up(self, s: AgentState, step: _WrapUp, stop: Stop | None) -> _Finish:
         """End early with the best answer available: one last tool-less call, else a digest."""
@@ -581,7 +618,7 @@ class Executor(Configured):
                 return None  # the deadline cut this call when it was recorded
             s.transcript.append(response.message)
             answer = (response.message.content or "").strip()
-            problem = unusable_answer(answer, parrot=self._parrot, tools=self._names)
+            problem = self._unusable(s, answer)
             if problem:
                 s.notes.append(f"last answer unusable: {problem}")
                 return None

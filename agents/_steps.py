@@ -34,6 +34,7 @@ from agents._events import (
 )
 from agents._guards import Budget, LoopDetector
 from agents._model import ModelResponse, Usage
+from agents._own_text import strip_markers
 from agents._report import AgentReport, ReportStatus
 from agents._signals import ASK_USER, ask, asked_outcome, question_request
 from agents._toolbox import Evidence, Finding, PreparedCall, Toolbox, ToolResult
@@ -86,6 +87,8 @@ class AgentState:
     seen_ids: set[str] = field(default_factory=set)
     allowed: frozenset[str] | None = None
     direct: ToolCall | None = None  # the task is this one tool call (see `Executor.run`)
+    given: bool = False  # earlier results came with the task (`Executor.run(context=...)`)
+    require_evidence: bool | None = None  # the evidence rule for this run (`Executor.run`)
     turn: tuple[ToolCall, ...] = ()
     results: dict[str, ToolResult] = field(default_factory=dict)
     in_flight: list[tuple[PreparedCall, EffectSite]] = field(default_factory=list)
@@ -304,7 +307,7 @@ def start_turn(
     s.approval_sites = None
     left = s.budget.tool_calls_left()
     launched = 0
-    for call in calls:
+    for call in map(_unmarked, calls):
         is_control = call.name in control.names
         if is_control and len(calls) > 1 and call.name != ASK_USER.name:
             # A verdict on the task made in the same breath as looking things up is premature.
@@ -386,6 +389,23 @@ async def settle_turn(
     s.turn, s.in_flight = (), []
     for call, result in zip(turn, results, strict=True):
         await _trace_result(s, call, result, args.get(call.id), toolbox)
+
+
+def _unmarked(call: ToolCall) -> ToolCall:
+    """`call` with paor's markers taken out of its string arguments (a small model pastes the
+    `[OBSERVE]` line it read into its next query). The transcript keeps the call as written."""
+    if "[OBSERVE]" not in call.arguments and "Incomplete:" not in call.arguments:
+        return call  # the usual call: no parse
+    try:
+        args = json.loads(call.arguments)
+    except (ValueError, RecursionError):
+        return call  # the toolbox answers malformed arguments
+    if not isinstance(args, dict):
+        return call
+    cleaned = {k: strip_markers(v) if isinstance(v, str) else v for k, v in args.items()}
+    if cleaned == args:
+        return call
+    return call.model_copy(update={"arguments": json.dumps(cleaned, ensure_ascii=False)})
 
 
 def _echo(s: AgentState, call: ToolCall) -> str | None:

@@ -42,6 +42,7 @@ from agents._approval import ApprovalRequest, Decision
 from agents._waits import RunWaits, run_waits
 from agents.effects import EffectSite, JournaledEffects
 from agents.errors import RunError
+from agents.executor import cited_ids
 from memory import Journal
 from memory.journal import RunStatus
 from orchestrator._durable import hold_lease
@@ -415,14 +416,22 @@ def repair_tail(out: Path) -> None:
 
 
 def record(task: BatchTask, report: AgentReport) -> dict[str, Any]:
-    """The output line of `task` (a JSON object), from its report."""
-    return {
+    """The output line of `task` (a JSON object), from its report: `sources` are the gathered
+    sources its answer cites, `searched` the others it gathered, and `reason` why it is not
+    done (the last problem noted), when it is not."""
+    gathered = list(dict.fromkeys(e.source for e in report.evidence))
+    cited = cited_ids(report.answer) if report.status == "done" else set[str]()
+    line: dict[str, Any] = {
         "id": task.key(),
         "goal": task.goal,
         "status": report.status,
         "answer": report.answer,
-        "sources": list(dict.fromkeys(e.source for e in report.evidence)),
+        "sources": [g for g in gathered if g in cited],
+        "searched": [g for g in gathered if g not in cited],
         "stop_reason": report.stop_reason,
         "steps": report.steps,
         "usage": report.usage.model_dump(),
     }
+    if report.status != "done":
+        line["reason"] = report.notes[-1] if report.notes else report.stop_reason
+    return line

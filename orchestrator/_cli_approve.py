@@ -115,12 +115,12 @@ def paused(result: RunResult) -> int:
     return EXIT_PAUSED
 
 
-def report_or_pause(report: ResearchReport, write: Callable[[ResearchReport], None]) -> int:
-    """Write the report of a finished run; for a paused one, say what waits (exit status 3)."""
+def report_or_pause(report: ResearchReport, write: Callable[[ResearchReport], int]) -> int:
+    """Write the report of a finished run (`write` gives the exit status); for a paused one,
+    say what waits (exit status 3)."""
     if report.result.status == "paused":
         return paused(report.result)
-    write(report)
-    return 0
+    return write(report)
 
 
 async def approvals(args: argparse.Namespace) -> int:

@@ -61,8 +61,10 @@ class Orchestrator(Configured):
         acceptance: A check every sub-agent's final answer must pass.
         effects: The effect boundary (live by default).
         keep_events: Keep every event in `RunResult.events`.
-        on_plan_failure: "raise" a `PlanError` when no valid plan can be made, or run the goal
-            as a "single" subtask (noted in `RunResult.notes`).
+        on_plan_failure: When no valid plan can be made: "fail" ends the run "failed" with the
+            planner's problems as its reason, "single" runs the goal as one subtask (noted in
+            `RunResult.notes`). Either way `run()` and `stream()` return; they never raise for a
+            run's own failure.
         compactor: Keeps every sub-agent's history under a token budget.
         facts: Long-term facts; those of `scope` are read once at the start of each run and shown
             to the planner and every sub-agent (once per run, so prompt prefixes stay stable), and
@@ -113,7 +115,7 @@ class Orchestrator(Configured):
         acceptance: AcceptanceCheck | None = None,
         effects: Effects | None = None,
         keep_events: bool = True,
-        on_plan_failure: Literal["raise", "single"] = "raise",
+        on_plan_failure: Literal["fail", "single"] = "fail",
         compactor: Compactor | None = None,
         facts: FactStore | None = None,
         scope: str = "default",
@@ -212,7 +214,6 @@ class Orchestrator(Configured):
 
         Raises:
             ConfigurationError: The goal is blank, or not valid UTF-8 text.
-            PlanError: The planner could not produce a valid plan.
         """
         return await drain(self.stream(goal, run_id=run_id))
 
@@ -267,7 +268,6 @@ class Orchestrator(Configured):
         Raises:
             ConfigurationError: The orchestrator has no journal.
             JournalError: The run is unknown.
-            PlanError: The recorded run ended with it, and so does its replay.
         """
         stream = self.stream_replay(run_id)
         try:

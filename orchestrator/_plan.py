@@ -15,6 +15,7 @@ from typing import Any, TypeGuard
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.effects import RESERVED_AGENTS
+from agents.executor import strip_markers
 from memory import ToolCall
 
 __all__ = ["Plan", "PlanDiff", "PlanDraft", "PlannedCall", "Subtask", "SubtaskDraft"]
@@ -183,15 +184,16 @@ def build_plan(
     draft: PlanDraft, *, version: int, keep: Iterable[Subtask] = (), calls: bool = True
 ) -> Plan:
     """A plan from the kept subtasks and a draft's subtasks (raises pydantic errors on bad ids);
-    without `calls` a subtask's written-out tool call is left out (it was not offered)."""
+    without `calls` a subtask's written-out tool call is left out (it was not offered). paor's
+    own markers (`[OBSERVE]` lines, status labels) are taken out of what the model wrote."""
     added = tuple(
         Subtask(
             id=d.id.strip(),
-            goal=d.goal.strip(),
+            goal=strip_markers(d.goal).strip() or d.goal.strip(),
             depends_on=tuple(dict.fromkeys(x.strip() for x in d.depends_on)),
             tools=tuple(dict.fromkeys(d.tools)),
-            acceptance=d.acceptance,
-            expected_output=d.expected_output,
+            acceptance=strip_markers(d.acceptance),
+            expected_output=strip_markers(d.expected_output),
             call=None
             if d.call is None or not calls
             else PlannedCall(

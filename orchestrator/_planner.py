@@ -23,6 +23,7 @@ from agents._streaming import TextSink, streaming
 from agents._tracing import logger
 from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
 from agents.errors import MalformedResponse, ModelError, PlanError, ReplayedCancellation
+from agents.executor import Parrot, unusable_answer
 from agents.models import ModelRequest, ModelResponse, OutputSchema
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._plan import (
@@ -35,9 +36,17 @@ from orchestrator._plan import (
     problems,
     salvage,
 )
+from orchestrator._plan_checks import anchored, first_plan_repairs, goal_problems, subtask_ids
 from orchestrator._plan_stream import SubtaskScanner
 
-__all__ = ["PLANNER_INSTRUCTIONS", "SYNTHESIS_INSTRUCTIONS", "Planner", "Question", "ReplanDraft"]
+__all__ = [
+    "PLANNER_INSTRUCTIONS",
+    "SYNTHESIS_INSTRUCTIONS",
+    "Planner",
+    "Question",
+    "ReplanDraft",
+    "Synthesis",
+]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -58,6 +67,15 @@ _log = logger("paor.planner")
 _LIVE = ("pending", "running")
 _MIN_GOAL_WORDS = 3
 _PROBLEM_CHARS = 300
+_SYNTHESIS_TRIES = 2  # the answer, and once more with the reason it was not accepted
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesis:
+    """The run's final answer, and why it is not the model's when it is not."""
+
+    answer: str
+    problem: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +139,8 @@ class Planner:
     ask_goal: bool = False
     calls: dict[str, str] | None = None
     _addresses: Addresses = field(init=False)
+    _parrot: Parrot | None = field(default=None, init=False)
+    notes: list[str] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self._addresses = Addresses(run_id=self.run_id, agent_id=PLANNER_AGENT)
@@ -148,7 +168,7 @@ class Planner:
         if may_ask:
             prompt += f"\n\n{_MAY_ASK}"
 
-        def build(text: str) -> Plan | Question | list[str]:
+        def build(text: str, last: bool) -> Plan | Question | list[str]:
             draft = _parse(text, schema)
             if isinstance(draft, list):
                 return draft
@@ -156,8 +176,17 @@ class Planner:
                 return Question(" ".join(draft.question.split())[:500])
             if self.ask_goal:
                 draft = _asking(draft, goal, self.max_subtasks)
+            draft, repairs = first_plan_repairs(draft, self.tools)
             offered = self.calls is not None
-            return self._checked(lambda: build_plan(draft, version=1, calls=offered), reserved=())
+            checked = self._checked(
+                lambda: build_plan(draft, version=1, calls=offered), reserved=()
+            )
+            if isinstance(checked, list):
+                return checked
+            worded = self._worded(checked, goal, last=last)
+            if not isinstance(worded, list):
+                self.notes += [f"plan v1: {r}" for r in repairs]
+            return worded
 
         early = None if on_subtask is None else self._early(on_subtask)
         return await self._structured(prompt, "plan", schema, build, on_text=early)
@@ -179,7 +208,7 @@ class Planner:
                     functools.partial(build_plan, alone, version=1, calls=self.calls is not None),
                     reserved=seen,
                 )
-                if isinstance(checked, Plan):
+                if isinstance(checked, Plan) and not goal_problems(checked, tools=self.tools):
                     (sub,) = checked.subtasks
                     seen.add(sub.id)
                     on_subtask(sub)
@@ -227,7 +256,7 @@ class Planner:
         remaining = {i for i, st in status.items() if st in _LIVE}
         taken = set(reserved) | set(plan.ids)
 
-        def build(text: str) -> tuple[Plan, set[str]] | list[str]:
+        def build(text: str, last: bool) -> tuple[Plan, set[str]] | list[str]:
             draft = _parse(text, ReplanDraft)
             if isinstance(draft, list):
                 return draft
@@ -256,7 +285,11 @@ class Planner:
                 ),
                 reserved=reserved,
             )
-            return checked if isinstance(checked, list) else (checked, remove)
+            if isinstance(checked, list):
+                return checked
+            added = {sub.id for sub in add.subtasks}
+            worded = self._worded(checked, goal, last=last, only=added)
+            return worded if isinstance(worded, list) else (worded, remove)
 
         return await self._structured(
             prompt, "replan", ReplanDraft, build, removable=sorted(removable)
@@ -270,9 +303,13 @@ class Planner:
         *,
         known: str = "",
         on_text: TextSink | None = None,
-    ) -> str:
-        """The final answer from the reports; never raises (falls back to joining the results).
-        With `on_text`, its text goes there as the model writes it (see `agents._streaming`)."""
+    ) -> Synthesis:
+        """The final answer from the reports; never raises. An answer that fails the answer check
+        (`agents._answers`: paor's own text or layout, a copy of the goal or the prompt, a raw
+        call, nothing) is sent back once with the reason; if the second is no better, or the
+        model fails, the answer is the results joined as they were reported, and `problem` says
+        why. With `on_text`, its text goes there as the model writes it (see `agents._streaming`).
+        """
         body = "\n\n".join(_report_text(r) for r in reports) or "(no results)"
         prompt = f"{_goal(goal, known)}\n\nResults from the agents:\n\n{body}"
         if note:
@@ -281,19 +318,40 @@ class Planner:
             SystemMessage(content=self.synthesis_instructions),
             UserMessage(content=prompt),
         ]
-        try:
-            request = ModelRequest(messages=tuple(messages), purpose="synthesis")
-            response = await self._ask(request, on_text)
-        except (ModelError, TimeoutError):
-            return _joined(reports, note)
-        return (response.message.content or "").strip() or _joined(reports, note)
+        problem = ""
+        for attempt in range(_SYNTHESIS_TRIES):
+            try:
+                request = ModelRequest(messages=tuple(messages), purpose="synthesis")
+                response = await self._ask(request, _restarted(on_text) if attempt else on_text)
+            except (ModelError, TimeoutError) as exc:
+                problem = f"the synthesis failed ({str(exc) or 'the deadline was reached'})"
+                break
+            answer = (response.message.content or "").strip()
+            problem = self._unusable(goal, answer) or ""
+            if not problem:
+                return Synthesis(answer=answer)
+            _log.warning("synthesis_rejected", problem=problem)
+            messages += [
+                AssistantMessage(content=answer or "(empty)"),
+                UserMessage(content=f"Your answer was not accepted: {problem}. Write it again."),
+            ]
+        why = f"{problem}; the answer is the agents' results as they reported them"
+        return Synthesis(answer=_joined(reports, note), problem=why)
+
+    def _unusable(self, goal: str, answer: str) -> str | None:
+        """Why a synthesis is no answer (the executor's check, with the planner's prompts)."""
+        if self._parrot is None:
+            told = [self.instructions, self.synthesis_instructions, *self.tools.values()]
+            self._parrot = Parrot(told)
+        names = (*self.tools, "report_issue", "ask_user")
+        return unusable_answer(answer, parrot=self._parrot, tools=names, task=goal)
 
     async def _structured(
         self,
         prompt: str,
         name: Literal["plan", "replan"],
         schema: type[BaseModel],
-        build: Callable[[str], T | list[str]],
+        build: Callable[[str, bool], T | list[str]],
         *,
         removable: Sequence[str] = (),
         on_text: TextSink | None = None,
@@ -302,7 +360,7 @@ class Planner:
         messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
         output = OutputSchema(name=name, schema_=self._schema(schema, removable))
         found: list[str] = []
-        for _attempt in range(self.max_repairs + 1):
+        for attempt in range(self.max_repairs + 1):
             try:
                 response = await self._ask(
                     ModelRequest(messages=tuple(messages), output=output, purpose=name), on_text
@@ -315,7 +373,7 @@ class Planner:
                 raise PlanError(
                     f"the planner model failed: {str(exc) or 'the deadline was reached'}"
                 ) from exc
-            result = build(text)
+            result = build(text, attempt == self.max_repairs)
             if not isinstance(result, list):
                 return result
             # Problems quote the model's own ids and names: cap them, a tiny model writes kilobytes.
@@ -351,6 +409,28 @@ class Planner:
             else:
                 defs["CallDraft"]["properties"]["tool"] = {"enum": names}
         return json_schema
+
+    def _worded(
+        self, plan: Plan, goal: str, *, last: bool, only: Collection[str] | None = None
+    ) -> Plan | list[str]:
+        """The plan if its subtask goals stand alone (`orchestrator._plan_checks`); else the
+        problems, for the planner to repair, or on the last attempt the plan repaired here."""
+        found = goal_problems(plan, tools=self.tools, only=only)
+        if not found:
+            return plan
+        if not last:
+            return found
+        ids = subtask_ids(found, plan)
+        self.notes.append(
+            f"plan v{plan.version}: the run's goal was added to {', '.join(sorted(ids))}, whose "
+            "goals did not stand alone"
+        )
+        return anchored(plan, goal, ids)
+
+    def take_notes(self) -> list[str]:
+        """What the planner repaired itself since the last call (for the run's notes)."""
+        notes, self.notes = self.notes, []
+        return notes
 
     def _checked(self, make: Callable[[], Plan], *, reserved: Collection[str]) -> Plan | list[str]:
         try:
@@ -495,6 +575,20 @@ def _joined(reports: Sequence[AgentReport], note: str | None) -> str:
     parts = [f"{head}Results gathered by the agents:"]
     parts += [_report_text(r) for r in reports]
     return "\n\n".join(parts) if reports else f"{head}No results were gathered."
+
+
+def _restarted(sink: TextSink | None) -> TextSink | None:
+    """`sink` for a second reply: its first piece replaces what the first reply streamed."""
+    if sink is None:
+        return None
+    first = True
+
+    async def send(text: str, restart: bool) -> None:
+        nonlocal first
+        restart, first = restart or first, False
+        await sink(text, restart)
+
+    return send
 
 
 def _feedback(feedback: str) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "Backend",
     "ResearchReport",
     "clean_citations",
+    "grounding",
     "render_report",
     "research",
     "research_executor",
@@ -232,13 +233,28 @@ def research_executor(
     tools: Sequence[Tool] = (),
     approve: Approve | None = None,
     approver: Approver | None = None,
+    grounded: bool = True,
 ) -> Executor:
     """The sub-agent `batch` runs on each task: the research agent's prompt over the corpus's
     tools and `tools` (the same one must resume a recorded batch); with `approve`, the calls
-    of tools that change something wait for `approver`."""
+    of tools that change something wait for `approver`. `grounded` (the default) gives it what
+    a research agent has (see `grounding`)."""
     menu = with_approval([*research_tools(corpus), *tools], approve)
     chosen = approver if approve is not None else None
-    return Executor(model, menu, instructions=RESEARCH_AGENT, limits=limits, approver=chosen)
+    return Executor(
+        model, menu, instructions=RESEARCH_AGENT, limits=limits, approver=chosen,
+        **grounding(grounded),
+    )  # fmt: skip
+
+
+def grounding(grounded: bool) -> dict[str, Any]:
+    """The executor options that make an answer rest on the corpus: research's first search for
+    the task, the sources gathered so far named in each request, and an answer that must cite
+    one of them (`cites_evidence`; else it is sent back, then `partial`). Not `grounded`: the
+    caller said answers need not rest on the corpus, so none of that, and no evidence rule."""
+    if not grounded:
+        return {"require_evidence": False}
+    return {"first_look": RESEARCH_FIRST_LOOK, "acceptance": cites_evidence, "cite": True}
 
 
 def render_report(

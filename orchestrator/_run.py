@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
+from typing import Literal
 
 import anyio
 import anyio.abc
@@ -67,6 +68,7 @@ from orchestrator._state import (
 __all__ = ["RunLoop"]
 
 _log = logger("paor.run")
+_Ended = Literal["complete", "incomplete", "failed"]
 _HALT = "!halt"  # never a subtask id: "!" is not allowed in one
 
 
@@ -117,7 +119,9 @@ class RunLoop:
     stream_plans: bool = False
 
     async def execute(self, s: RunState) -> RunResult:
-        """Run to the end and return the result; raises `PlanError` if no plan could be made."""
+        """Run to the end and return the result (a run that could make no plan ends "failed",
+        saying why: the loop raises for a broken journal or a replay's drift, never for the
+        run's own failure)."""
         step: _Step = _MakePlan()
         # The completion channel lives exactly as long as the sub-agents that send on it.
         with self.deps.done_send, self.deps.done_receive:
@@ -186,18 +190,11 @@ class RunLoop:
                 s.adopt(plan)
                 await self._emit(s, PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
                 return _Schedule()
-            await self._emit(
-                s,
-                RunFinished(
-                    run_id=s.run_id,
-                    step=s.step,
-                    status="failed",
-                    reason=str(exc),
-                    usage=s.budget.used,
-                ),
-            )
-            raise
+            s.unplanned = str(exc)
+            _log.warning("plan_failed", error=s.unplanned)
+            return _Finish()
         s.adopt(plan)
+        s.notes += self.deps.planner.take_notes()
         _log.info("plan_created", version=plan.version, subtasks=len(plan.subtasks))
         await self._emit(s, PlanCreated(run_id=s.run_id, step=s.step, plan=plan))
         await self._keep_early(s)
@@ -402,6 +399,7 @@ class RunLoop:
         cancelled = await self._apply_removals(s, removed, plan.version)
         added = tuple(i for i in plan.ids if i not in s.records)
         s.adopt(plan)
+        s.notes += self.deps.planner.take_notes()
         diff = PlanDiff(
             version=plan.version,
             trigger=trigger,
@@ -507,6 +505,8 @@ class RunLoop:
                     events=self._emit_agent(s, record),
                     stop=record.stop,
                     allowed_tools=sub.tools or None,
+                    # The plan named the tools this subtask needs: its answer must use them.
+                    require_evidence=bool(sub.tools),
                     call=None
                     if sub.call is None
                     else sub.call.call(f"{sub.id}-call", s.answers(sub.depends_on)),
@@ -525,16 +525,35 @@ class RunLoop:
         self.deps.done_send.send_nowait(Completion(sub.id, report, source=record))  # unbounded
 
     async def _finish(self, s: RunState) -> RunResult:
+        if s.unplanned is not None:
+            return await self._ended(s, status="failed", answer="", note=s.unplanned, reports=[])
         reports = [r.report for r in s.records.values() if r.report is not None]
         usable = [r for r in reports if r.status in FINISHED or r.evidence]
         note = s.incompleteness()
         used = {"paor.synthesis.subtask_ids": tuple(r.agent_id for r in usable)}
         with telemetry.span("paor.synthesis", {**_span_ids(s), **used}):
             on_text = partial(self._synthesis_delta, s) if wants_text() else None
-            answer = await self.deps.planner.synthesise(
+            synthesis = await self.deps.planner.synthesise(
                 s.goal, usable, note, known=s.known, on_text=on_text
             )
-        status = "failed" if not (usable or s.halted) else ("incomplete" if note else "complete")
+        answer = synthesis.answer
+        if synthesis.problem:
+            s.notes.append(synthesis.problem)
+            note = f"{note}; {synthesis.problem}" if note else synthesis.problem
+        status: _Ended = (
+            "failed" if not (usable or s.halted) else ("incomplete" if note else "complete")
+        )
+        return await self._ended(s, status=status, answer=answer, note=note, reports=reports)
+
+    async def _ended(
+        self,
+        s: RunState,
+        *,
+        status: _Ended,
+        answer: str,
+        note: str | None,
+        reports: list[AgentReport],
+    ) -> RunResult:
         await self._emit(
             s,
             RunFinished(

@@ -63,7 +63,8 @@ class RunResult(BaseModel):
     Attributes:
         run_id: The run.
         goal: The goal it was given.
-        answer: The synthesised answer (never empty, but for a paused run).
+        answer: The synthesised answer (empty only for a paused run, or one that could make no
+            plan).
         status: complete; incomplete (a budget ran out, subtasks failed or the caller cancelled
             the run: `reason` says which); failed (nothing usable was gathered); paused (it
             waits for people's decisions: `waiting`; `Orchestrator.resume` continues it).
@@ -202,6 +203,7 @@ class RunState:
     exhausted: str | None = None
     halt_asked: str | None = None
     halted: str | None = None
+    unplanned: str | None = None  # why no plan could be made: the run ends failed, with it
 
     def cancel_subtask(self, subtask_id: str) -> bool:
         """Stop one running or pending subtask (the caller's request); whether it was live."""

@@ -4,7 +4,9 @@ and `replay`, and `worker` (serves runs from a Temporal server).
 With no endpoint configured (no `--base-url`, `OPENAI_BASE_URL` or `OPENAI_API_KEY`), paor starts
 the embedded local model for the duration of the command. Errors a user can fix (a missing folder,
 a malformed task line, an unreachable endpoint, an unknown or locked run) end with a one-line
-message and exit status 2. `replay` exits with status 1 when the replay drifts.
+message and exit status 2. A run that ends "failed" (no plan could be made, nothing usable was
+gathered) writes its report all the same and exits with status 1; so does a batch any of whose
+goals failed, and a replay that drifts.
 
 `research` and `batch` journal their runs (`$PAOR_HOME/journal.db`, or `--journal PATH`; not with
 `--no-journal`): a research run is stored with its `ResearchSpec`, so that `paor resume RUN_ID` can
@@ -100,6 +102,7 @@ from orchestrator._research import (
 __all__ = ["main"]
 
 EXIT_DRIFT = 1
+EXIT_FAILED = 1  # the run ended "failed": nothing usable was gathered, or no plan could be made
 EXIT_INTERRUPTED = 130
 
 
@@ -177,6 +180,12 @@ def _parser() -> argparse.ArgumentParser:
     bt.add_argument("--out", type=Path, required=True)
     bt.add_argument("--concurrency", type=positive(int), default=4)
     bt.add_argument("--docs", type=Path, help="corpus folder for the agents' search tools")
+    bt.add_argument(
+        "--ungrounded",
+        action="store_true",
+        help="let agents answer without searching or citing the corpus (by default each starts "
+        "from a search for its goal, and an answer that cites nothing it found is not done)",
+    )
     bt.add_argument(
         "--temporal",
         metavar="HOST:PORT",
@@ -384,7 +393,9 @@ async def _on_temporal(args: argparse.Namespace) -> int:
             if args.approve is not None:
                 raise ConfigurationError("--approve is not available for batch on Temporal yet")
             steps = agents.AgentLimits(max_steps=args.max_steps)
-            say((await temporal.batch(args, _batch_tasks(args), steps)).line())
+            summary = await temporal.batch(args, _batch_tasks(args), steps)
+            say(summary.line())
+            return EXIT_FAILED if summary.statuses["failed"] else 0
         case "resume":
             return await temporal.resume(args, _write_report)
         case "runs":
@@ -398,10 +409,13 @@ async def _on_temporal(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_report(out: Path, report: ResearchReport) -> None:
+def _write_report(out: Path, report: ResearchReport) -> int:
+    """Write the report; the exit status: 0, or `EXIT_FAILED` for a failed run (its report,
+    which says why, is written all the same)."""
     write_atomically(out, clean(report.markdown))
     result = report.result
     say(f"wrote {out}: {result.status}" + (f" ({result.reason})" if result.reason else ""))
+    return EXIT_FAILED if result.status == "failed" else 0
 
 
 async def _approve(args: argparse.Namespace) -> int:
@@ -496,7 +510,7 @@ async def _batch(args: argparse.Namespace) -> int:
     ):
         executor = research_executor(
             model, corpus, limits=limits.agent, tools=tools, approve=args.approve,
-            approver=approver,
+            approver=approver, grounded=not args.ungrounded,
         )  # fmt: skip
         summary = await run_batch(
             tasks,
@@ -508,7 +522,9 @@ async def _batch(args: argparse.Namespace) -> int:
             journal=journal,
         )
     say(summary.line())
-    return batch_paused(summary.waiting, args) if summary.waiting else 0
+    if summary.waiting:
+        return batch_paused(summary.waiting, args)
+    return EXIT_FAILED if summary.statuses["failed"] else 0
 
 
 async def _worker(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 from agents import Tool, tool
+from agents._own_text import own_text
 from agents.models import ModelRequest
 from agents.testing import call
 from memory import Journal
@@ -33,7 +34,8 @@ class _EchoTeam(Team):
     async def _decide(self, request: ModelRequest) -> Any:
         if request.output is None and request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
             self.asked[WRITER].append(request)
-            return opening(request)
+            # Every result, without the prompt's layout (a copy of that is refused as paor's own).
+            return "\n".join(line for line in opening(request).splitlines() if not own_text(line))
         return await super()._decide(request)
 
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from agents._answers import Parrot, unusable_answer
+from agents import AgentLimits, Executor, tool
+from agents._own_text import own_text
+from agents.executor import Parrot, unusable_answer
+from agents.models import ModelRequest
+from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply, subtask
+from orchestrator import Orchestrator
 
 PROMPT = (
     "You research one question in a document collection. Use search_docs to find passages and "
@@ -59,3 +66,136 @@ def test_a_parrot_needs_a_phrase_not_a_shared_word() -> None:
     assert parrot.copied("so: one question in a document collection, then") == (
         "one question in a document collection"
     )
+
+
+# --- paor's own text, copies of the task, calls of any name -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "You already called search_docs with these same arguments. Change approach, or give your "
+        "final answer now.",
+        "Incomplete: stopped early (acceptance: no usable answer).",
+        "Nothing usable was gathered.",
+        "[brackets]Lyon - Lisbon, 89 EUR, LX101",
+        "## find_is_and_eq (done)\nTask: what is `is`\nExpected output: is is equal to equals",
+        "**lookup (partial)**\nthe value of x",
+        '[OBSERVE] search_docs("refund") ok 12ms\nThe refund window is 30 days.',
+        "Results gathered by the agents:\n\n## a (done)\nx",
+    ],
+)
+def test_paors_own_text_is_never_an_answer(answer: str) -> None:
+    """Warnings, status lines, the synthesis layout and markers are refused as paor's own text."""
+    found = unusable_answer(answer)
+    assert found is not None
+    assert "paor's own text" in found
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"name": "is", "arguments": "[python/binary, python/comparisons]"}',
+        '{"name": "invalidates", "reason": "the premise is wrong"}',
+        '```json\n[{"tool": "weather", "args": {"city": "Lyon"}}]\n```',
+    ],
+)
+def test_a_call_of_any_name_written_as_json_is_refused(answer: str) -> None:
+    """A JSON object shaped like a call or a signal is no answer, whatever name it gives."""
+    found = unusable_answer(answer, tools={"search_docs"})
+    assert found is not None
+    assert "tool call" in found
+
+
+@pytest.mark.parametrize(
+    ("task", "answer"),
+    [
+        (
+            "Find hotels in Lyon under 120 EUR a night.",
+            "Find hotels in Lyon under 120 EUR a night.",
+        ),
+        (
+            "How many working days of leave do staff get?",
+            "how many working days of leave do staff get",
+        ),
+        (
+            "Find the flight from Lyon to Lisbon.\nExpected output: flight number and price",
+            "Flight number and price.",
+        ),
+    ],
+)
+def test_a_copy_of_the_task_is_refused(task: str, answer: str) -> None:
+    """An answer that only restates the task (or a line of it) is sent back."""
+    found = unusable_answer(answer, task=task)
+    assert found is not None
+    assert "restates the task" in found
+
+
+@pytest.mark.parametrize(
+    ("task", "answer"),
+    [
+        ("Which is drier this weekend, Lyon or Turin?", "Turin"),
+        ("Which is drier this weekend, Lyon or Turin?", "Lyon is drier this weekend"),
+        ("Is the refund window 30 days?", "The refund window is 30 days"),
+        ("Is Lyon in France?", "Lyon is in France"),
+        ("Delete the draft.", "Done."),
+    ],
+)
+def test_an_answer_that_echoes_the_task_words_is_still_an_answer(task: str, answer: str) -> None:
+    """Choosing between options the task names, or confirming it, is not copying it."""
+    assert unusable_answer(answer, task=task) is None
+
+
+async def _said_by_paor() -> list[str]:
+    """Every message the executor says to a model that loops, guesses and gives up."""
+
+    @tool
+    async def search(query: str) -> str:
+        """Search.
+
+        Args:
+            query: What to look for.
+        """
+        return "nothing new"
+
+    again = call("search", query="x")
+    model = ScriptedModel([again, again, reply("<your answer>"), again, again, reply("x")])
+    report = await Executor(model, [search], limits=AgentLimits(max_steps=5)).run("Find x.")
+    said = [
+        m.content or ""
+        for request in model.requests
+        for m in request.messages
+        if m.role == "user" and not (m.content or "").startswith("Task:")
+    ]
+    return [*dict.fromkeys(said), report.answer]
+
+
+@pytest.mark.anyio
+async def test_every_message_paor_says_is_caught_as_its_own_text() -> None:
+    """What the executor really says (loop warning, refusal, stop, digest) is refused as an answer:
+    the phrase list cannot drift from the messages."""
+    said = await _said_by_paor()
+    assert len(said) >= 4, said
+    for text in said:
+        assert own_text(text), f"not recognised as paor's own text: {text!r}"
+        assert unusable_answer(text) is not None
+
+
+@pytest.mark.anyio
+async def test_the_synthesis_prompt_and_fallback_are_caught_as_paors_own_text() -> None:
+    """The synthesis prompt's layout, and the fallback answer joining the results, are refused."""
+    prompts: list[str] = []
+
+    def decide(request: ModelRequest) -> Turn:
+        if request.purpose == "plan":
+            return reply(json.dumps({"subtasks": [subtask("a", "Find the capital of France.")]}))
+        if request.purpose == "synthesis":
+            prompts.append(request.messages[-1].content or "")
+            return reply(prompts[-1])  # the prompt copied back, twice
+        return reply("Paris.")
+
+    result = await Orchestrator(FunctionModel(decide)).run("What is the capital of France?")
+    assert len(prompts) == 2
+    assert unusable_answer(prompts[0]) is not None
+    assert result.status == "incomplete"
+    assert unusable_answer(result.answer) is not None  # the fallback: paor's, and labelled so

@@ -55,7 +55,9 @@ def tool_texts(model: ScriptedModel) -> list[str]:
 async def run_one(bank: Bank, decide: Any, *, amount: int = 500, **options: Any) -> ScriptedModel:
     model = ScriptedModel([call("transfer", amount=amount), reply("done [transfer]")])
     with anyio.fail_after(GUARD_S):
-        await Executor(model, [options.pop("with_tool", bank.transfer)], approver=decide).run("pay")
+        tools = [options.pop("with_tool", bank.transfer)]
+        # A refused or cut payment backs no answer: these tests pin the approvals, not the rule.
+        await Executor(model, tools, approver=decide, require_evidence=False).run("pay")
     return model
 
 

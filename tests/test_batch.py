@@ -151,9 +151,16 @@ def test_finished_ids_tolerates_a_torn_last_line_and_foreign_lines(tmp_path: Pat
 
 
 async def test_run_batch_appends_one_record_per_task(tmp_path: Path) -> None:
-    """Each finished task is appended as a record of its result, sources and usage, and reported."""
+    """Each finished task is appended as a record of its result, the sources its answer cites
+    (the others it gathered under "searched") and usage, and reported; a task answered from
+    nothing is partial, with the reason."""
     model = ScriptedModel(
-        [call("search_docs", query="generator yield"), reply("It pauses [py/generators]."), "B"]
+        [
+            call("search_docs", query="generator yield"),
+            reply("It pauses [py/generators]."),
+            "B",
+            "B",
+        ]
     )
     seen: list[tuple[str, AgentReport]] = []
     out = tmp_path / "results.jsonl"
@@ -168,9 +175,11 @@ async def test_run_batch_appends_one_record_per_task(tmp_path: Path) -> None:
     )
 
     model.assert_complete()
-    assert asked_goals(model.requests) == ["Goal a", "Goal a", "Goal b"]
+    assert asked_goals(model.requests) == ["Goal a", "Goal a", "Goal b", "Goal b"]
     first, second = out.read_text(encoding="utf-8").splitlines()
-    assert json.loads(first) == {
+    a = json.loads(first)
+    assert "py/generators" not in a.pop("searched")
+    assert a == {
         "id": "a",
         "goal": "Goal a",
         "status": "done",
@@ -186,9 +195,11 @@ async def test_run_batch_appends_one_record_per_task(tmp_path: Path) -> None:
             "tool_calls": 1,
         },
     }
-    assert json.loads(second)["answer"] == "B"
-    assert [(key, report.status) for key, report in seen] == [("a", "done"), ("b", "done")]
-    assert summary == BatchSummary(statuses=Counter(done=2), skipped=0, tokens=45)
+    b = json.loads(second)
+    assert (b["status"], b["answer"], b["sources"]) == ("partial", "B", [])
+    assert "no tool result backs your answer" in b["reason"]
+    assert [(key, report.status) for key, report in seen] == [("a", "done"), ("b", "partial")]
+    assert summary == BatchSummary(statuses=Counter(done=1, partial=1), skipped=0, tokens=60)
 
 
 async def test_run_batch_skips_ids_already_in_the_output(tmp_path: Path) -> None:

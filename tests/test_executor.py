@@ -225,7 +225,7 @@ async def test_oversize_arguments_are_refused_and_never_re_sent() -> None:
     keeps a short note in their place, so no later request carries them."""
     huge = "x" * 1_000_000
     model = ScriptedModel([call("search", query=huge), reply("done")])
-    report = await Executor(model, tools=[search]).run("t")
+    report = await Executor(model, tools=[search], require_evidence=False).run("t")
     assert report.status == "done"
     assert report.evidence == ()
     later = model.requests[1]
@@ -536,14 +536,15 @@ async def test_report_issue_invalidates() -> None:
 async def test_signals_can_be_turned_off() -> None:
     """With signals=False the model is not offered report_issue."""
     model = ScriptedModel([reply("ok")])
-    await Executor(model, tools=[search], signals=False).run("t")
+    await Executor(model, tools=[search], signals=False, require_evidence=False).run("t")
     assert _tool_names(model.requests[0]) == ["search"]
 
 
 async def test_allowed_tools_restrict_the_menu() -> None:
     """allowed_tools hides other tools from the model and refuses calls to them."""
     model = ScriptedModel([call("search", query="a"), reply("ok")])
-    await Executor(model, tools=[search, lookup], allowed_tools=["lookup"]).run("t")
+    executor = Executor(model, [search, lookup], allowed_tools=["lookup"], require_evidence=False)
+    await executor.run("t")
     assert _tool_names(model.requests[0]) == ["lookup", "report_issue"]
     [result] = _results(model.requests[1]).values()
     assert result.content == "Unknown tool 'search'. Valid tools: lookup."
@@ -568,7 +569,8 @@ async def test_events_arrive_in_order_and_the_breaker_takes_a_tool_off_the_menu(
     )
     sink = _Sink()
     toolbox = Toolbox([flaky, search], breaker_threshold=1)
-    report = await Executor(model, tools=toolbox).run("t", events=sink, run_id="r1", agent_id="a1")
+    executor = Executor(model, tools=toolbox, require_evidence=False)
+    report = await executor.run("t", events=sink, run_id="r1", agent_id="a1")
     assert sink.types == [
         "model_called",
         "tool_called",
@@ -678,19 +680,20 @@ async def test_a_stop_set_before_the_run_stops_it_at_the_first_step() -> None:
 
 async def test_a_placeholder_answer_is_sent_back_and_the_model_asked_again() -> None:
     """A final answer that is a placeholder is refused like a failed acceptance check."""
-    model = ScriptedModel([reply("<your answer>"), reply("Forty-two.")])
+    model = ScriptedModel([call("search", query="x"), reply("<your answer>"), reply("Forty-two.")])
     report = await Executor(model, tools=[search]).run("What is the answer?")
     model.assert_complete()
     assert (report.status, report.answer) == ("done", "Forty-two.")
-    feedback = model.requests[1].messages[-1]
+    feedback = model.requests[2].messages[-1]
     assert isinstance(feedback, UserMessage)
     assert "placeholder '<your answer>'" in feedback.content
 
 
 async def test_an_answer_copying_the_instructions_never_survives_the_rejections() -> None:
-    """A model that keeps parroting its prompt ends partial with a digest of what it gathered."""
+    """A model that parrots its prompt twice (sent back once) ends partial with a digest of what
+    it gathered, whatever `max_rejections` allows an acceptance check."""
     parrot = reply(DEFAULT_INSTRUCTIONS.split(". ")[0] + ".")
-    model = ScriptedModel([call("search", query="x"), parrot, parrot, parrot])
+    model = ScriptedModel([call("search", query="x"), parrot, parrot])
     report = await Executor(model, tools=[search], max_rejections=2).run("Find x.")
     model.assert_complete()
     assert (report.status, report.stop_reason) == ("partial", "acceptance")
@@ -806,3 +809,80 @@ async def test_every_observation_starts_with_its_facts() -> None:
         "[OBSERVE] nope not run (unknown_tool)",
     ]
     assert not [m for m in model.requests[1].messages if m.role == "tool" and "s3cret" in m.content]
+
+
+# --- the evidence rule and paor's markers ------------------------------------------------------
+
+
+async def test_an_answer_resting_on_no_tool_result_is_sent_back_once_then_partial() -> None:
+    """An agent with tools that answers from nothing is asked once to check; then it is partial,
+    saying why, and never done."""
+    model = ScriptedModel([reply("255 working days."), reply("255 working days.")])
+    report = await Executor(model, tools=[search]).run("How many days of leave?")
+    model.assert_complete()
+    assert report.status == "partial"
+    assert report.stop_reason == "acceptance"
+    assert "no tool result backs your answer" in report.notes[-1]
+    assert "no tool result backs your answer" in (model.requests[1].messages[-1].content or "")
+
+
+async def test_an_answer_after_a_tool_result_is_done() -> None:
+    """The rule asks for a tool result, not a particular one: a search, then an answer, is done."""
+    model = ScriptedModel([call("search", query="leave"), reply("25 working days.")])
+    report = await Executor(model, tools=[search]).run("How many days of leave?")
+    assert (report.status, report.answer) == ("done", "25 working days.")
+
+
+@pytest.mark.parametrize(
+    ("require", "context", "status"),
+    [(None, "a said: Lyon.", "done"), (False, "", "done"), (True, "a said: Lyon.", "partial")],
+)
+async def test_the_evidence_rule_follows_its_setting(
+    require: bool | None, context: str, status: str
+) -> None:
+    """By default earlier results given with the task are enough; False never asks; True always."""
+    model = ScriptedModel([reply("Lyon."), reply("Lyon.")])
+    executor = Executor(model, tools=[search], require_evidence=require)
+    report = await executor.run("Which city?", context=context)
+    assert report.status == status
+
+
+async def test_an_agent_without_tools_may_answer_from_what_it_knows() -> None:
+    """No tools on the menu (none given, or none allowed): nothing to ground on, nothing asked."""
+    assert (await Executor(ScriptedModel([reply("4.")])).run("2 + 2?")).status == "done"
+    model = ScriptedModel([reply("4.")])
+    report = await Executor(model, tools=[search]).run("2 + 2?", allowed_tools=[])
+    assert report.status == "done"
+
+
+async def test_a_loop_warning_given_back_as_the_answer_is_never_done() -> None:
+    """A model that answers with paor's own warning ends partial, and the warning is not kept."""
+    warning = (
+        "You already called search with these same arguments. Change approach, or give your "
+        "final answer now."
+    )
+    model = ScriptedModel([call("search", query="x"), reply(warning), reply(warning)])
+    report = await Executor(model, tools=[search]).run("Find x.")
+    assert report.status == "partial"
+    assert "Change approach" not in report.answer
+
+
+async def test_paors_observe_line_is_taken_out_of_a_tool_argument() -> None:
+    """A query that pastes the [OBSERVE] line the model read reaches the tool without it."""
+    seen: list[str] = []
+
+    @tool
+    async def find(query: str) -> str:
+        """Find.
+
+        Args:
+            query: What to look for.
+        """
+        seen.append(query)
+        return "found"
+
+    pasted = '[OBSERVE] find("leave") ok 3ms\nparental leave weeks'
+    model = ScriptedModel([call("find", query=pasted), reply("20 weeks.")])
+    report = await Executor(model, tools=[find]).run("How long is parental leave?")
+    assert seen == ["parental leave weeks"]
+    assert report.status == "done"

@@ -15,6 +15,7 @@ import pytest
 
 import agents
 from agents import ConfigurationError, Tool, ToolContext, tool
+from agents._own_text import own_text
 from agents.errors import ModelRetryableError
 from agents.models import ModelRequest
 from agents.testing import ScriptedModel, call
@@ -46,13 +47,14 @@ LOOP_EVENTS = (
 
 
 class EchoTeam(Team):
-    """A team whose writer answers with everything it was given, so equal answers mean equal
+    """A team whose writer answers with every result it was given, so equal answers mean equal
     results from every sub-agent."""
 
     async def _decide(self, request: ModelRequest) -> Any:
         if request.output is None and request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
             self.asked[WRITER].append(request)
-            return opening(request)
+            # Every result, without the prompt's layout (a copy of that is refused as paor's own).
+            return "\n".join(line for line in opening(request).splitlines() if not own_text(line))
         return await super()._decide(request)
 
 

@@ -10,15 +10,15 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from agents.errors import ModelRequestError, PlanError
+from agents.errors import ModelRequestError
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, call
+from agents.testing import FunctionModel, Turn, call, reply
 from memory import AssistantMessage, UserMessage
 from orchestrator import Event, Limits, Orchestrator, Plan, Subtask
 from orchestrator._plan import problems, salvage
 from orchestrator.events import PlanCreated, Replanned, RunFinished
 from orchestrator.plans import PlanDraft, ReplanDraft, SubtaskDraft
-from tests._team import PLANNER, PlannerTurn, Team, lookup, opening, plan, script, sub
+from tests._team import PLANNER, WRITER, PlannerTurn, Team, lookup, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +49,16 @@ def feedback(request: ModelRequest) -> str:
             id="cycle",
         ),
         pytest.param(
-            plan(sub("a", "zzz")), "subtask a depends on unknown ids: zzz", Limits(), id="dangling"
+            plan(sub("a", goal="Look a fact up.")),
+            "subtask a's goal copies the description of the tool lookup",
+            Limits(),
+            id="tool-description",
+        ),
+        pytest.param(
+            plan(sub("a", goal="How and by when must it be claimed?")),
+            'subtask a\'s goal does not stand alone: "it" points to nothing in it',
+            Limits(),
+            id="dangling-pronoun",
         ),
         pytest.param(
             plan(sub("a"), sub("a")), "subtask ids must be unique and new: a", Limits(), id="dup"
@@ -115,50 +124,69 @@ async def test_invalid_plan_is_sent_back_for_repair(
 
 
 @pytest.mark.parametrize("repairs", [0, 2])
-async def test_plan_still_invalid_after_the_repairs_raises_plan_error(repairs: int) -> None:
-    """Past max_plan_repairs `run` raises PlanError saying what was wrong; no sub-agent runs."""
-    bad = plan(sub("a", "zzz"))
-    team = Team([bad] * (repairs + 1), {"a": script("A")})
+async def test_plan_still_invalid_after_the_repairs_ends_the_run_failed(repairs: int) -> None:
+    """Past max_plan_repairs the run returns "failed", saying what was wrong; it does not raise,
+    and no sub-agent runs."""
+    bad = plan(sub("a", "b"), sub("b", "a"))
+    team = Team([bad] * (repairs + 1), {"a": script("A"), "b": script("B")})
     orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=repairs))
-    with anyio.fail_after(GUARD_S), pytest.raises(PlanError) as caught:
-        await orch.run("goal")
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("goal")
 
-    assert str(caught.value) == (
-        f"no valid plan after {repairs + 1} attempts: subtask a depends on unknown ids: zzz"
+    assert (result.status, result.answer) == ("failed", "")
+    assert result.reason == (
+        f"no valid plan after {repairs + 1} attempts: dependencies form a cycle: a -> b -> a"
     )
     assert len(team.of(PLANNER)) == repairs + 1
     assert not team.of("a")
+    assert not team.of(WRITER)
     team.assert_clean()
 
 
-async def test_plan_error_ends_the_stream_with_a_failed_run() -> None:
-    """Streaming, a plan that cannot be made ends with RunFinished(failed), then PlanError."""
+async def test_a_plan_that_cannot_be_made_ends_the_stream_with_a_failed_run() -> None:
+    """Streaming, a plan that cannot be made ends with RunFinished(failed) and a failed result;
+    the stream never raises for it."""
     team = Team([plan(), plan()], {})
     orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=1))
     seen: list[Event] = []
 
-    async def consume() -> None:
+    with anyio.fail_after(GUARD_S):
         async with orch.stream("goal", run_id="r-1") as events:
             async for event in events:
                 seen.append(event)
-
-    with anyio.fail_after(GUARD_S), pytest.raises(PlanError, match="the plan has no subtasks"):
-        await consume()
     (finished,) = seen
     assert isinstance(finished, RunFinished)
     assert (finished.status, finished.run_id) == ("failed", "r-1")
     assert finished.reason is not None
     assert "no valid plan after 2 attempts" in finished.reason
+    assert "the plan has no subtasks" in finished.reason
     assert finished.usage.requests == 2
+    assert (events.result.status, events.result.reason) == ("failed", finished.reason)
 
 
-async def test_planner_model_failure_raises_plan_error() -> None:
-    """A planner model that fails outright is a PlanError at once, without repairs."""
+async def test_a_failing_planner_model_ends_the_run_failed_at_once() -> None:
+    """A planner model that fails outright ends the run failed at once, without repairs."""
     team = Team([ModelRequestError("401 unauthorized", status=401)], {})
-    with anyio.fail_after(GUARD_S), pytest.raises(PlanError) as caught:
-        await Orchestrator(team.model).run("goal")
-    assert str(caught.value) == "the planner model failed: 401 unauthorized"
-    assert isinstance(caught.value.__cause__, ModelRequestError)
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model).run("goal")
+    assert (result.status, result.reason) == (
+        "failed",
+        "the planner model failed: 401 unauthorized",
+    )
+    assert len(team.of(PLANNER)) == 1
+
+
+async def test_a_first_plan_depending_on_tools_is_repaired_and_says_so() -> None:
+    """Dependencies that name a tool or no subtask are dropped from a first plan (as a replan's
+    are), the run goes on, and its notes say what was dropped."""
+    team = Team(
+        [plan(sub("a", "lookup"), sub("b", "a", "zzz"))], {"a": script("A"), "b": script("B")}
+    )
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model, [lookup]).run("goal")
+    assert [s.depends_on for s in result.plans[0].subtasks] == [(), ("a",)]
+    assert "plan v1: dropped a's dependencies on lookup (tools, not subtasks)" in result.notes
+    assert "plan v1: dropped b's dependencies on zzz (no subtask)" in result.notes
     assert len(team.of(PLANNER)) == 1
 
 
@@ -451,3 +479,41 @@ async def test_a_plan_asking_the_goal_puts_it_first_and_drops_subtasks_that_ask_
         "What does a relative import resolve against?",
         "Which names does a star import bring in?",
     ]
+
+
+async def test_a_goal_that_never_stands_alone_gets_the_runs_goal_on_the_last_attempt() -> None:
+    """When the repairs run out on wording alone, the run's goal is added to the subtask's goal
+    (a plan is never refused for its wording), and the run's notes say so."""
+    copied = json.dumps(plan(sub("a", goal="Look a fact up.")))
+    asked: list[ModelRequest] = []
+
+    def decide(request: ModelRequest) -> Turn:
+        asked.append(request)
+        return reply(copied if request.purpose == "plan" else "100 degrees Celsius.")
+
+    orch = Orchestrator(FunctionModel(decide), [lookup], limits=Limits(max_plan_repairs=1))
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("What is the boiling point of water at sea level?")
+    (sub_a,) = result.plans[0].subtasks
+    anchored = "Look a fact up. (for the goal: What is the boiling point of water at sea level?)"
+    assert sub_a.goal == anchored
+    assert "plan v1: the run's goal was added to a, whose goals did not stand alone" in result.notes
+    assert [r.purpose for r in asked].count("plan") == 2
+    assert anchored in opening(next(r for r in asked if r.purpose == "step"))
+
+
+async def test_paors_markers_are_taken_out_of_a_plans_fields() -> None:
+    """Status text and [OBSERVE] lines the planner pasted into a subtask never reach its agent."""
+    marked = plan(
+        sub(
+            "a",
+            goal="Find the refund window.",
+            expected_output='[OBSERVE] lookup("refund") ok 3ms\nthe number of days (done)',
+        )
+    )
+    team = Team([marked], {"a": script("30 days.")})
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model, [lookup]).run("How long is the refund window?")
+    (sub_a,) = result.plans[0].subtasks
+    assert sub_a.expected_output == "the number of days"
+    assert "[OBSERVE]" not in opening(team.of("a")[0])

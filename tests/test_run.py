@@ -444,7 +444,8 @@ async def test_deadline_with_a_hanging_tool_still_synthesises() -> None:
 
 
 async def test_synthesis_failure_falls_back_to_the_joined_results() -> None:
-    """When the writer's model fails, the answer is every result as it was reported."""
+    """When the writer's model fails, the answer is every result as it was reported, and the run
+    is incomplete, saying so."""
     team = Team(
         [plan(sub("a"), sub("b"))],
         {"a": answers("alpha is 1"), "b": answers("beta is 2")},
@@ -454,7 +455,11 @@ async def test_synthesis_failure_falls_back_to_the_joined_results() -> None:
         result = await Orchestrator(team.model).run("goal")
 
     assert len(team.of(WRITER)) == 1
-    assert result.status == "complete"
+    assert result.status == "incomplete"
+    assert result.reason == (
+        "the synthesis failed (500 from the writer); the answer is the agents' results as they "
+        "reported them"
+    )
     assert result.answer.startswith("Results gathered by the agents:")
     assert "alpha is 1" in result.answer
     assert "beta is 2" in result.answer

@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
         run_prefix,
         unwrapped,
     )
-    from orchestrator._research import RESEARCH_AGENT
+    from orchestrator._research import RESEARCH_AGENT, grounding
     from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, RESEARCH_TOOLS, registry_for
     from orchestrator.temporal._effects import ActivityModel, TemporalEffects
 
@@ -70,6 +70,8 @@ class BatchInput(BaseModel):
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
         max_tokens: The tokens this chunk's goals may spend together, or None.
         deadline: When every goal must be over (absolute clock time), or None.
+        grounded: Each agent starts from a search for its goal and must cite what it found
+            (`orchestrator._research.grounding`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -83,6 +85,7 @@ class BatchInput(BaseModel):
     heartbeat_timeout: float = 30.0
     max_tokens: int | None = Field(default=None, ge=1)
     deadline: float | None = None
+    grounded: bool = True
 
 
 class ChunkResult(BaseModel):
@@ -113,6 +116,7 @@ class BatchWorkflow:
             instructions=given.instructions,
             limits=given.limits,
             effects=TemporalEffects(heartbeat_timeout=given.heartbeat_timeout),
+            **grounding(given.grounded),
         )
         run_id = workflow.info().workflow_id
         budget = Budget(max_tokens=given.max_tokens, deadline=given.deadline)
@@ -150,6 +154,7 @@ async def batch_on_temporal(
     task_queue: str = DEFAULT_TASK_QUEUE,
     on_result: Callable[[str, str], None] | None = None,
     tools: Sequence[str] = (),
+    grounded: bool = True,
 ) -> BatchSummary:
     """Run every task not already in `out` on the workers of `task_queue`, a chunk per workflow.
 
@@ -165,6 +170,7 @@ async def batch_on_temporal(
         task_queue: The workers' queue (they serve the model "default" and the research tools).
         on_result: Called with each task's id and status as its chunk finishes.
         tools: More tools for the agents, beside the research tools (names the workers serve).
+        grounded: Each agent starts from a search for its goal and must cite what it found.
 
     Raises:
         ConfigurationError: `concurrency` or `chunk_size` is below 1.
@@ -195,6 +201,7 @@ async def batch_on_temporal(
                 limits=limits or AgentLimits(),
                 max_tokens=share,
                 deadline=deadline,
+                grounded=grounded,
             )
             handle = await client.start_workflow(
                 BatchWorkflow.run,

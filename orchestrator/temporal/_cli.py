@@ -109,6 +109,7 @@ async def batch(
         task_queue=args.task_queue,
         on_result=lambda key, status: print(f"{key}: {status}", file=sys.stderr),
         tools=tools,
+        grounded=not args.ungrounded,
     )
 
 
@@ -155,7 +156,7 @@ async def approvals(args: argparse.Namespace) -> int:
 async def approve(
     args: argparse.Namespace,
     decision_for: Callable[[ApprovalRequest], Decision],
-    write: Callable[[Path, ResearchReport], None],
+    write: Callable[[Path, ResearchReport], int],
 ) -> int:
     """`paor approve RUN --temporal`: decide what the run waits for (`--id` when several do),
     then follow it to its report, or to what it waits for next."""
@@ -174,11 +175,10 @@ async def approve(
     )
     if report.result.status == "paused":
         return paused(report.result)
-    write(args.out or Path(given.meta.get("out") or "report.md"), report)
-    return 0
+    return write(args.out or Path(given.meta.get("out") or "report.md"), report)
 
 
-async def resume(args: argparse.Namespace, write: Callable[[Path, ResearchReport], None]) -> int:
+async def resume(args: argparse.Namespace, write: Callable[[Path, ResearchReport], int]) -> int:
     """`paor resume RUN --temporal`: follow the run to its end (restarting it if it ended early)."""
     client = await _connect(args)
     handle = client.get_workflow_handle_for(RunWorkflow.run, args.run_id)
@@ -203,8 +203,7 @@ async def resume(args: argparse.Namespace, write: Callable[[Path, ResearchReport
     docs = args.docs or (Path(given.meta["docs"]) if given.meta.get("docs") else None)
     corpus = Corpus.from_folder(docs) if docs else Corpus.python_docs()
     out = args.out or Path(given.meta.get("out") or "report.md")
-    write(out, await follow_research(run, corpus, on_event=_progress()))
-    return 0
+    return write(out, await follow_research(run, corpus, on_event=_progress()))
 
 
 async def worker(

@@ -117,7 +117,6 @@ async def run_on_temporal(
         execution_timeout: Seconds the whole workflow may take (no limit if None).
 
     Raises:
-        PlanError: The run found no valid plan.
         RunError: The run's workflow failed, was cancelled or terminated, or timed out.
     """
     given = RunInput(

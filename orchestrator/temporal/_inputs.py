@@ -73,7 +73,7 @@ class RunInput(BaseModel):
     planner_instructions: str = PLANNER_INSTRUCTIONS
     synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
     acceptance: Acceptance = "none"
-    on_plan_failure: Literal["raise", "single"] = "raise"
+    on_plan_failure: Literal["fail", "single"] = "fail"
     meta: dict[str, Any] = Field(default_factory=dict)
     payload_limit: int | None = None
     agent_history_limit: int | None = Field(default=None, ge=10)
@@ -140,6 +140,7 @@ class AgentInput(BaseModel):
         agent_id: The sub-agent's id in its run.
         allowed_tools: Restrict its menu further, or None.
         tool_call: The one tool call its subtask is, made without a model, or None.
+        require_evidence: Whether its answer must rest on a tool result (see `Executor.run`).
         allowance: What it may spend.
         carried: Its effect records so far, when it continued as new (served before going live).
     """
@@ -153,6 +154,7 @@ class AgentInput(BaseModel):
     agent_id: str
     allowed_tools: tuple[str, ...] | None = None
     tool_call: ToolCall | None = None
+    require_evidence: bool | None = None
     allowance: Allowance = Allowance()
     carried: tuple[EffectRecord, ...] = ()
 
@@ -168,6 +170,7 @@ class AgentInput(BaseModel):
             agent_id=call.agent_id,
             allowed_tools=allowed,
             tool_call=call.call,
+            require_evidence=call.require_evidence,
             allowance=Allowance.of(call.budget),
         )
 
@@ -183,4 +186,5 @@ class AgentInput(BaseModel):
             stop=stop,
             allowed_tools=self.allowed_tools,
             call=self.tool_call,
+            require_evidence=self.require_evidence,
         )

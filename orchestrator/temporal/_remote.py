@@ -23,10 +23,10 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError, TimeoutError
+from temporalio.exceptions import CancelledError, TerminatedError, TimeoutError
 from temporalio.service import RPCError
 
-from agents.errors import PlanError, RunError
+from agents.errors import RunError
 from orchestrator._state import RunResult
 from orchestrator._stream import EventStream
 from orchestrator.temporal._eventlog import EventPage
@@ -87,7 +87,6 @@ async def run_result(handle: WorkflowHandle[RunWorkflow, RunResult]) -> RunResul
     """The result of the run `handle` names, once it ends.
 
     Raises:
-        PlanError: The run found no valid plan.
         RunError: The run's workflow failed, was cancelled or terminated, or timed out.
     """
     try:
@@ -99,8 +98,6 @@ async def run_result(handle: WorkflowHandle[RunWorkflow, RunResult]) -> RunResul
 def _run_error(run_id: str, exc: WorkflowFailureError) -> RunError:
     """The paor error a failed run's workflow ended with, as one line."""
     cause = exc.cause
-    if isinstance(cause, ApplicationError) and cause.type == "PlanError":
-        return PlanError(f"run {run_id}: {cause.message}")
     if isinstance(cause, TerminatedError):
         how = "was terminated"
     elif isinstance(cause, CancelledError):

@@ -8,8 +8,10 @@ worker that runs the workflow, and so is the acceptance check (functions do not 
 
 A run's result is its `RunResult` without its events (they would swell the history); callers
 that want them read them while the run goes (`RunWorkflow.events`, an update that waits for news;
-`RunWorkflow.progress`, a query, for a look that leaves no trace). A paor error (a `PlanError`)
-fails the workflow with its message; any other exception is a bug, which Temporal retries.
+`RunWorkflow.progress`, a query, for a look that leaves no trace). A run that fails (no plan could
+be made, nothing usable was gathered) returns its "failed" result like any other; a paor error
+(a misconfigured run) fails the workflow with its message; any other exception is a bug, which
+Temporal retries.
 """
 
 from __future__ import annotations

@@ -1,0 +1,156 @@
+"""Plans checked like answers: subtask goals that an agent can act on alone.
+
+`orchestrator._plan` checks a plan's structure (ids, dependencies, cycles, tools). This module
+checks what its subtasks say, as the executor checks an answer: a sub-agent sees only its own
+goal (and its dependencies' results), so a goal must stand alone. Small planner models write
+goals that do not:
+
+- a copy of a tool's description ("Find hotels in a city at or under a nightly price.": the city
+  and the price the goal named are lost);
+- a tool's name for a goal ("search_flights");
+- a pronoun with nothing to point to ("How and by when must it be claimed?", split from a question
+  whose subject stayed behind).
+
+Each is a problem for the planner to repair, with the reason. When the repairs run out and only
+such problems are left, `anchored` repairs them itself: the run's goal is added to each such
+subtask's goal, so the agent knows what it is about (a plan is never refused for its wording
+alone). `first_plan_repairs` drops dependencies a first plan cannot have (a tool's name, an id no
+subtask has), as a replan's are, and says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from difflib import SequenceMatcher
+
+from agents.executor import Parrot
+from orchestrator._plan import Plan, PlanDraft
+
+__all__ = ["anchored", "first_plan_repairs", "goal_problems", "subtask_ids"]
+
+_COPY_WORDS = 6  # a phrase of a tool's description, not a shared term
+_COPY_RATIO = 0.8
+_PRONOUNS = frozenset({"it", "its", "they", "them", "their", "theirs", "he", "she", "him", "her"})
+# Words that name nothing: a pronoun after only these has no referent in the goal.
+_FUNCTION_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        """a an and are as at be been being by can could did do does for from had has have how if
+        in into is may might must of on or shall should so than the then to was were what when
+        where which who whom whose why will with would also just only all any each every find get
+        give list look out say show tell up explain describe check compare determine identify
+        summarise summarize calculate search read answer write state confirm""",
+    )
+)
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+
+def goal_problems(
+    plan: Plan, *, tools: Mapping[str, str], only: Collection[str] | None = None
+) -> list[str]:
+    """What is wrong with the wording of the plan's subtask goals, phrased for the planner.
+
+    Args:
+        plan: The plan (structurally valid).
+        tools: Tool names and their descriptions, as the planner was shown them.
+        only: Check only these subtask ids (a replan's additions); None: all of them.
+    """
+    found = []
+    told = {name: Parrot([text], words=_COPY_WORDS) for name, text in tools.items()}
+    for sub in plan.subtasks:
+        if (only is None or sub.id in only) and sub.call is None:
+            problem = _goal_problem(sub.goal, tools, told)
+            if problem:
+                found.append(f"subtask {sub.id}'s goal {problem}")
+    return found
+
+
+def anchored(plan: Plan, goal: str, ids: Collection[str]) -> Plan:
+    """The plan with the run's goal added to the goals of subtasks `ids`, so each stands alone."""
+    subtasks = tuple(
+        sub.model_copy(update={"goal": f"{sub.goal} (for the goal: {goal})"})
+        if sub.id in ids
+        else sub
+        for sub in plan.subtasks
+    )
+    return plan.model_copy(update={"subtasks": subtasks})
+
+
+def first_plan_repairs(draft: PlanDraft, tools: Collection[str]) -> tuple[PlanDraft, list[str]]:
+    """A first plan's draft without dependencies on tools or unknown ids, and what was dropped.
+
+    A small model lists the tools a subtask needs under `depends_on`. Such a dependency can only
+    be dropped: it names no subtask, and the subtask runs as soon as its real ones are done.
+    """
+    known = {d.id.strip() for d in draft.subtasks}
+    notes, kept = [], []
+    for sub in draft.subtasks:
+        bad = [d for d in sub.depends_on if d.strip() not in known]
+        if bad:
+            what = "tools, not subtasks" if all(b.strip() in tools for b in bad) else "no subtask"
+            shown = ", ".join(_shown(b) for b in bad[:5])
+            notes.append(f"dropped {_shown(sub.id)}'s dependencies on {shown} ({what})")
+            sub = sub.model_copy(update={"depends_on": [d for d in sub.depends_on if d not in bad]})
+        kept.append(sub)
+    return (draft.model_copy(update={"subtasks": kept}) if notes else draft), notes
+
+
+def _goal_problem(goal: str, tools: Mapping[str, str], told: Mapping[str, Parrot]) -> str | None:
+    words = _words(goal)
+    names = {name: _words(name.replace("_", " ")) for name in tools}
+    named = next((n for n, w in names.items() if words == w or goal.strip() == n), None)
+    if named:
+        return f"is the name of the tool {named}; write what the subtask must find for the goal"
+    copied = _copied(goal, words, tools, told)
+    if copied:
+        return (
+            f"copies the description of the tool {copied}; write what this subtask must find for "
+            "the goal, with the goal's own details (names, places, dates, amounts)"
+        )
+    dangling = _dangling(words)
+    if dangling:
+        return (
+            f'does not stand alone: "{dangling}" points to nothing in it (an agent sees only its '
+            "own goal); name what it refers to"
+        )
+    return None
+
+
+def _copied(
+    goal: str, words: list[str], tools: Mapping[str, str], told: Mapping[str, Parrot]
+) -> str | None:
+    """The tool whose description the goal copies: six words of it in a row, or nearly all of
+    the goal's words in the description's order."""
+    for name, description in tools.items():
+        if told[name].copied(goal):
+            return name
+        said = _words(description)
+        close = SequenceMatcher(None, words, said, autojunk=False).ratio() >= _COPY_RATIO
+        if said and close and set(words) <= set(said):
+            return name
+    return None
+
+
+def _dangling(words: list[str]) -> str | None:
+    """The first pronoun that comes before any word naming something."""
+    for word in words:
+        if word in _PRONOUNS:
+            return word
+        if word not in _FUNCTION_WORDS and not word.isdigit():
+            return None  # a noun (or a verb with its object) came first: it can refer to it
+    return None
+
+
+def _shown(text: str) -> str:
+    """A name the model wrote, for a one-line note: on one line, and short."""
+    return " ".join(text.split())[:60]
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def subtask_ids(found: list[str], plan: Plan) -> set[str]:
+    """The ids of the subtasks that `goal_problems` found problems with."""
+    return {sub.id for sub in plan.subtasks if any(f"subtask {sub.id}'s " in p for p in found)}
