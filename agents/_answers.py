@@ -40,7 +40,7 @@ _GROOVE_SCAN = 20_000  # words: a groove shows long before
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _COPY_RATIO = 0.9  # of the task's words, in order: a restated question is not yet an answer
-_COPY_MIN_WORDS = 4  # "Lyon or Turin?" answered "Lyon" is an answer, not a copy
+_COPY_MIN_WORDS = 4  # below this only the task word for word is a copy ("Lyon or Turin?": "Lyon")
 _CALL_NAME_KEYS = frozenset({"name", "tool", "function", "tool_name"})
 _CALL_BODY_KEYS = frozenset({"arguments", "parameters", "args", "input", "reason", "kind"})
 _LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{0,24}:\s*")  # "Expected output: ..." in a brief
@@ -174,11 +174,13 @@ def _copies_task(answer: str, task: str) -> bool:
     """Whether `answer` restates the task (or one line of it) and adds nothing: every word is
     the task's, in nearly the task's order."""
     said = _words(answer)
-    if len(said) < _COPY_MIN_WORDS:
+    if len(said) < 2:
         return False
     for line in (task, *(_LABEL.sub("", line) for line in task.splitlines())):
         asked = _words(line)
-        if not asked or not set(said) <= set(asked):
+        if said == asked:
+            return True  # the task word for word, however short
+        if len(said) < _COPY_MIN_WORDS or not set(said) <= set(asked):
             continue
         if SequenceMatcher(None, said, asked, autojunk=False).ratio() >= _COPY_RATIO:
             return True

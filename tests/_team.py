@@ -87,7 +87,7 @@ class Team:
         plans: The planner's replies to plan requests, in order (repairs included).
         agents: Each sub-agent's behaviour, by subtask id.
         replans: The planner's replies to replan requests, in order.
-        synthesis: The writer's reply.
+        synthesis: The writer's reply, or its replies in order (a list).
         planner_tokens: (prompt, completion) tokens each planner reply reports.
     """
 
@@ -97,13 +97,14 @@ class Team:
         agents: dict[str, Behaviour],
         *,
         replans: Iterable[PlannerTurn] = (),
-        synthesis: Turn = "The final answer.",
+        synthesis: Turn | list[Turn] = "The final answer.",
         planner_tokens: tuple[int, int] = (10, 5),
     ) -> None:
         self.plans = deque(plans)
         self.replans = deque(replans)
         self.agents = agents
         self.synthesis = synthesis
+        self._writes = deque(synthesis) if isinstance(synthesis, list) else None
         self.planner_tokens = planner_tokens
         self.asked: defaultdict[str, list[ModelRequest]] = defaultdict(list)
         self.surprises: list[str] = []
@@ -129,7 +130,10 @@ class Team:
             return self._planner_turn(queue, request.purpose)
         if request.purpose == "synthesis":
             self.asked[WRITER].append(request)
-            return self.synthesis
+            if self._writes is None:
+                assert not isinstance(self.synthesis, list)
+                return self.synthesis
+            return self._writes.popleft() if self._writes else self._surprise("a writer request")
         who = self._goals.get(_task(request))
         if who is None:
             return self._surprise(f"a sub-agent with an unknown task: {opening(request)!r}")

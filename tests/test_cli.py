@@ -22,6 +22,7 @@ from agents.testing import (
     ServerAction,
     TokenUsage,
     json_content,
+    status,
     text,
 )
 from agents.toolkits import Corpus
@@ -484,3 +485,50 @@ def test_batch_tasks_file_that_is_not_utf8_is_a_usage_error(
     status = main(["batch", str(tasks), "--out", str(tmp_path / "out.jsonl"), "--base-url", url])
     assert status == 2
     assert capsys.readouterr().err.startswith(f"paor: error: cannot read batch file {tasks}")
+
+
+def grounded_team(body: dict[str, Any]) -> ServerAction:
+    """A batch task "How do generators pause?" is answered citing its first look; any other
+    answers without citing anything, every time."""
+    if role_of(body) == "How do generators pause?":
+        return text("A generator pauses at each yield [generators].", usage=USAGE)
+    return text("They just do.", usage=USAGE)
+
+
+async def test_a_grounded_batch_cites_its_first_look_and_an_uncited_answer_is_not_done(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """By default each batch agent starts from a search for its goal; a row's sources are what
+    its answer cites; an answer citing nothing is sent back once, then partial with the reason."""
+    tasks = tmp_path / "tasks.jsonl"
+    goals = {"g": "How do generators pause?", "x": "How do iterators end?"}
+    tasks.write_text("".join(json.dumps({"id": i, "goal": g}) + "\n" for i, g in goals.items()))
+    out = tmp_path / "results.jsonl"
+    async with FakeOpenAIServer(grounded_team) as server:
+        command = [a for a in batch_args(server, docs, tasks, out) if a != "--ungrounded"]
+        status = await paor(*command)
+    assert status == 0
+    rows = {r["id"]: r for r in result_lines(out)}
+    assert (rows["g"]["status"], rows["g"]["sources"]) == ("done", ["generators"])
+    assert rows["x"]["status"] == "partial"
+    assert rows["x"]["sources"] == []
+    assert rows["x"]["searched"]  # its first look found documents; the answer cited none
+    assert "cite the evidence you used" in rows["x"]["reason"]
+    first = next(b for b in server.requests if role_of(b) == "How do generators pause?")
+    told = "\n".join(str(m.get("content")) for m in first["messages"])
+    assert "What a first search for the task found:" in told
+
+
+async def test_a_failed_research_run_writes_its_report_and_exits_1(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run that gathers nothing usable (every request refused, no document found) ends
+    "failed": its report says so, and the command's exit status is 1, not 0."""
+    out = tmp_path / "report.md"
+    async with FakeOpenAIServer(lambda body: status(400)) as server:
+        args = research_args(server, docs, out)
+        args[1] = "Zebra quagga husbandry"  # a topic no document of the corpus mentions
+        code = await paor(*args)
+    assert code == 1
+    assert "Incomplete" in out.read_text(encoding="utf-8")
+    assert capsys.readouterr().out.startswith(f"wrote {out}: failed")

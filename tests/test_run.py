@@ -931,3 +931,56 @@ def test_orchestrator_clone_keeps_the_rest_of_its_configuration() -> None:
     with pytest.raises(AttributeError, match=r"Orchestrator is frozen: .*clone\(limits="):
         base.limits = Limits(max_subtasks=9)
     assert base.limits.max_subtasks == 2
+
+
+# --- honest results: nothing wrong is labelled complete ----------------------------------------
+
+LOOP_WARNING = (
+    "Loop warning: you already called lookup with these same arguments. Change approach, or give "
+    "your final answer now."
+)
+
+
+@pytest.mark.parametrize("junk", [LOOP_WARNING, "Find fact a."])
+async def test_a_run_whose_agent_and_writer_answer_with_junk_is_never_complete(junk: str) -> None:
+    """A sub-agent and a writer that answer with paor's own warning, or copy the task, end the
+    run incomplete, and neither text is passed off as the answer."""
+    team = Team([plan(sub("a", tools=["lookup"]))], {"a": script(call("lookup", key="a"), junk, junk)},
+                synthesis=[junk, junk])  # fmt: skip
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model, [lookup], limits=Limits(max_replans=0)).run(
+            "Find fact a."
+        )
+    assert result.status == "incomplete"
+    assert result.reports[0].status == "partial"
+    assert result.answer != junk
+    assert result.reason is not None
+    assert "the answer is the agents' results as they reported them" in result.reason
+
+
+async def test_a_writer_sent_back_once_can_still_make_the_run_complete() -> None:
+    """A synthesis that copies the prompt's layout is sent back with the reason; a good second
+    answer is the run's, and the run is complete."""
+    team = Team([plan(sub("a"))], {"a": script("A is 1.")},
+                synthesis=["## a (done)\nTask: Find fact a.", "Fact a is 1."])  # fmt: skip
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model).run("What is fact a?")
+    assert (result.status, result.answer) == ("complete", "Fact a is 1.")
+    retry = team.of(WRITER)[1].messages[-1].content or ""
+    assert retry.startswith("Your answer was not accepted: your answer repeats paor's own text")
+
+
+async def test_a_subtask_whose_plan_names_its_tools_must_use_them() -> None:
+    """The plan said the subtask needs `lookup`: an answer from nothing is sent back once, then
+    the subtask is partial and the run incomplete; a subtask naming no tools may answer as is."""
+    team = Team(
+        [plan(sub("a", tools=["lookup"]), sub("b"))],
+        {"a": script("A is 255.", "A is 255."), "b": script("B is 2.")},
+        synthesis=["A is 255, B is 2."],
+    )
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model, [lookup], limits=Limits(max_replans=0)).run("g")
+    statuses = {r.agent_id: r.status for r in result.reports}
+    assert statuses == {"a": "partial", "b": "done"}
+    assert result.status == "incomplete"
+    assert "no tool result backs your answer" in result.reports[0].notes[-1]
