@@ -39,7 +39,10 @@ _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.*?)[ \t#]*$", re.M)
 _DIGEST = "Incomplete: stopped early"
 _FALLBACK = ("Results gathered by the agents:", "Incomplete (")
 _QUOTED = 2
-_RELEVANT = 0.5
+# A second passage is quoted, or a second document named as evidence, only when it scores at least
+# this share of the best: at a half, a policy on leave ("full-time") joined one on refund claims
+# for "What is the time frame for filing a refund claim?".
+_RELEVANT = 2 / 3
 _EXCERPT = 300
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*(?= )")
 _ALSO_SEARCHED = 20
@@ -147,8 +150,8 @@ def _backing(report: AgentReport, corpus: Corpus, text: str) -> list[str]:
 
 
 def _best_hits(corpus: Corpus, query: str, docs: Collection[str], *, per_doc: int) -> list[Hit]:
-    """At most `_QUOTED` hits among `docs`, each scoring at least half the best: a passage that
-    shares one common word with the question backs nothing."""
+    """At most `_QUOTED` hits among `docs`, each scoring at least `_RELEVANT` of the best: a
+    passage sharing one word with the question backs nothing."""
     hits = corpus.search(query, _QUOTED, per_doc=per_doc, docs=docs)
     return [hit for hit in hits if hit.score >= hits[0].score * _RELEVANT]
 

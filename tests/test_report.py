@@ -285,3 +285,14 @@ def test_a_long_excerpt_is_cut_after_a_sentence() -> None:
     (quote,) = quotes(section_of(markdown, "Evidence"))
     assert quote.endswith("refunds.…")
     assert len(quote) <= 302
+
+
+def test_a_passage_sharing_a_word_with_the_question_is_not_quoted_beside_the_answer() -> None:
+    """The second passage is quoted only when it matches about as well as the first: "full-time"
+    in the leave policy does not make it a source for a question on a refund claim's time frame."""
+    question = "What is the expected time frame for filing a refund claim?"
+    junk = report("a", question, "<your answer>", "refunds", "leave", status="partial")
+    markdown = write_report("Refunds", result("<your answer>", junk), POLICIES)
+    assert [q for q in quotes(section_of(markdown, question)) if FACT in q]
+    assert "[leave]" not in markdown
+    assert "- `leave` Annual leave" in section_of(markdown, "Sources")
