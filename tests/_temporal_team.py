@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 
 from agents import ToolContext, tool
+from agents._own_text import own_text
 from agents.errors import ModelRetryableError
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
@@ -71,12 +72,19 @@ async def slow(seconds: float, ctx: ToolContext) -> str:
     return "waited"
 
 
+def results_of(request: ModelRequest) -> str:
+    """The results the writer was given, without the prompt's layout (paor refuses a copy of
+    that as its own text)."""
+    lines = (request.messages[-1].content or "").splitlines()
+    return " ".join(line for line in lines if line.strip() and not own_text(line))
+
+
 def _team(plan: Mapping[str, object]) -> FunctionModel:
     def decide(request: ModelRequest) -> Turn:
         if request.output is not None:
             return reply(json.dumps(plan))
         if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
-            return reply("Synthesis: " + (request.messages[-1].content or "")[:200])
+            return reply("Synthesis: " + results_of(request)[:200])
         task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
         if any(m.role == "tool" for m in request.messages):
             return reply(f"Answer to {task!r}.")
@@ -130,7 +138,7 @@ def _long(request: ModelRequest) -> Turn:
     if request.output is not None:
         return reply(json.dumps(LONG))
     if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
-        return reply("Synthesis: " + (request.messages[-1].content or "")[:200])
+        return reply("Synthesis: " + results_of(request)[:200])
     done = sum(m.role == "tool" for m in request.messages)
     return reply(f"Searched {done} times.") if done == 5 else call("search", query=f"q{done}")
 

@@ -33,6 +33,7 @@ from orchestrator.temporal import (
     run_on_temporal,
 )
 from orchestrator.temporal._codec import DEFAULT_INLINE_LIMIT, REFERENCE_ENCODING
+from tests._temporal_team import results_of
 from tests.test_temporal import anyio_backend, server  # noqa: F401
 
 BIG = 3_000_000
@@ -151,7 +152,7 @@ def _team() -> FunctionModel:
         if request.output is not None:
             return reply(json.dumps(PLAN))
         if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
-            return reply("Synthesis: " + (request.messages[-1].content or "")[:200])
+            return reply("Synthesis: " + results_of(request)[:200])
         observed = [observation(m.content or "") for m in request.messages if m.role == "tool"]
         if observed:
             return reply(f"The file has {len(observed[0])} characters.")
