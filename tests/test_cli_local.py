@@ -44,8 +44,11 @@ def test_research_with_the_embedded_model_writes_a_report(tmp_path: Path) -> Non
         command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=390, check=False
     )
 
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.startswith(f"wrote {out}: ")
+    # The report is written whatever the model did; a run that gathered nothing usable (a tiny
+    # model on a busy machine) is "failed", and says so with exit status 1.
+    assert done.stdout.startswith(f"wrote {out}: "), done.stderr[-3000:]
+    failed = done.stdout.startswith(f"wrote {out}: failed")
+    assert done.returncode == (1 if failed else 0), done.stderr[-3000:]
     lines = out.read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("# ")
     sections = [line for line in lines if line.startswith("## ")]

@@ -996,8 +996,10 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
 
 
 def check_cli(status: int, stdout: str, stderr: str) -> None:
-    """Exit 0 or 2, no traceback, no terminal escape, and an error on one line."""
-    assert status in (0, 2), f"exit status {status}: {stderr[-500:]}"
+    """Exit 0 or 2 (1 for a run that ended failed, and said so), no traceback, no terminal
+    escape, and an error on one line."""
+    failed = "run failed" in stderr or ": failed" in stdout
+    assert status in (0, 2) or (status == 1 and failed), f"exit status {status}: {stderr[-500:]}"
     assert "Traceback" not in stderr, stderr[-2000:]
     assert "\x1b" not in stdout + stderr, f"a terminal escape in the output: {stderr[-300:]!r}"
     if "paor: error:" in stderr:

@@ -381,12 +381,13 @@ def _batch_worker(client: Client, task_queue: str) -> tuple[FunctionModel, Worke
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_cli_batch_of_a_thousand_goals_on_temporal(server: str, tmp_path: Path) -> None:
-    """`paor batch --temporal` runs 1,000 goals in workflows of 100: each asked and written once."""
+    """`paor batch --temporal` runs 1,000 goals in workflows of 100: each asked and written once
+    (ungrounded: these batch tests pin the bookkeeping; grounding has tests of its own)."""
     ids = [f"t{n}" for n in range(1000)]
     batch = write_lines(tmp_path / "tasks.jsonl", *map(task_line, ids))
     out = tmp_path / "results.jsonl"
     argv = ["batch", str(batch), "--out", str(out), "--concurrency", "25"]
-    argv += ["--temporal", server, "--task-queue", "thousand"]
+    argv += ["--temporal", server, "--task-queue", "thousand", "--ungrounded"]
     model, worker = _batch_worker(await connect(server), "thousand")
     async with worker:
         status = await anyio.to_thread.run_sync(main, argv)
@@ -412,7 +413,7 @@ async def test_batch_on_temporal_skips_ids_already_in_the_output(
     model, worker = _batch_worker(client, "resume")
     async with worker:
         summary = await batch_on_temporal(
-            client, tasks(*ids), out=out, chunk_size=3, task_queue="resume"
+            client, tasks(*ids), out=out, chunk_size=3, task_queue="resume", grounded=False
         )
     fresh = [i for i in ids if i not in seeded]
     assert sorted(asked_goals(model.requests)) == sorted(f"Goal {i}" for i in fresh)
@@ -433,18 +434,18 @@ async def test_batch_on_temporal_shares_its_token_budget_and_deadline(
     out = tmp_path / "results.jsonl"
     async with worker:
         probe = await batch_on_temporal(
-            client, tasks("p0"), out=tmp_path / "probe.jsonl", task_queue="budget"
+            client, tasks("p0"), out=tmp_path / "probe.jsonl", task_queue="budget", grounded=False
         )
         spent = await batch_on_temporal(
             client, tasks(*ids), out=out, chunk_size=3, concurrency=1,
-            max_tokens=2 * probe.tokens, task_queue="budget",
+            max_tokens=2 * probe.tokens, task_queue="budget", grounded=False,
         )  # fmt: skip
         rerun = await batch_on_temporal(
-            client, tasks(*ids), out=out, chunk_size=3, task_queue="budget"
+            client, tasks(*ids), out=out, chunk_size=3, task_queue="budget", grounded=False
         )
         late = await batch_on_temporal(
             client, tasks("c0", "c1"), out=tmp_path / "late.jsonl", deadline_s=0.001,
-            task_queue="budget",
+            task_queue="budget", grounded=False,
         )  # fmt: skip
     assert (dict(spent.statuses), spent.not_started, spent.tokens) == (
         {"done": 2},
