@@ -193,7 +193,8 @@ async def _rows(out: anyio.Path) -> dict[str, dict[str, Any]]:
 
 def _batch_outcome(question: Question, row: dict[str, Any] | None, failure: str | None) -> Outcome:
     if row is None:
-        return _outcome(question, "batch", "not run", "", reason=failure)
+        why = failure or "not started before the batch's deadline"
+        return _outcome(question, "batch", "not run", "", reason=f"no output row ({why})")
     return _outcome(
         question,
         "batch",
