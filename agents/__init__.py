@@ -20,7 +20,7 @@ boundary and the journaled effects), `agents.executor` (the prompt, the first lo
 """
 
 from agents._endpoint import open_model
-from agents._errors import ConfigurationError, PaorError, ToolFailure
+from agents._errors import ConfigurationError, ToolFailure
 from agents._executor import Executor
 from agents._guards import AgentLimits, Budget
 from agents._local import LocalModel
@@ -28,6 +28,7 @@ from agents._model import ChatModel, Usage
 from agents._openai import OpenAIChatModel
 from agents._report import AcceptanceCheck, AgentReport, cites_evidence
 from agents._tools import Tool, ToolContext, tool
+from memory.errors import PaorError
 
 __all__ = [
     "AcceptanceCheck",

@@ -1,29 +1,9 @@
-"""The paor error tree, split by who must act.
-
-```
-PaorError
-├── ConfigurationError        the caller misused the API (at construction): fix the code
-├── RunError                  a run could not go on: retry later, or change the setup
-│   ├── ModelError            the model endpoint failed
-│   │   ├── ModelRetryableError   429, 5xx, timeouts, dropped connections (retried, then raised)
-│   │   ├── ModelRequestError     400, 401, 403, 404: retrying cannot help
-│   │   └── MalformedResponse     the reply could not be parsed (fed back to the model)
-│   ├── PlanError             the planner could not produce a valid plan
-│   └── ReplayDrift           a replay asked for an effect other than the one recorded
-├── ReplayedCancellation      a signal to the loops: this effect was cut short when recorded
-└── ToolFailure               raised by a tool: a failure the model should read and work around
-                              (bad_call=True: the arguments were wrong, the tool is healthy)
-
-JournalError                  (memory) the journal cannot be used: damaged, unknown or finished run
-└── RunLocked                 another live process holds the run's lease
-```
-
-Loops never let a `RunError` lose work: an executor turns it into a partial or failed report.
-`ToolFailure` is the one exception meant to be raised by user code; its message reaches the model.
-`JournalError` lives in `memory` (which cannot import this module) and is re-exported by `agents`.
-"""
+"""The error classes of `agents`: the tree they form, and who must act on each, is drawn in
+`agents.errors`."""
 
 from __future__ import annotations
+
+from memory.errors import PaorError
 
 __all__ = [
     "ConfigurationError",
@@ -31,17 +11,11 @@ __all__ = [
     "ModelError",
     "ModelRequestError",
     "ModelRetryableError",
-    "PaorError",
-    "PlanError",
     "ReplayDrift",
     "ReplayedCancellation",
     "RunError",
     "ToolFailure",
 ]
-
-
-class PaorError(Exception):
-    """The root of every error paor raises on purpose."""
 
 
 class ConfigurationError(PaorError):
@@ -97,10 +71,6 @@ class MalformedResponse(ModelError):
     def __init__(self, message: str, *, raw: str) -> None:
         super().__init__(message)
         self.raw = raw
-
-
-class PlanError(RunError):
-    """The planner could not produce a valid plan within its repair budget."""
 
 
 class ReplayDrift(RunError):

@@ -12,8 +12,9 @@ async with SQLiteFactStore("facts.db") as facts:
 ```
 
 Beyond the front door: `memory.journal` (records, run listings, `JournalError`, `RunLocked`),
-`memory.facts` (facts and how they merge and render) and `memory.compaction` (its result, the
-summariser, token counts, `TranscriptError`).
+`memory.facts` (facts and how they merge and render), `memory.compaction` (its result, the
+summariser, token counts, `TranscriptError`) and `memory.errors` (`PaorError`, the root of the error
+tree drawn in `agents.errors`).
 """
 
 from memory._compaction import Compactor

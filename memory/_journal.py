@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memory._logging import logger
 from memory._pauses import WAITS_SCHEMA, Pauses
 from memory._sqlite import shrink
+from memory.errors import PaorError
 
 __all__ = [
     "STOP_SEQ",
@@ -106,8 +107,9 @@ CREATE TABLE IF NOT EXISTS effects (
 """
 
 
-class JournalError(Exception):
-    """The journal cannot do what was asked: a damaged file, an unknown run, a finished run."""
+class JournalError(PaorError):
+    """The journal cannot do what was asked: a damaged file, an unknown run, a finished run (its
+    place in paor's error tree is drawn in `agents.errors`)."""
 
 
 class RunLocked(JournalError):

@@ -13,6 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memory.errors import PaorError
+
 __all__ = [
     "AssistantMessage",
     "Message",
@@ -81,8 +83,9 @@ Message = Annotated[
 """Any message of a transcript (a tagged union on `role`)."""
 
 
-class TranscriptError(ValueError):
-    """The transcript breaks the one-result-per-tool-call invariant."""
+class TranscriptError(PaorError):
+    """The transcript breaks the one-result-per-tool-call invariant (its place in paor's error tree
+    is drawn in `agents.errors`)."""
 
 
 class Transcript:

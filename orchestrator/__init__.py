@@ -11,8 +11,9 @@ async with orch.stream("goal") as events:     # the same run, as typed events
 ```
 
 Beyond the front door: `orchestrator.events` (every event type), `orchestrator.plans` (drafts,
-diffs, statuses, the planner's prompts), `orchestrator.runs` (backends, replay reports),
-`orchestrator.batch` (reading task files) and `orchestrator.temporal` (the Temporal backend).
+diffs, statuses, the planner's prompts, `PlanError`), `orchestrator.runs` (backends, replay
+reports), `orchestrator.batch` (reading task files) and `orchestrator.temporal` (the Temporal
+backend).
 """
 
 from orchestrator._batch import BatchSummary, BatchTask, run_batch

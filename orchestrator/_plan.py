@@ -15,14 +15,20 @@ from typing import Any, TypeGuard
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.effects import RESERVED_AGENTS
+from agents.errors import RunError
 from agents.executor import strip_markers
 from memory import ToolCall
 
-__all__ = ["Plan", "PlanDiff", "PlanDraft", "PlannedCall", "Subtask", "SubtaskDraft"]
+__all__ = ["Plan", "PlanDiff", "PlanDraft", "PlanError", "PlannedCall", "Subtask", "SubtaskDraft"]
 
 _ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
 MAX_PROBLEMS = 10
 _PROBLEM_CHARS = 300
+
+
+class PlanError(RunError):
+    """The planner could not produce a valid plan within its repair budget (its place in paor's
+    error tree is drawn in `agents.errors`)."""
 
 
 class _Frozen(BaseModel):

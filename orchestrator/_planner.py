@@ -22,7 +22,7 @@ from agents import AgentReport, Budget, ChatModel, Usage
 from agents._streaming import TextSink, streaming
 from agents._tracing import logger
 from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
-from agents.errors import MalformedResponse, ModelError, PlanError, ReplayedCancellation
+from agents.errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents.executor import Parrot, unusable_answer
 from agents.models import ModelRequest, ModelResponse, OutputSchema
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
@@ -30,6 +30,7 @@ from orchestrator._plan import (
     AskingPlanDraft,
     Plan,
     PlanDraft,
+    PlanError,
     Subtask,
     SubtaskDraft,
     build_plan,

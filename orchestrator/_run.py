@@ -33,7 +33,7 @@ from agents import _telemetry as telemetry
 from agents._streaming import wants_text
 from agents._tracing import logger, redact_text
 from agents.effects import PLANNER_AGENT, AgentCall
-from agents.errors import PlanError, ReplayDrift
+from agents.errors import ReplayDrift
 from agents.events import AgentEvent, EventSink, TextDelta
 from agents.tools import Toolbox
 from memory import FactStore
@@ -51,7 +51,7 @@ from orchestrator._events import (
     SubtaskInvalidated,
     SubtaskStarted,
 )
-from orchestrator._plan import Plan, PlanDiff, Subtask
+from orchestrator._plan import Plan, PlanDiff, PlanError, Subtask
 from orchestrator._planner import Question
 from orchestrator._review import MAX_REJECTIONS, Reviewer, asked_for_planner
 from orchestrator._state import (

@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INTERRUPTED
         if isinstance(error, BrokenPipeError):
             return reader_gone()
-        if isinstance(error, PaorError | JournalError):
+        if isinstance(error, PaorError):
             return fail(str(error))
         raise
     finally:
@@ -551,7 +551,7 @@ def _unwrap(exc: BaseException) -> BaseException:
     tasks that met trouble together), the first when they are all a user's to fix, so that
     error is still one line. A group holding anything else is a bug, and stays whole."""
     leaves = _leaves(exc)
-    if len(leaves) == 1 or all(isinstance(e, PaorError | JournalError) for e in leaves):
+    if len(leaves) == 1 or all(isinstance(e, PaorError) for e in leaves):
         return leaves[0]
     return exc
 

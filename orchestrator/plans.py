@@ -1,6 +1,6 @@
-"""Plans as the planner writes and revises them, and the planner's prompts."""
+"""Plans as the planner writes and revises them, the planner's prompts, and `PlanError`."""
 
-from orchestrator._plan import PlanDiff, PlanDraft, SubtaskDraft
+from orchestrator._plan import PlanDiff, PlanDraft, PlanError, SubtaskDraft
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, ReplanDraft
 from orchestrator._state import SubtaskStatus
 
@@ -9,6 +9,7 @@ __all__ = [
     "SYNTHESIS_INSTRUCTIONS",
     "PlanDiff",
     "PlanDraft",
+    "PlanError",
     "ReplanDraft",
     "SubtaskDraft",
     "SubtaskStatus",
