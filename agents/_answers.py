@@ -29,7 +29,7 @@ from agents._model import ToolSpec
 from agents._own_text import own_text
 from agents._textcalls import looks_like_call, recover_calls
 
-__all__ = ["Parrot", "described", "unusable_answer"]
+__all__ = ["Parrot", "described", "unseen_numbers", "unusable_answer"]
 
 # Eight words in a row: a user's tool descriptions are plain phrases ("the weekend forecast for a
 # city") that a good answer may echo; a copy of the instructions runs longer.
@@ -43,6 +43,11 @@ _COPY_RATIO = 0.9  # of the task's words, in order: a restated question is not y
 _COPY_MIN_WORDS = 4  # below this only the task word for word is a copy ("Lyon or Turin?": "Lyon")
 _CALL_NAME_KEYS = frozenset({"name", "tool", "function", "tool_name"})
 _CALL_BODY_KEYS = frozenset({"arguments", "parameters", "args", "input", "reason", "kind"})
+# A number as written: "25", "1,500", "2.5". Not part of a word ("v2", "mp3", "25th").
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
+_LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.M)
+_CITED = re.compile(r"\[[^\[\]\n]{1,120}\]")
+_ARITHMETIC_SEEN = 300  # numbers seen: pairs past this are not tried (a sum, not a search)
 _LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{0,24}:\s*")  # "Expected output: ..." in a brief
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?(.*?)```\s*$", re.S)
 _PLACEHOLDER = re.compile(
@@ -126,6 +131,55 @@ def unusable_answer(
             "own words, from what you found"
         )
     return None
+
+
+def unseen_numbers(answer: str, seen: Iterable[str]) -> list[str]:
+    """The numbers in `answer` that appear in none of `seen`, nor follow from two that do.
+
+    A small model that read "25 working days" writes "255 working days"; one that read nothing
+    writes "6 months". A number the model was never shown is invented, unless it is the sum,
+    difference, product or ratio of two it was shown (a total of two prices). Citations and list
+    markers are not numbers of the answer; "1,500" and "1500" are one number.
+
+    Args:
+        answer: The answer.
+        seen: Everything the model was shown (tool results, the task, earlier results).
+
+    Returns:
+        The unseen numbers, as written, in the answer's order (empty when all were seen).
+    """
+    shown = {_value(n) for text in seen for n in _NUMBER.findall(text)}
+    written = _NUMBER.findall(_LIST_MARKER.sub("", _CITED.sub("", answer)))
+    unseen = [n for n in dict.fromkeys(written) if _value(n) not in shown]
+    if not unseen:
+        return []
+    values = sorted(v for v in shown if v is not None)[:_ARITHMETIC_SEEN]
+    return [n for n in unseen if not _derived(_value(n), values)]
+
+
+def _value(number: str) -> float | None:
+    """A written number's value ("1,500" and "1500" alike; "2,5" read as 2.5 when it cannot be
+    thousands), or None if it reads as neither."""
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", number):
+        number = number.replace(",", "")
+    elif re.fullmatch(r"\d+,\d+", number):
+        number = number.replace(",", ".")
+    try:
+        return float(number)
+    except ValueError:
+        return None
+
+
+def _derived(value: float | None, values: list[float]) -> bool:
+    """Whether `value` is a sum, difference, product or ratio of two of `values`."""
+    if value is None:
+        return True  # not a number we can judge
+    for i, a in enumerate(values):
+        for b in values[i:]:
+            results = (a + b, abs(a - b), a * b, a / b if b else -1.0, b / a if a else -1.0)
+            if any(abs(r - value) < 1e-6 * max(1.0, value) for r in results):
+                return True
+    return False
 
 
 def described(specs: Iterable[ToolSpec]) -> list[str]:

@@ -29,7 +29,7 @@ import anyio.abc
 import anyio.lowlevel
 import structlog
 
-from agents._answers import Parrot, described, unusable_answer
+from agents._answers import Parrot, described, unseen_numbers, unusable_answer
 from agents._approval import Approver, Decide
 from agents._configured import Configured
 from agents._effects import Effects, LiveEffects
@@ -142,7 +142,9 @@ class Executor(Configured):
         compactor: Keeps the transcript under a token budget before each model call (its
             summary calls go through the effect boundary and are charged to the budget).
         first_look: A tool call made for the model before its first decision (see `FirstLook`).
-        require_evidence: Whether a final answer must rest on a successful tool call (a run may
+        require_evidence: Whether a final answer must rest on a successful tool call, and its
+            numbers on what the tools returned (a number no tool result, nor the task, showed
+            is invented, unless it is the sum, difference, product or ratio of two shown; a run may
             say otherwise for itself: `run(require_evidence=...)`). The rule (None, the
             default): it must when the agent has tools on its menu and was given no earlier
             results to work from (`run(context=...)`). An answer resting on nothing is sent back
@@ -541,7 +543,7 @@ class Executor(Configured):
         the acceptance check up to `max_rejections` times."""
         s.malformed = 0
         junk = self._unusable(s, answer)
-        problem = junk or self._ungrounded(s)
+        problem = junk or self._ungrounded(s) or self._invented(s, answer)
         strict = problem is not None  # paor's own rules: one more chance, not several
         if problem is None and self.acceptance is not None:
             problem = self.acceptance(answer, s.evidence)
@@ -559,6 +561,19 @@ class Executor(Configured):
 
     def _unusable(self, s: AgentState, answer: str) -> str | None:
         return unusable_answer(answer, parrot=self._parrot, tools=self._names, task=s.task)
+
+    def _invented(self, s: AgentState, answer: str) -> str | None:
+        """Numbers in a grounded answer that no tool result, nor the task, showed (see
+        `agents._answers.unseen_numbers`): only where the evidence rule holds and tools ran."""
+        if s.require_evidence is False or not s.evidence:
+            return None
+        unseen = unseen_numbers(answer, _shown(s.transcript.messages))
+        if not unseen:
+            return None
+        return (
+            f"your answer has numbers that no tool result shows ({', '.join(unseen[:5])}); "
+            "give only the numbers the tools returned"
+        )
 
     def _ungrounded(self, s: AgentState) -> str | None:
         """The evidence rule (see `require_evidence`): why the answer rests on nothing, if so."""
@@ -633,3 +648,15 @@ class Executor(Configured):
 
         choice = await self.effects.choice(s.site(), pick, options=("stopped", "going on"))
         return choice == "stopped"
+
+
+def _shown(messages: Iterable[Message]) -> list[str]:
+    """What the model was shown of the world: the instructions, the task with its context, the
+    first look and every tool result; not its own words, nor paor's messages to it (a refusal
+    quotes the very numbers it refuses)."""
+    return [
+        m.content or ""
+        for index, m in enumerate(messages)
+        if m.role in ("system", "tool")
+        or (m.role == "user" and (index == 1 or (m.content or "").startswith(_LOOK_INTRO)))
+    ]

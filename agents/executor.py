@@ -1,6 +1,6 @@
 """The executor's prompt, its first look, its answer check, and its report's statuses."""
 
-from agents._answers import Parrot, unusable_answer
+from agents._answers import Parrot, unseen_numbers, unusable_answer
 from agents._executor import DEFAULT_INSTRUCTIONS
 from agents._first_look import FirstLook
 from agents._own_text import strip_markers
@@ -13,5 +13,6 @@ __all__ = [
     "ReportStatus",
     "cited_ids",
     "strip_markers",
+    "unseen_numbers",
     "unusable_answer",
 ]

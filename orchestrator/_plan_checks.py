@@ -78,20 +78,36 @@ def anchored(plan: Plan, goal: str, ids: Collection[str]) -> Plan:
 
 
 def first_plan_repairs(draft: PlanDraft, tools: Collection[str]) -> tuple[PlanDraft, list[str]]:
-    """A first plan's draft without dependencies on tools or unknown ids, and what was dropped.
+    """A first plan's draft without dependencies on tools, unknown ids or the subtask itself, and
+    what was dropped.
 
-    A small model lists the tools a subtask needs under `depends_on`. Such a dependency can only
-    be dropped: it names no subtask, and the subtask runs as soon as its real ones are done.
+    A small model lists the tools a subtask needs under `depends_on` (a subtask named after a
+    tool then depends on itself). Such a dependency can only be dropped: it names no other
+    subtask, and the subtask runs as soon as its real ones are done.
     """
     known = {d.id.strip() for d in draft.subtasks}
     notes, kept = [], []
     for sub in draft.subtasks:
-        bad = [d for d in sub.depends_on if d.strip() not in known]
-        if bad:
-            what = "tools, not subtasks" if all(b.strip() in tools for b in bad) else "no subtask"
+        own = sub.id.strip()
+        kinds: dict[str, list[str]] = {}
+        for dep in sub.depends_on:
+            name = dep.strip()
+            what = (
+                "itself" if name == own
+                else "tools, not subtasks" if name in tools
+                else "no subtask" if name not in known
+                else None
+            )  # fmt: skip
+            if what:
+                kinds.setdefault(what, []).append(dep)
+        for what, bad in kinds.items():
             shown = ", ".join(_shown(b) for b in bad[:5])
-            notes.append(f"dropped {_shown(sub.id)}'s dependencies on {shown} ({what})")
-            sub = sub.model_copy(update={"depends_on": [d for d in sub.depends_on if d not in bad]})
+            notes.append(f"dropped {_shown(own)}'s dependencies on {shown} ({what})")
+        if kinds:
+            dropped = {b for bad in kinds.values() for b in bad}
+            sub = sub.model_copy(
+                update={"depends_on": [d for d in sub.depends_on if d not in dropped]}
+            )
         kept.append(sub)
     return (draft.model_copy(update={"subtasks": kept}) if notes else draft), notes
 

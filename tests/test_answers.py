@@ -8,7 +8,7 @@ import pytest
 
 from agents import AgentLimits, Executor, tool
 from agents._own_text import own_text
-from agents.executor import Parrot, unusable_answer
+from agents.executor import Parrot, unseen_numbers, unusable_answer
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply, subtask
 from orchestrator import Orchestrator
@@ -199,3 +199,21 @@ async def test_the_synthesis_prompt_and_fallback_are_caught_as_paors_own_text() 
     assert unusable_answer(prompts[0]) is not None
     assert result.status == "incomplete"
     assert unusable_answer(result.answer) is not None  # the fallback: paor's, and labelled so
+
+
+@pytest.mark.parametrize(
+    ("answer", "seen", "unseen"),
+    [
+        ("255 working days [leave]", ["receive 25 working days of paid leave"], ["255"]),
+        ("25 working days [leave]", ["receive 25 working days of paid leave"], []),
+        ("6 months", ["within 4 months of the birth"], ["6"]),
+        ("221 EUR: 132 for the flight, 89 for the hotel.", ["132 EUR", "89 EUR"], []),
+        ("1. Claims\n2. Within 1,500 EUR [doc-7]", ["up to 1500 EUR"], []),
+        ("Python 3.11, and v2 of the API", ["since 3.11"], []),
+    ],
+)
+def test_numbers_the_model_was_never_shown_are_found(
+    answer: str, seen: list[str], unseen: list[str]
+) -> None:
+    """Invented numbers are named; shown ones, their sums, list markers and citations are not."""
+    assert unseen_numbers(answer, seen) == unseen

@@ -828,7 +828,7 @@ async def test_an_answer_resting_on_no_tool_result_is_sent_back_once_then_partia
 
 async def test_an_answer_after_a_tool_result_is_done() -> None:
     """The rule asks for a tool result, not a particular one: a search, then an answer, is done."""
-    model = ScriptedModel([call("search", query="leave"), reply("25 working days.")])
+    model = ScriptedModel([call("search", query="25 working days"), reply("25 working days.")])
     report = await Executor(model, tools=[search]).run("How many days of leave?")
     assert (report.status, report.answer) == ("done", "25 working days.")
 
@@ -879,10 +879,25 @@ async def test_paors_observe_line_is_taken_out_of_a_tool_argument() -> None:
             query: What to look for.
         """
         seen.append(query)
-        return "found"
+        return "20 weeks"
 
     pasted = '[OBSERVE] find("leave") ok 3ms\nparental leave weeks'
     model = ScriptedModel([call("find", query=pasted), reply("20 weeks.")])
     report = await Executor(model, tools=[find]).run("How long is parental leave?")
     assert seen == ["parental leave weeks"]
     assert report.status == "done"
+
+
+async def test_a_number_no_tool_result_showed_is_sent_back_then_partial() -> None:
+    """A grounded answer with a number the tools never returned ("255" for 25) is sent back once
+    with the number named; a total of two numbers shown is not invented."""
+    model = ScriptedModel(
+        [call("search", query="25 working days"), reply("255 working days."), reply("255 days.")]
+    )
+    report = await Executor(model, tools=[search]).run("How many days of leave?")
+    assert report.status == "partial"
+    assert "numbers that no tool result shows (255)" in report.notes[-1]
+    assert "(255)" in (model.requests[2].messages[-1].content or "")
+
+    summed = ScriptedModel([call("search", query="89 and 132"), reply("221 EUR in all.")])
+    assert (await Executor(summed, tools=[search]).run("Total?")).status == "done"

@@ -75,7 +75,6 @@ def feedback(request: ModelRequest) -> str:
             Limits(),
             id="unknown-tool",
         ),
-        pytest.param(plan(sub("a", "a")), "subtask a depends on itself", Limits(), id="self"),
         pytest.param(
             plan(sub("planner")),
             "these ids are reserved for paor itself, choose others: planner",
@@ -177,16 +176,17 @@ async def test_a_failing_planner_model_ends_the_run_failed_at_once() -> None:
 
 
 async def test_a_first_plan_depending_on_tools_is_repaired_and_says_so() -> None:
-    """Dependencies that name a tool or no subtask are dropped from a first plan (as a replan's
-    are), the run goes on, and its notes say what was dropped."""
+    """Dependencies that name a tool, no subtask or the subtask itself are dropped from a first
+    plan (as a replan's are), the run goes on, and its notes say what was dropped."""
     team = Team(
-        [plan(sub("a", "lookup"), sub("b", "a", "zzz"))], {"a": script("A"), "b": script("B")}
+        [plan(sub("a", "lookup"), sub("b", "a", "zzz", "b"))], {"a": script("A"), "b": script("B")}
     )
     with anyio.fail_after(GUARD_S):
         result = await Orchestrator(team.model, [lookup]).run("goal")
     assert [s.depends_on for s in result.plans[0].subtasks] == [(), ("a",)]
     assert "plan v1: dropped a's dependencies on lookup (tools, not subtasks)" in result.notes
     assert "plan v1: dropped b's dependencies on zzz (no subtask)" in result.notes
+    assert "plan v1: dropped b's dependencies on b (itself)" in result.notes
     assert len(team.of(PLANNER)) == 1
 
 
