@@ -23,7 +23,7 @@ from agents._streaming import TextSink, streaming
 from agents._tracing import logger
 from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
 from agents.errors import MalformedResponse, ModelError, ReplayedCancellation
-from agents.executor import Parrot, unusable_answer
+from agents.executor import Parrot, unseen_numbers, unusable_answer
 from agents.models import ModelRequest, ModelResponse, OutputSchema
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._plan import (
@@ -328,7 +328,7 @@ class Planner:
                 problem = f"the synthesis failed ({str(exc) or 'the deadline was reached'})"
                 break
             answer = (response.message.content or "").strip()
-            problem = self._unusable(goal, answer) or ""
+            problem = self._unusable(goal, answer, prompt) or ""
             if not problem:
                 return Synthesis(answer=answer)
             _log.warning("synthesis_rejected", problem=problem)
@@ -339,13 +339,21 @@ class Planner:
         why = f"{problem}; the answer is the agents' results as they reported them"
         return Synthesis(answer=_joined(reports, note), problem=why)
 
-    def _unusable(self, goal: str, answer: str) -> str | None:
-        """Why a synthesis is no answer (the executor's check, with the planner's prompts)."""
+    def _unusable(self, goal: str, answer: str, prompt: str) -> str | None:
+        """Why a synthesis is no answer: the executor's check, with the planner's prompts, and
+        numbers the results (`prompt`) never showed."""
         if self._parrot is None:
             told = [self.instructions, self.synthesis_instructions, *self.tools.values()]
             self._parrot = Parrot(told)
         names = (*self.tools, "report_issue", "ask_user")
-        return unusable_answer(answer, parrot=self._parrot, tools=names, task=goal)
+        problem = unusable_answer(answer, parrot=self._parrot, tools=names, task=goal)
+        unseen = [] if problem else unseen_numbers(answer, [prompt])
+        if unseen:
+            problem = (
+                f"your answer has numbers that none of the results shows ({', '.join(unseen[:5])}); "
+                "give only the numbers the agents reported"
+            )
+        return problem
 
     async def _structured(
         self,

@@ -984,3 +984,15 @@ async def test_a_subtask_whose_plan_names_its_tools_must_use_them() -> None:
     assert statuses == {"a": "partial", "b": "done"}
     assert result.status == "incomplete"
     assert "no tool result backs your answer" in result.reports[0].notes[-1]
+
+
+async def test_a_synthesis_with_a_number_no_result_showed_is_not_the_runs_answer() -> None:
+    """The writer's "255 days" from results saying 25 is sent back; written again, the run is
+    incomplete and its answer is the results as reported."""
+    team = Team([plan(sub("a"))], {"a": script("Staff get 25 days.")},
+                synthesis=["Staff get 255 days.", "Staff get 255 days."])  # fmt: skip
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model).run("How many days of leave?")
+    assert result.status == "incomplete"
+    assert "255" not in result.answer
+    assert "numbers that none of the results shows (255)" in (result.reason or "")
