@@ -296,3 +296,19 @@ def test_a_passage_sharing_a_word_with_the_question_is_not_quoted_beside_the_ans
     assert [q for q in quotes(section_of(markdown, question)) if FACT in q]
     assert "[leave]" not in markdown
     assert "- `leave` Annual leave" in section_of(markdown, "Sources")
+
+
+def test_paors_own_layout_and_raw_calls_never_reach_a_report_as_prose() -> None:
+    """A summary that is the synthesis prompt's layout, an answer that is a call of any name and a
+    section that is a signal's JSON are replaced by extracts, never printed as the report's text."""
+    layout = "**find_is_and_eq (done)**\nTask: what is `is`\nExpected output: is is equal to equals"
+    call_text = '{"name": "is", "arguments": "[py/generators, py/iterators]"}'
+    signal = '{"name": "invalidates", "reason": "the premise is wrong"}'
+    run = result(
+        layout,
+        report("a", "What does a generator do?", call_text, "py/generators"),
+        report("b", "How does iteration end?", signal, "py/iterators", status="partial"),
+    )
+    markdown = write_report("Generators", run, CORPUS)
+    for leaked in ("Expected output:", "(done)", '"name"', "invalidates", "Task:"):
+        assert leaked not in markdown, leaked
