@@ -1,102 +1,80 @@
-"""Plans drawn for the run page: each version as a DAG, with what its replan changed.
+"""Plans laid out for the run page: each version as a DAG, with what its replan changed.
 
 A plan's subtasks are boxes in columns by dependency depth, with arrows for dependencies; the
-subtasks a replan took out are dashed boxes where they were. The same drawing serves the plan a
+subtasks a replan took out are dashed boxes where they were. This module only places them; the
+template `templates/macros.html.j2` (`figure`) draws them. The same drawing serves the plan a
 paused run waits to have approved (`orchestrator._html_waiting`).
 """
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from orchestrator._html_parts import escape as _e
-from orchestrator._html_parts import section, svg
-from orchestrator._inspect import _cut
 from orchestrator._plan import Plan, PlanDiff, Subtask
 from orchestrator._state import RunResult
 
-__all__ = ["PLAN_KEYS", "plan_figure", "plans_section"]
+__all__ = ["BOX", "Box", "Figure", "figure", "plan_figures"]
 
-PLAN_KEYS = (
-    *((k, k) for k in ("kept", "added", "removed", "cancelled")),
-    ("dropped", "dropped: it ended failed or blocked (dashed: no longer in the plan)"),
-)
-"""The legend of a plan drawing: (CSS key, meaning)."""
-_BOX_W, _BOX_H, _GAP_X, _GAP_Y, _PAD = 210, 74, 56, 16, 12
-_MARKER = (
-    '<defs><marker id="{head}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
-    'markerHeight="7" orient="auto"><path d="M0 0L10 5L0 10z" fill="#667"/></marker></defs>'
-)
+BOX = (210, 74)
+"""A subtask box's width and height, in pixels."""
+_GAP_X, _GAP_Y, _PAD = 56, 16, 12
 
 
-def plans_section(result: RunResult | None) -> str:
-    """Every plan version of the run, first to last, each after what its replan changed."""
+@dataclass(kw_only=True, slots=True)
+class Box:
+    """One subtask's box: its top-left corner and what the replan did to it ("first" in a first
+    plan; kept, added, removed, cancelled, or dropped: it ended failed or blocked)."""
+
+    subtask: Subtask
+    x: int
+    y: int
+    change: str
+    ghost: bool = False
+
+
+@dataclass(kw_only=True, slots=True)
+class Figure:
+    """A plan's drawing: its size, its arrows (from one box's right middle to another's left
+    middle, as x1, y1, x2, y2), its boxes (live ones first) and their size."""
+
+    plan: Plan
+    diff: PlanDiff | None
+    width: int
+    height: int
+    edges: list[tuple[int, int, int, int]]
+    boxes: list[Box]
+    box: tuple[int, int] = BOX
+
+
+def plan_figures(result: RunResult | None) -> list[Figure] | None:
+    """Every plan version of the run, first to last, each with what its replan changed (None for
+    a run with no result yet: the versions are stored with it)."""
     if result is None:
-        note = "<p>The run has not finished: its plan versions are stored with its result.</p>"
-        return section("plans", "Plan versions", note)
-    if not result.plans:
-        return section("plans", "Plan versions", "<p>No plan was adopted yet.</p>")
+        return None
     diffs = {d.version: d for d in result.diffs}
     pairs = zip(result.plans, (None, *result.plans), strict=False)  # each with its predecessor
-    parts = [_version_figure(plan, diffs.get(plan.version), before) for plan, before in pairs]
-    return section("plans", "Plan versions", "".join(parts), PLAN_KEYS)
+    return [figure(plan, diffs.get(plan.version), before) for plan, before in pairs]
 
 
-def _version_figure(plan: Plan, diff: PlanDiff | None, previous: Plan | None) -> str:
-    caption = f"plan v{plan.version}: {len(plan.subtasks)} subtasks"
-    if diff is not None:
-        caption += f", replanned after {diff.trigger}: {diff.reason}"
-    return plan_figure(plan, diff, previous, caption=caption, head=f"head-{plan.version}")
-
-
-def plan_figure(
-    plan: Plan,
-    diff: PlanDiff | None,
-    previous: Plan | None,
-    *,
-    caption: str,
-    head: str,
-    kind: str = "plan",
-    notes: str = "",
-) -> str:
-    """A figure of class `kind` that draws `plan` under `caption` (escaped here), with the
-    changes of `diff` from `previous`; `head` names its arrow marker (unique in the page) and
-    `notes` is markup placed after the caption."""
-    changes = "" if diff is None else _changes(diff)
-    rationale = f'<p class="rationale">{_e(plan.rationale)}</p>' if plan.rationale else ""
-    return (
-        f'<figure class="{kind}" data-version="{plan.version}"><figcaption>{_e(caption)}'
-        f"</figcaption>{notes}{changes}{rationale}{_dag(plan, diff, previous, head)}</figure>\n"
-    )
-
-
-def _changes(diff: PlanDiff) -> str:
-    kinds = {"kept": diff.kept, **_moves(diff)}.items()
-    badges = (
-        f'<span class="badge b-{k}">{k}: {_e(", ".join(ids))}</span>' for k, ids in kinds if ids
-    )
-    return f'<p class="changes">{"".join(badges)}</p>'
-
-
-def _moves(diff: PlanDiff) -> dict[str, tuple[str, ...]]:
-    """What the replan did to subtasks beyond keeping them."""
-    return {"added": diff.added, "removed": diff.removed, "cancelled": diff.cancelled}
-
-
-def _dag(plan: Plan, diff: PlanDiff | None, previous: Plan | None, head: str) -> str:
+def figure(plan: Plan, diff: PlanDiff | None, previous: Plan | None) -> Figure:
     """The plan's subtasks as boxes in columns by dependency depth, arrows for dependencies;
-    the subtasks a replan removed or cancelled as dashed boxes where they were."""
+    the subtasks a replan removed or cancelled (from `previous`) as dashed boxes where they were."""
     gone = _gone(diff, previous)  # drawn at their old depth
     old = _depths(previous.subtasks) if previous is not None else {}
     place = _layout([*plan.subtasks, *gone], old | _depths(plan.subtasks))
-    width = max((x for x, _ in place.values()), default=0) + _BOX_W + 2 * _PAD
-    height = max((y for _, y in place.values()), default=0) + _BOX_H + 2 * _PAD
-    edges = [(place[d], place[s.id]) for s in plan.subtasks for d in s.depends_on if d in place]
-    parts = [_MARKER.format(head=head), *(_arrow(a, b, head) for a, b in edges)]
-    parts += [_box(s, place[s.id], _change(s.id, diff)) for s in plan.subtasks]
-    parts += [_box(s, place[s.id], _change(s.id, diff), ghost=True) for s in gone]
-    return svg("dag", width, height, "".join(parts))
+    live = len(plan.subtasks)
+    boxes = [
+        Box(subtask=s, x=x, y=y, change=_change(s.id, diff), ghost=i >= live)
+        for i, (s, (x, y)) in enumerate(place)
+    ]
+    corner = {box.subtask.id: (box.x, box.y) for box in boxes}
+    edges = [
+        _edge(corner[d], corner[s.id]) for s in plan.subtasks for d in s.depends_on if d in corner
+    ]
+    width = max((b.x for b in boxes), default=0) + BOX[0] + 2 * _PAD
+    height = max((b.y for b in boxes), default=0) + BOX[1] + 2 * _PAD
+    return Figure(plan=plan, diff=diff, width=width, height=height, edges=edges, boxes=boxes)
 
 
 def _gone(diff: PlanDiff | None, previous: Plan | None) -> list[Subtask]:
@@ -117,15 +95,17 @@ def _depths(subtasks: Sequence[Subtask]) -> dict[str, int]:
     return depth
 
 
-def _layout(subtasks: Sequence[Subtask], depth: dict[str, int]) -> dict[str, tuple[int, int]]:
+def _layout(
+    subtasks: Sequence[Subtask], depth: dict[str, int]
+) -> list[tuple[Subtask, tuple[int, int]]]:
     """Each box's top-left corner: a column per depth, boxes stacked in plan order."""
     rows: dict[int, int] = {}
-    place: dict[str, tuple[int, int]] = {}
+    place = []
     for s in subtasks:
         column = depth.get(s.id, 0)
         row = rows.get(column, 0)
         rows[column] = row + 1
-        place[s.id] = (_PAD + column * (_BOX_W + _GAP_X), _PAD + row * (_BOX_H + _GAP_Y))
+        place.append((s, (_PAD + column * (BOX[0] + _GAP_X), _PAD + row * (BOX[1] + _GAP_Y))))
     return place
 
 
@@ -134,32 +114,10 @@ def _change(subtask_id: str, diff: PlanDiff | None) -> str:
         return "first"
     if subtask_id in diff.kept:
         return "kept"
-    return next((kind for kind, ids in _moves(diff).items() if subtask_id in ids), "dropped")
+    moves = {"added": diff.added, "removed": diff.removed, "cancelled": diff.cancelled}
+    return next((kind for kind, ids in moves.items() if subtask_id in ids), "dropped")
 
 
-def _arrow(start: tuple[int, int], end: tuple[int, int], head: str) -> str:
-    x1, y1 = start[0] + _BOX_W, start[1] + _BOX_H // 2
-    x2, y2 = end[0], end[1] + _BOX_H // 2
-    bend = (x1 + x2) // 2
-    return (
-        f'<path class="edge" d="M{x1} {y1}C{bend} {y1} {bend} {y2} {x2 - 2} {y2}" '
-        f'marker-end="url(#{head})"/>'
-    )
-
-
-def _box(subtask: Subtask, at: tuple[int, int], change: str, *, ghost: bool = False) -> str:
-    x, y = at
-    lines = textwrap.wrap(subtask.goal, 32, max_lines=2, placeholder=" …") or [""]
-    tools = "tools: " + (_cut(", ".join(subtask.tools), 30) if subtask.tools else "all")
-    texts = [(subtask.id, "sid", 18), *((g, "goal", 36 + 14 * i) for i, g in enumerate(lines))]
-    texts.append((tools, "tools", 66))
-    body = "".join(
-        f'<text class="{c}" x="{x + 8}" y="{y + dy}">{_e(t)}</text>' for t, c, dy in texts
-    )
-    badge = f'<text class="tag t-{change}" x="{x + _BOX_W - 8}" y="{y + 18}">{change}</text>'
-    kind = "ghost" if ghost else "live"
-    return (
-        f'<g class="node {kind} c-{change}" data-id="{_e(subtask.id)}"><title>{_e(subtask.id)}: '
-        f'{_e(subtask.goal)}</title><rect x="{x}" y="{y}" width="{_BOX_W}" height="{_BOX_H}" '
-        f'rx="6"/>{body}{"" if change == "first" else badge}</g>'
-    )
+def _edge(start: tuple[int, int], end: tuple[int, int]) -> tuple[int, int, int, int]:
+    """An arrow from the right middle of the box at `start` to the left middle of `end`'s."""
+    return start[0] + BOX[0], start[1] + BOX[1] // 2, end[0], end[1] + BOX[1] // 2

@@ -9,6 +9,9 @@ no clock read is laid out by order alone.
 
 A sub-agent's decision on a tool call is a recorded choice whose value is the decision as JSON
 (`agents.approvals.Decision`): the agent waited for it from its previous record to this one.
+
+`chart` lays the timeline out (rows, rectangles, ticks, in pixels) for the template that draws
+it, `templates/timeline.html.j2`.
 """
 
 from __future__ import annotations
@@ -24,21 +27,14 @@ from pydantic import ValidationError
 from agents import AgentReport, Usage
 from agents.effects import PLANNER_AGENT, RUN_AGENT
 from memory.journal import EffectRecord
-from orchestrator._html_parts import escape as _e
-from orchestrator._html_parts import section, status_class, svg
 from orchestrator._inspect import _cut
 
-__all__ = ["Lane", "Mark", "Outcome", "Timeline", "Wait", "elapsed", "timeline", "timeline_section"]
+__all__ = [
+    "Chart", "Lane", "Mark", "Outcome", "Rect", "Row", "Timeline", "Wait", "chart", "elapsed",
+    "timeline",
+]  # fmt: skip
 
 _TL_W, _TL_LABEL, _TL_ROW, _TL_TOP = 1200, 150, 28, 30
-_TIMELINE_KEYS = (
-    ("model", "model call"),
-    ("tool", "tool call"),
-    ("failed", "failed call"),
-    ("cut", "cut short"),
-    ("wait", "waits for approval"),
-)
-_PENDING_KEY = ("pending", "waits for a decision now")
 
 Outcome = Literal["ok", "failed", "cancelled"]
 """How a call on the timeline ended."""
@@ -247,18 +243,56 @@ def _settle(lanes: dict[str, Lane], reports: dict[str, AgentReport], waits: Iter
             lanes[wait.agent_id].waits.append(wait)
 
 
-# Drawing
+# Layout
 
 
-def timeline_section(line: Timeline) -> str:
-    """The timeline as a section: a row per lane, an axis of elapsed time, and its legend."""
-    if not line.lanes:
-        return section("timeline", "Timeline", "<p>No agent has a record.</p>")
+@dataclass(kw_only=True, slots=True)
+class Rect:
+    """A rectangle of a drawing (its numbers rounded to 0.1 px), with its classes and tooltip."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    classes: str
+    title: str
+
+
+@dataclass(kw_only=True, slots=True)
+class Row:
+    """One lane laid out: its top, and its rectangles (its span, its waits, its calls)."""
+
+    lane: Lane
+    y: int
+    shapes: list[Rect]
+
+
+@dataclass(kw_only=True, slots=True)
+class Chart:
+    """The timeline laid out: its size and geometry, the ticks of its axis (x, elapsed time),
+    its rows, and whether a row still waits (its legend then says what that looks like)."""
+
+    width: int
+    height: int
+    label: int
+    top: int
+    ticks: list[tuple[float, str]]
+    rows: list[Row]
+    pending: bool
+
+
+def chart(line: Timeline) -> Chart:
+    """The timeline laid out for drawing: a row per lane, an axis of elapsed time."""
     height = _TL_TOP + _TL_ROW * len(line.lanes) + 8
-    rows = "".join(_lane(lane, i, line) for i, lane in enumerate(line.lanes))
-    chart = svg("timeline", _TL_W, height, _axis(line, height) + rows)
+    span = line.end - line.start
+    at = [line.start + span * k / 5 for k in range(6)]
+    ticks = [(round(_x(line, t), 1), elapsed(t - line.start, line)) for t in at]
+    rows = [_row(lane, _TL_TOP + i * _TL_ROW, line) for i, lane in enumerate(line.lanes)]
     pending = any(w.pending for lane in line.lanes for w in lane.waits)
-    return section("timeline", "Timeline", chart, (*_TIMELINE_KEYS, *[_PENDING_KEY] * pending))
+    return Chart(
+        width=_TL_W, height=height, label=_TL_LABEL, top=_TL_TOP, ticks=ticks, rows=rows,
+        pending=pending,
+    )  # fmt: skip
 
 
 def elapsed(seconds: float, line: Timeline) -> str:
@@ -274,51 +308,34 @@ def _x(line: Timeline, at: float) -> float:
     return _TL_LABEL + (track * (at - line.start) / span if span > 0 else 0.0)
 
 
-def _axis(line: Timeline, height: int) -> str:
-    span = line.end - line.start
-    ticks = []
-    for k in range(6):
-        at = line.start + span * k / 5
-        x = _x(line, at)
-        ticks.append(
-            f'<line class="tick" x1="{x:.1f}" y1="{_TL_TOP - 6}" x2="{x:.1f}" y2="{height}"/>'
-            f'<text class="axis{" end" * (k == 5)}" x="{x:.1f}" y="{_TL_TOP - 10}">'
-            f"{elapsed(at - line.start, line)}</text>"
-        )
-    return "".join(ticks)
+def _row(lane: Lane, y: int, line: Timeline) -> Row:
+    """A lane's span, then its waits (shaded behind its calls), then its calls."""
+    title = f"{lane.agent_id}: {lane.status}"
+    shapes = [_rect(line, lane.start, lane.end, y + 8, _TL_ROW - 16, "span", title)]
+    shapes += [_wait(wait, y, line) for wait in lane.waits]
+    shapes += [_mark(mark, y, line) for mark in lane.marks]
+    return Row(lane=lane, y=y, shapes=shapes)
 
 
-def _lane(lane: Lane, index: int, line: Timeline) -> str:
-    y = _TL_TOP + index * _TL_ROW
-    x1, x2 = _x(line, lane.start), max(_x(line, lane.end), _x(line, lane.start) + 2)
-    kind = "planner-row" if lane.agent_id == PLANNER_AGENT else "agent-row"
-    waits = "".join(_wait(w, y, line) for w in lane.waits)
-    marks = "".join(_mark(m, y, line) for m in lane.marks)
-    label, shown = _cut(lane.agent_id, 18), "" if lane.status == "planner" else lane.status
-    return (
-        f'<g class="{kind} st-{status_class(lane.status)}" data-agent="{_e(lane.agent_id)}">'
-        f'<text class="label" x="8" y="{y + 18}">{_e(label)}</text>'
-        f'<text class="status" x="{_TL_LABEL - 8}" y="{y + 18}">{_e(shown)}</text>'
-        f'<rect class="span" x="{x1:.1f}" y="{y + 8}" width="{x2 - x1:.1f}" height="{_TL_ROW - 16}">'
-        f"<title>{_e(lane.agent_id)}: {_e(lane.status)}</title></rect>{waits}{marks}</g>"
-    )
+def _wait(wait: Wait, y: int, line: Timeline) -> Rect:
+    """A wait, shaded over the whole height of its row."""
+    kind = "wait pending" if wait.pending else "wait"
+    return _rect(line, wait.start, wait.end, y + 2, _TL_ROW - 4, kind, wait.label)
 
 
-def _wait(wait: Wait, y: int, line: Timeline) -> str:
-    x1 = _x(line, wait.start)
-    width = max(_x(line, wait.end) - x1, 2)
-    return (
-        f'<rect class="wait{" pending" * wait.pending}" x="{x1:.1f}" y="{y + 2}" '
-        f'width="{width:.1f}" height="{_TL_ROW - 4}"><title>{_e(wait.label)}</title></rect>'
-    )
-
-
-def _mark(mark: Mark, y: int, line: Timeline) -> str:
-    x1 = _x(line, mark.start)
-    width = max(_x(line, mark.end) - x1, 4)
-    kind = "cut" if mark.outcome == "cancelled" else mark.outcome
+def _mark(mark: Mark, y: int, line: Timeline) -> Rect:
+    """A call: a model call in the top half of its row, a tool call in the bottom half; at least
+    4 px wide, to be seen."""
     top = y + 4 if mark.kind == "model" else y + _TL_ROW // 2
-    return (
-        f'<rect class="mark {mark.kind} {kind}" x="{x1:.1f}" y="{top}" width="{width:.1f}" '
-        f'height="{_TL_ROW // 2 - 4}"><title>{_e(mark.label)}</title></rect>'
-    )
+    kind = f"mark {mark.kind} {'cut' if mark.outcome == 'cancelled' else mark.outcome}"
+    return _rect(line, mark.start, mark.end, top, _TL_ROW // 2 - 4, kind, mark.label, least=4.0)
+
+
+def _rect(
+    line: Timeline, start: float, end: float, top: int, height: int, classes: str, title: str,
+    *, least: float = 2.0,
+) -> Rect:  # fmt: skip
+    """From `start` to `end` in time (at least `least` px wide), `height` px high from `top`."""
+    x = _x(line, start)
+    width = round(max(_x(line, end) - x, least), 1)
+    return Rect(x=round(x, 1), y=top, width=width, height=height, classes=classes, title=title)

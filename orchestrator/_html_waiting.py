@@ -4,31 +4,24 @@ Each waiting request is drawn for deciding: a plan as the same DAG as the plan v
 with what it keeps, adds and takes out of the plan in play), with the problems of the person's
 last edit and the plan as text; a tool call as its agent, its tool and its JSON arguments. The
 row of a sub-agent whose call waits is shaded from its last record to the end of the timeline.
+This module works out what to draw; `templates/waiting.html.j2` draws it.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from agents.approvals import ApprovalRequest
 from memory.journal import RunInfo
-from orchestrator._html_parts import escape as _e
-from orchestrator._html_parts import section
-from orchestrator._html_plans import PLAN_KEYS, plan_figure
+from orchestrator._html_plans import Figure, figure
 from orchestrator._html_timeline import Timeline, Wait
 from orchestrator._plan import Plan, PlanDiff
 from orchestrator._state import RunResult
 
-__all__ = ["is_paused", "shade_waiting", "waiting_section"]
-
-_HOW = (
-    '<p class="how">Decide with <code>paor approve {run} --id APPROVAL_ID</code>: alone it '
-    "approves; <code>--edit FILE</code> approves the JSON in FILE instead (the plan, or the "
-    "call's arguments); <code>--reject REASON</code> rejects the plan, or denies the call. The "
-    "run then goes on from where it stopped.</p>"
-)
+__all__ = ["Request", "is_paused", "shade_waiting", "waiting_requests"]
 
 
 def is_paused(info: RunInfo) -> bool:
@@ -53,54 +46,46 @@ def shade_waiting(line: Timeline, info: RunInfo, result: RunResult | None) -> No
             lane.status = "waiting"
 
 
-def waiting_section(info: RunInfo, result: RunResult | None) -> str:
-    """The section listing what a paused run waits for ("" for a run that is not paused)."""
+@dataclass(kw_only=True, slots=True)
+class Request:
+    """A waiting request, ready to draw.
+
+    Attributes:
+        request: The request.
+        figure: A plan's drawing (None for a tool call, or a plan whose data cannot be read).
+        opened: Whether the plan's text is shown unfolded (a replan: it says what it does to each
+            subtask; a first plan's drawing says it all).
+        args: A tool call's arguments as JSON.
+    """
+
+    request: ApprovalRequest
+    figure: Figure | None = None
+    opened: bool = True
+    args: str = ""
+
+
+def waiting_requests(info: RunInfo, result: RunResult | None) -> list[Request] | None:
+    """What a paused run waits for (None for a run that is not paused), each ready to draw."""
     if not is_paused(info):
-        return ""
-    if result is None or not result.waiting:
-        note = "<p>The run is paused, but its stored result names nothing that waits.</p>"
-        return section("waiting", "Waiting for a decision", note)
-    requests = result.waiting
-    lead = (
-        f'<p class="lead">The run is paused: {len(requests)} '
-        f"request{'s' * (len(requests) > 1)} wait{'s' * (len(requests) == 1)} for a decision."
-        f"</p>{_HOW.format(run=_e(info.run_id))}"
-    )
+        return None
+    if result is None:
+        return []
     before = result.plans[-1] if result.plans else None
-    parts = [_request(r, before, i) for i, r in enumerate(requests)]
-    replan = before is not None and any(r.kind == "plan" for r in requests)
-    keys = PLAN_KEYS if replan else ()  # a first plan's boxes show no change
-    return section("waiting", "Waiting for a decision", lead + "".join(parts), keys)
+    return [_request(r, before) for r in result.waiting]
 
 
-def _request(request: ApprovalRequest, before: Plan | None, index: int) -> str:
-    """One request, as an article named by its approval id."""
-    body = _plan(request, before, index) if request.kind == "plan" else _call(request)
-    kind = "plan" if request.kind == "plan" else "tool"
-    return (
-        f'<article class="request r-{kind}" data-approval="{_e(request.approval_id)}" '
-        f'data-agent="{_e(request.agent_id)}">{body}</article>\n'
-    )
-
-
-def _plan(request: ApprovalRequest, before: Plan | None, index: int) -> str:
-    """A waiting plan drawn as a DAG (as text only, if its data cannot be read)."""
-    version = (request.plan or {}).get("version", 1)
-    caption = f"plan v{version} waits for approval ({request.approval_id})"
-    notes = _problems(request.problems)
+def _request(request: ApprovalRequest, before: Plan | None) -> Request:
+    """A tool call with its arguments, or a plan drawn against the plan in play `before`."""
+    if request.kind != "plan":
+        args = json.dumps(request.args, ensure_ascii=False, indent=2, sort_keys=True)
+        return Request(request=request, args=args)
     try:
         plan = Plan.model_validate(request.plan)
     except ValidationError:
-        text = _as_text(request, opened=True)
-        return f'<h3 class="caption">{_e(caption)}: its plan data cannot be read</h3>{notes}{text}'
-    replan = before is not None and before.version < plan.version
-    previous = before if replan else None
-    diff = _proposed(plan, previous)
-    notes += _as_text(request, opened=replan)  # a replan's text says what it does to each
-    return plan_figure(
-        plan, diff, previous, caption=caption, head=f"head-wait-{index}", kind="proposal",
-        notes=notes,
-    )  # fmt: skip
+        return Request(request=request)
+    previous = before if before is not None and before.version < plan.version else None
+    drawn = figure(plan, _proposed(plan, previous), previous)
+    return Request(request=request, figure=drawn, opened=previous is not None)
 
 
 def _proposed(plan: Plan, previous: Plan | None) -> PlanDiff | None:
@@ -114,34 +99,3 @@ def _proposed(plan: Plan, previous: Plan | None) -> PlanDiff | None:
         added=tuple(i for i in plan.ids if i not in old),
         removed=tuple(i for i in previous.ids if i not in ids),
     )  # fmt: skip
-
-
-def _problems(problems: tuple[str, ...]) -> str:
-    """Why the person's last edit could not be used, as a list (nothing if none)."""
-    if not problems:
-        return ""
-    items = "".join(f"<li>{_e(p)}</li>" for p in problems)
-    return f'<div class="problems"><p>Your last edit could not be used:</p><ul>{items}</ul></div>'
-
-
-def _as_text(request: ApprovalRequest, *, opened: bool) -> str:
-    """The plan drawn as text, as the terminal shows it."""
-    shown = " open" * opened
-    return (
-        f'<details class="as-text"{shown}><summary>The plan as text</summary>'
-        f'<pre class="description">{_e(request.description)}</pre></details>'
-    )
-
-
-def _call(request: ApprovalRequest) -> str:
-    """A waiting tool call: who calls what, with which arguments."""
-    args = json.dumps(request.args, ensure_ascii=False, indent=2, sort_keys=True)
-    facts = [("agent", request.agent_id), ("tool", request.tool)]
-    if request.description:
-        facts.append(("what it does", request.description))
-    rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
-    return (
-        f'<h3 class="caption">{_e(request.tool)} waits for approval ({_e(request.approval_id)})'
-        f'</h3><dl class="facts">{rows}<dt>arguments</dt><dd><pre class="call">{_e(args)}</pre>'
-        "</dd></dl>"
-    )

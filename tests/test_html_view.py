@@ -8,6 +8,9 @@ The approval tests use the scripted run of `tests._pause_child`: its plan (a, b)
 b's call of `transfer` waits for approval; it is taken to its first pause (the plan waits), its
 second (the call waits) or its end (both approved).
 
+The escaping tests build a paused run by hand whose every written string is hostile: markup that
+would close the SVG and open a script, in text, and quotes that would close an attribute.
+
 The browser tests render the pages in Debian's `chromium` and check the DOM the browser built.
 Their screenshots are written under the test's `tmp_path`; set `PAOR_ARTIFACTS=DIR` (for instance
 `tests/artifacts`, which is not committed) to keep copies as DIR/html_view.png and
@@ -16,6 +19,7 @@ DIR/html_view_paused.png.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -23,14 +27,15 @@ from pathlib import Path
 
 import pytest
 
-from agents import ToolFailure, tool
+from agents import AgentReport, ToolFailure, tool
 from agents.approvals import ApprovalRequest, approve
 from agents.errors import ModelRequestError
 from agents.testing import call
 from memory import Journal
 from memory.journal import EffectRecord, RunInfo
-from orchestrator import Orchestrator, RunResult
+from orchestrator import Orchestrator, Plan, RunResult, Subtask
 from orchestrator._html import Wait, render_html, timeline
+from orchestrator.plans import PlanDiff
 from tests._browser import CHROMIUM, Element, elements, render
 from tests._pause_child import RUN_ID, orchestrator
 from tests._pause_child import team as pause_team
@@ -41,6 +46,8 @@ pytestmark = pytest.mark.anyio
 
 GOAL = "Compare <script>alert('goal')</script> & friends"
 HOSTILE = 'Find <img src=x onerror="alert(1)"> a.'
+BREAKOUT = "</svg><script>alert(1)</script>"  # 31 characters: one line of a plan's box
+QUOTED = 'x" onmouseover="alert(2)" y=\'z\''
 
 
 @tool
@@ -91,7 +98,7 @@ async def approvals_run(tmp: Path, decisions: int) -> tuple[RunInfo, list[Effect
 def row_markup(markup: str) -> dict[str, str]:
     """Each timeline row's classes and inner markup (as "CLASSES>INNER"), by agent id."""
     rows = re.findall(
-        r'<g class="((?:planner|agent)-row[^"]*)" data-agent="([^"]*)">(.*?)</g>', markup
+        r'<g class="((?:planner|agent)-row[^"]*)" data-agent="([^"]*)">(.*?)</g>', markup, re.S
     )
     return {agent: f"{classes}>{inside}" for classes, agent, inside in rows}
 
@@ -149,7 +156,7 @@ async def test_show_html_writes_one_self_contained_page(
     markup = out.read_text(encoding="utf-8")
     assert "http://" not in markup.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in markup
-    assert "&lt;script&gt;alert(&#x27;goal&#x27;)&lt;/script&gt; &amp; friends" in markup
+    assert "&lt;script&gt;alert(&#39;goal&#39;)&lt;/script&gt; &amp; friends" in markup
     found = check_page(markup, result)
     facts = [e.text for e in found if e.tag in ("dt", "dd")]
     usage = result.usage
@@ -322,7 +329,7 @@ async def test_a_paused_run_shows_the_plan_that_waits(tmp_path: Path) -> None:
     assert [e.text for e in by_class(found, "description")] == [request.description]
     assert "Pay the invoice." in request.description
     assert [e.text for e in found if e.tag == "li"] == [hostile]
-    assert "&lt;script&gt;alert(&#x27;edit&#x27;)&lt;/script&gt; is not a subtask" in markup
+    assert "&lt;script&gt;alert(&#39;edit&#39;)&lt;/script&gt; is not a subtask" in markup
     assert "paor approve paused --id APPROVAL_ID" in markup
     assert not by_class(found, "wait")  # the planner's review is not a sub-agent's wait
 
@@ -383,6 +390,91 @@ async def test_a_waiting_replan_shows_what_it_changes_in_the_plan_in_play(tmp_pa
     assert len(ids) == len(set(ids))
 
 
+def hostile_run() -> tuple[RunInfo, list[EffectRecord]]:
+    """A paused run, built by hand, whose goal, answer, plans, replan, records, report and
+    waiting requests all carry `BREAKOUT` as text and `QUOTED` where an attribute holds them."""
+    goal = Subtask(id="a", goal=BREAKOUT, tools=(BREAKOUT,))
+    plans = (
+        Plan(version=1, subtasks=(goal,), rationale=BREAKOUT),
+        Plan(version=2, subtasks=(Subtask(id="b", goal="B"),), rationale=BREAKOUT),
+    )
+    diff = PlanDiff(version=2, trigger=BREAKOUT, reason=BREAKOUT, added=("b",), removed=("a",))
+    report = AgentReport(agent_id=QUOTED, task=BREAKOUT, status="done", answer=BREAKOUT)
+    waiting = (
+        ApprovalRequest(
+            approval_id=QUOTED, run_id=QUOTED, agent_id=QUOTED, tool=BREAKOUT,
+            description=BREAKOUT, args={BREAKOUT: QUOTED},
+        ),
+        ApprovalRequest(
+            approval_id="run#9", run_id=QUOTED, agent_id="run", kind="plan", description=BREAKOUT,
+            plan={"version": 3, "subtasks": [{"id": "c", "goal": BREAKOUT}]}, problems=(BREAKOUT,),
+        ),
+    )  # fmt: skip
+    result = RunResult(
+        run_id=QUOTED, goal=BREAKOUT, answer=BREAKOUT, status="paused", plans=plans,
+        diffs=(diff,), reports=(report,), waiting=waiting,
+    )  # fmt: skip
+    tool = {"tool": BREAKOUT, "outcome": {"ok": False, "error": QUOTED, "message": BREAKOUT}}
+    denied = json.dumps({"action": "deny", "message": BREAKOUT, "by": "person"})
+    records = [
+        EffectRecord(agent_id=QUOTED, seq=1, kind="clock", payload={"value": 10.0}),
+        EffectRecord(agent_id=QUOTED, seq=2, kind="model", payload={"usage": {"requests": 1}}),
+        EffectRecord(agent_id=QUOTED, seq=3, kind="choice", payload={"value": denied}),
+        EffectRecord(agent_id=QUOTED, seq=4, kind="tool", payload=tool),
+        EffectRecord(agent_id=QUOTED, seq=5, kind="clock", payload={"value": 12.0}),
+    ]
+    info = RunInfo(
+        run_id=QUOTED, goal=BREAKOUT, status="paused", created=10.0, updated=12.0,
+        result=result.model_dump(mode="json"),
+    )  # fmt: skip
+    return info, records
+
+
+def check_hostile_page(markup: str) -> None:
+    """The checks of the hostile run's page, as written and as the browser built it: nothing
+    written became an element or an attribute, and every string reads back whole, as text."""
+    found = elements(markup)
+    assert not [e for e in found if e.tag in ("script", "img", "iframe", "link")]
+    assert not [e for e in found for name in e.attrs if name.startswith("on")]
+    assert len([e for e in found if e.tag == "svg"]) == 5  # 3 plans, the timeline, the spend
+    texts = [e.text for e in found]
+    goals = [BREAKOUT, "B", BREAKOUT, "B", BREAKOUT]  # v3 waits (c; b out), v1 (a), v2 (b; a out)
+    assert [e.text for e in by_class(found, "goal")] == goals
+    assert f"a: {BREAKOUT}" in texts  # a box's tooltip, inside the SVG
+    assert f"tools: {BREAKOUT[:29]}…" in [e.text for e in by_class(found, "tools")]  # cut
+    assert [e.text for e in by_class(found, "rationale")] == [BREAKOUT, BREAKOUT]
+    assert f"plan v2: 1 subtasks, replanned after {BREAKOUT}: {BREAKOUT}" in texts
+    assert f"{BREAKOUT} failed ({QUOTED}): {BREAKOUT}" in texts  # the tool call's tooltip
+    assert f"waited for approval: denied: {BREAKOUT}" in texts
+    (row,) = by_class(found, "agent-row")
+    assert row.attrs["data-agent"] == QUOTED
+    assert f"paor run {QUOTED}" in texts  # the page's title
+    tool, plan = by_class(found, "request")
+    assert (tool.attrs["data-approval"], tool.attrs["data-agent"]) == (QUOTED, QUOTED)
+    assert (plan.attrs["data-approval"], plan.attrs["data-agent"]) == ("run#9", "run")
+    assert f"{BREAKOUT} waits for approval ({QUOTED})" in texts
+    assert [e.text for e in by_class(found, "call")] == [json.dumps({BREAKOUT: QUOTED}, indent=2)]
+    assert [e.text for e in found if e.tag == "li"] == [BREAKOUT]
+    assert [e.text for e in by_class(found, "description")] == [BREAKOUT]
+    assert [e.text for e in by_class(found, "answer")] == [BREAKOUT]
+    assert texts.count(BREAKOUT) >= 8  # and in the header, the reports, the waiting call's facts
+
+
+async def test_every_written_string_is_escaped_in_text_svg_and_attributes() -> None:
+    """A subtask goal that closes the SVG and opens a script is text inside the plan's SVG; ids
+    with quotes stay inside their attributes; the same holds in every part of the page."""
+    info, records = hostile_run()
+
+    markup = render_html(info, records)
+
+    assert "<script" not in markup
+    assert BREAKOUT not in markup
+    assert "&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in markup
+    assert 'onmouseover="' not in markup
+    assert "x&#34; onmouseover=&#34;alert(2)&#34; y=&#39;z&#39;" in markup
+    check_hostile_page(markup)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH (apt-get install chromium)")
 async def test_the_page_renders_in_a_real_browser(tmp_path: Path) -> None:
@@ -423,3 +515,15 @@ async def test_the_paused_page_renders_in_a_real_browser(tmp_path: Path) -> None
     assert "open" not in details.attrs  # a first plan's text is folded: the drawing says it
     assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     keep_artifact(shot)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH (apt-get install chromium)")
+async def test_the_hostile_page_renders_as_text_in_a_real_browser(tmp_path: Path) -> None:
+    """Headless Chromium builds the hostile run's page with every written string as text: no
+    script, no handler, the plan's SVG whole."""
+    info, records = hostile_run()
+    page = tmp_path / "hostile.html"
+    page.write_text(render_html(info, records), encoding="utf-8")
+
+    check_hostile_page(await render(page, tmp_path / "profile"))
