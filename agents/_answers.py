@@ -226,7 +226,7 @@ def _json_call(answer: str) -> bool:
 
 def _copies_task(answer: str, task: str) -> bool:
     """Whether `answer` restates the task (or one line of it) and adds nothing: every word is
-    the task's, in nearly the task's order."""
+    the task's, in nearly the task's order, or a phrase of four words or more lifted from it."""
     said = _words(answer)
     if len(said) < 2:
         return False
@@ -236,9 +236,17 @@ def _copies_task(answer: str, task: str) -> bool:
             return True  # the task word for word, however short
         if len(said) < _COPY_MIN_WORDS or not set(said) <= set(asked):
             continue
+        if _within(said, asked):
+            return True  # a phrase lifted from the task ("hotel under 120 EUR a night")
         if SequenceMatcher(None, said, asked, autojunk=False).ratio() >= _COPY_RATIO:
             return True
     return False
+
+
+def _within(said: list[str], asked: list[str]) -> bool:
+    """Whether `said` occurs in `asked` as a run of consecutive words."""
+    n = len(said)
+    return any(asked[i : i + n] == said for i in range(len(asked) - n + 1))
 
 
 def _repeated(answer: str) -> str | None:

@@ -217,3 +217,11 @@ def test_numbers_the_model_was_never_shown_are_found(
 ) -> None:
     """Invented numbers are named; shown ones, their sums, list markers and citations are not."""
     assert unseen_numbers(answer, seen) == unseen
+
+
+def test_a_phrase_lifted_from_the_task_is_no_answer() -> None:
+    """Four words or more of the task, in a row and nothing else, restate it (a hotel search that
+    answers "Hotel under 120 EUR a night" found no hotel)."""
+    task = "Find a hotel in Lisbon, and book a hotel under 120 EUR a night for the weekend."
+    assert unusable_answer("Hotel under 120 EUR a night.", task=task) is not None
+    assert unusable_answer("Casa Azul, 95 EUR a night.", task=task) is None
