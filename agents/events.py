@@ -1,4 +1,10 @@
-"""A sub-agent's events: what `Executor.run(events=...)` receives."""
+"""A sub-agent's events: what `Executor.run(events=...)` receives.
+
+The text of a reply as the model writes it (what `TextDelta` carries), for a loop of one's own:
+`wanting_text` marks the block whose consumer wants it, `wants_text` says whether it is wanted
+here, and `streaming` makes a model call whose text goes to a `TextSink` as it arrives (or all at
+once after the call, in the same pieces, when it was served from a journal or not streamed).
+"""
 
 from agents._events import (
     AgentEvent,
@@ -11,6 +17,7 @@ from agents._events import (
     TextDelta,
     ToolCalled,
 )
+from agents._streaming import TextSink, streaming, wanting_text, wants_text
 
 __all__ = [
     "AgentEvent",
@@ -21,5 +28,9 @@ __all__ = [
     "LoopWarning",
     "ModelCalled",
     "TextDelta",
+    "TextSink",
     "ToolCalled",
+    "streaming",
+    "wanting_text",
+    "wants_text",
 ]

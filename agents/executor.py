@@ -1,6 +1,12 @@
-"""The executor's prompt, its first look, its answer check, and its report's statuses."""
+"""The executor's prompt, its first look, its answer check, and its report's statuses.
 
-from agents._answers import Parrot, unseen_numbers, unusable_answer
+`described` lists every description a model reads about some tools (the answer check's `Parrot`
+is told them, so an answer that only copies them is not taken). `Configured` is the frozen base
+of `Executor` and `Orchestrator`: options fixed when one is built, `clone()` for a changed copy.
+"""
+
+from agents._answers import Parrot, described, unseen_numbers, unusable_answer
+from agents._configured import Configured
 from agents._executor import DEFAULT_INSTRUCTIONS
 from agents._first_look import FirstLook
 from agents._own_text import strip_markers
@@ -8,10 +14,12 @@ from agents._report import ReportStatus, cited_ids
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
+    "Configured",
     "FirstLook",
     "Parrot",
     "ReportStatus",
     "cited_ids",
+    "described",
     "strip_markers",
     "unseen_numbers",
     "unusable_answer",

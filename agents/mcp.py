@@ -9,9 +9,12 @@ async with MCPServer.stdio("time", "mcp-server-time") as time:
 async with MCPServers.from_file("mcp.json") as servers:  # Claude Desktop's format
     result = await Orchestrator(model, [*my_tools, *servers.tools]).run(goal)
 ```
+
+`tools_of(path)` is the short form of the second: the tools of the file's servers while its block
+runs, and none for a path of None (an option left unset).
 """
 
 from agents._mcp import MCPServer, MCPTool
-from agents._mcp_config import MCPServers
+from agents._mcp_config import MCPServers, tools_of
 
-__all__ = ["MCPServer", "MCPServers", "MCPTool"]
+__all__ = ["MCPServer", "MCPServers", "MCPTool", "tools_of"]

@@ -38,8 +38,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents import AgentReport, Budget, ConfigurationError, Executor
-from agents._approval import ApprovalRequest, Decision
-from agents._waits import RunWaits, run_waits
+from agents.approvals import ApprovalRequest, Decision, RunWaits, run_waits
 from agents.effects import EffectSite, JournaledEffects
 from agents.errors import RunError
 from agents.executor import cited_ids

@@ -15,8 +15,8 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents import AgentLimits, ConfigurationError
-from agents._tracing import REDACTED, redact_url
 from agents.models import DecisionProtocol
+from agents.telemetry import REDACTED, redact_url
 from agents.toolkits import Corpus
 from orchestrator._limits import Limits
 

@@ -23,7 +23,7 @@ from typing import IO, Any
 import anyio
 import structlog
 
-from agents._tracing import redact_text
+from agents.telemetry import redact_text
 
 __all__ = [
     "clean",

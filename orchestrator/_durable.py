@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from agents._tracing import logger
 from agents.effects import Drift, Effects, JournaledEffects, JournalMode
+from agents.telemetry import logger
 from memory import Journal
 from memory.journal import JournalError, RunStatus
 from orchestrator._state import RunResult

@@ -20,9 +20,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
 from agents import AcceptanceCheck, Budget, ChatModel, ConfigurationError, Executor, Tool
-from agents._approval import Approver, Decide, Decision
-from agents._configured import Configured
-from agents._waits import RunWaits
+from agents.approvals import Approver, Decide, Decision, RunWaits
 from agents.effects import (
     RUN_AGENT,
     Addresses,
@@ -30,7 +28,7 @@ from agents.effects import (
     LiveEffects,
 )
 from agents.errors import ReplayDrift
-from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
+from agents.executor import DEFAULT_INSTRUCTIONS, Configured, FirstLook
 from agents.tools import Toolbox
 from memory import Compactor, FactStore, Journal
 from memory.facts import FactKind, render_facts, user_fact

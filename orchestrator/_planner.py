@@ -19,12 +19,12 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from agents import AgentReport, Budget, ChatModel, Usage
-from agents._streaming import TextSink, streaming
-from agents._tracing import logger
 from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
 from agents.errors import MalformedResponse, ModelError, ReplayedCancellation
+from agents.events import TextSink, streaming
 from agents.executor import Parrot, unseen_numbers, unusable_answer
 from agents.models import ModelRequest, ModelResponse, OutputSchema
+from agents.telemetry import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._plan import (
     AskingPlanDraft,

@@ -19,7 +19,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from agents import AgentReport
-from agents._answers import Parrot, unusable_answer
+from agents.executor import Parrot, unusable_answer
 from agents.toolkits import Corpus, Hit
 from orchestrator._state import RunResult
 

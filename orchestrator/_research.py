@@ -17,11 +17,10 @@ from typing import Any, Literal, Protocol
 import anyio
 
 from agents import AgentLimits, ChatModel, ConfigurationError, Executor, Tool, cites_evidence
-from agents._answers import described
-from agents._approval import Approver, Decision
-from agents._signals import SIGNALS
-from agents.executor import FirstLook
+from agents.approvals import Approver, Decision
+from agents.executor import FirstLook, described
 from agents.toolkits import Corpus, research_tools
+from agents.tools import SIGNALS
 from memory import Journal
 from orchestrator._events import Event
 from orchestrator._limits import Limits

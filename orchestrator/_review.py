@@ -15,9 +15,14 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from agents._approval import ApprovalRequest, Approver, decided
-from agents._signals import ask, question_request
-from agents._waits import RunWaits
+from agents.approvals import (
+    ApprovalRequest,
+    Approver,
+    RunWaits,
+    ask,
+    decided,
+    question_request,
+)
 from agents.effects import RUN_AGENT, Addresses, Effects, EffectSite
 from agents.events import AgentEvent, ApprovalDecided, ApprovalRequested
 from orchestrator._plan import Plan, problems

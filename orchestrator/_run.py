@@ -28,13 +28,11 @@ from typing import Literal
 import anyio
 import anyio.abc
 
-from agents import AgentReport, Executor
-from agents import _telemetry as telemetry
-from agents._streaming import wants_text
-from agents._tracing import logger, redact_text
+from agents import AgentReport, Executor, telemetry
 from agents.effects import PLANNER_AGENT, AgentCall
 from agents.errors import ReplayDrift
-from agents.events import AgentEvent, EventSink, TextDelta
+from agents.events import AgentEvent, EventSink, TextDelta, wants_text
+from agents.telemetry import logger, redact_text
 from agents.tools import Toolbox
 from memory import FactStore
 from memory.facts import Fact

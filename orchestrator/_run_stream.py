@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import structlog
 
-from agents import _telemetry as telemetry
-from agents._approval import Decision
-from agents._streaming import wanting_text
-from agents._tracing import redact_text
-from agents._waits import Pending, RunWaits, run_waits
+from agents import telemetry
+from agents.approvals import Decision, Pending, RunWaits, run_waits
 from agents.effects import RUN_AGENT, Drift, Effects, JournaledEffects, JournalMode
+from agents.events import wanting_text
+from agents.telemetry import redact_text
 from memory import Journal
 from memory.journal import RunInfo
 from orchestrator._durable import hold_lease, open_run, run_ended

@@ -12,9 +12,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel, ConfigDict
 
 from agents import AgentReport, Budget, Usage
-from agents._approval import Approver
-from agents._waits import RunWaits
-from agents.approvals import ApprovalRequest
+from agents.approvals import ApprovalRequest, Approver, RunWaits
 from agents.effects import Addresses, Effects
 from agents.guards import Stop
 from orchestrator._events import BudgetWarning, Event

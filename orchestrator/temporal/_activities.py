@@ -20,8 +20,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agents import ChatModel, OpenAIChatModel, Tool, ToolContext
-from agents import _telemetry as telemetry
-from agents.effects import EffectSite
+from agents.effects import EffectSite, LiveEffects
 from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
 from agents.models import ModelRequest, ModelResponse
 from agents.tools import ToolOutcome
@@ -42,6 +41,8 @@ RESEARCH_TOOLS = ("search_docs", "read_doc")
 """The tools of a research run or a batch, by name (what `paor worker` serves)."""
 
 _REGISTRIES: dict[str, Registry] = {}
+# The calls themselves are the in-process loop's, each in its span (see `agents.telemetry`).
+_LIVE = LiveEffects()
 _T = TypeVar("_T")
 
 
@@ -135,10 +136,7 @@ class Activities:
         """Ask the named model once; failures become `ApplicationError`s Temporal retries or not."""
         model = self.registry.model(call.model)
         try:
-            with telemetry.chat_span(_site(), model, call.request) as span:
-                response = await model.complete(call.request)
-                telemetry.chat_done(span, response)
-                return response
+            return await _LIVE.model_call(_site(), model, call.request)
         except MalformedResponse as exc:
             raise ApplicationError(
                 str(exc), exc.raw, type="MalformedResponse", non_retryable=True
@@ -163,12 +161,10 @@ class Activities:
             # Temporal's identity of this call: the same on every attempt, on any worker.
             idempotency_key=f"{info.workflow_id}/{info.activity_id}",
         )
-        with telemetry.tool_span(_site(), tool, call.args, ctx) as span:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._heartbeat)
-                outcome = await tool.execute(call.args, ctx)
-                tg.cancel_scope.cancel()
-            telemetry.tool_done(span, outcome)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._heartbeat)
+            outcome = await _LIVE.tool_call(_site(), tool, call.args, ctx)
+            tg.cancel_scope.cancel()
         return outcome
 
     async def _heartbeat(self) -> None:

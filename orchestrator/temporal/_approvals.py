@@ -25,8 +25,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 with workflow.unsafe.imports_passed_through():
-    from agents._approval import ApprovalRequest, Approver, Decision
-    from agents._signals import NONE_LEFT
+    from agents.approvals import NONE_LEFT, ApprovalRequest, Approver, Decision
     from agents.effects import RUN_AGENT
     from agents.errors import RunError
     from orchestrator._state import Answered

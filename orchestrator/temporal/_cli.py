@@ -213,7 +213,7 @@ async def worker(
     once, for every run the worker serves) and the model (as "default") until interrupted."""
     client = await _connect(args)  # before the model starts: an unreachable server fails fast
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    from agents._mcp_config import tools_of  # nothing is imported without --mcp
+    from agents.mcp import tools_of  # nothing is imported without --mcp
 
     async with tools_of(args.mcp) as mcp, open_model() as model:
         registry = Registry.of({"default": model}, [*research_tools(corpus), *mcp])
@@ -227,7 +227,7 @@ async def _mcp_names(args: argparse.Namespace) -> tuple[str, ...]:
     started with the same file): the servers are started here just long enough to list them."""
     if args.mcp is None:
         return ()
-    from agents._mcp_config import tools_of
+    from agents.mcp import tools_of
 
     async with tools_of(args.mcp) as tools:
         return tuple(t.name for t in tools)

@@ -16,8 +16,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from agents import ChatModel
-    from agents._effects import EffectSite
-    from agents.effects import JournaledEffects, JournalMode
+    from agents.effects import EffectSite, JournaledEffects, JournalMode
     from agents.models import ModelRequest, ModelResponse
     from memory.journal import EffectRecord, is_stop_record
     from orchestrator.temporal._effects import TemporalEffects

@@ -22,11 +22,11 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from agents import AgentReport, PaorError
-    from agents._approval import ApprovalRequest, Approver
-    from agents._telemetry import quiet
+    from agents.approvals import ApprovalRequest, Approver
     from agents.effects import RUN_AGENT, Effects
     from agents.events import ApprovalDecided, ApprovalRequested
     from agents.guards import Stop
+    from agents.telemetry import quiet
     from orchestrator._orchestrator import Orchestrator
     from orchestrator._research import with_approval
     from orchestrator._state import RunResult
