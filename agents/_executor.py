@@ -29,10 +29,11 @@ import anyio.abc
 import anyio.lowlevel
 import structlog
 
+from agents import _telemetry as telemetry
 from agents._answers import Parrot, described, unseen_numbers, unusable_answer
 from agents._approval import Approver, Decide
 from agents._configured import Configured
-from agents._effects import Effects, LiveEffects
+from agents._effects import AgentCall, Effects, LiveEffects
 from agents._errors import (
     ConfigurationError,
     MalformedResponse,
@@ -265,6 +266,30 @@ class Executor(Configured):
         check_decider(self.approver)
         run_id = run_id or uuid.uuid4().hex[:12]
         agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
+        if telemetry.tracer() is None or telemetry.in_agent():
+            return await self._run(task, context, shared, run_id, agent_id, budget, events, stop,
+                                   allowed_tools, call, require_evidence)  # fmt: skip
+        # A lone executor (not a run's sub-agent, whose span the run opened) opens its own.
+        with telemetry.agent_span(AgentCall(task=task, run_id=run_id, agent_id=agent_id)) as span:
+            report = await self._run(task, context, shared, run_id, agent_id, budget, events,
+                                     stop, allowed_tools, call, require_evidence)  # fmt: skip
+            telemetry.agent_done(span, report)
+            return report
+
+    async def _run(
+        self,
+        task: str,
+        context: str,
+        shared: str,
+        run_id: str,
+        agent_id: str,
+        budget: Budget | None,
+        events: EventSink | None,
+        stop: anyio.Event | Stop | None,
+        allowed_tools: Collection[str] | None,
+        call: ToolCall | None,
+        require_evidence: bool | None,
+    ) -> AgentReport:
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
             s = AgentState(
                 run_id=run_id, agent_id=agent_id, task=task, events=events,

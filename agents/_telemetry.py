@@ -75,6 +75,7 @@ content capture on: "true"."""
 
 _NULL: contextlib.nullcontext[None] = contextlib.nullcontext()
 _quiet: ContextVar[bool] = ContextVar("paor_telemetry_quiet", default=False)
+_agent: ContextVar[bool] = ContextVar("paor_telemetry_agent", default=False)  # in its span
 _capture: bool | None = None  # None: follow CAPTURE_ENV
 _live = False  # a real provider was seen (one cannot be unset: the answer stays)
 _tracer: Tracer | None = None
@@ -295,7 +296,23 @@ def agent_span(call: AgentCall) -> Any:
     }
     if capturing():
         attributes["gen_ai.input.messages"] = _text_messages("user", call.task)
-    return _traced(found, f"invoke_agent {call.agent_id}", attributes, False)
+    return _agent_scope(_current(found, f"invoke_agent {call.agent_id}", attributes, False))
+
+
+@contextlib.contextmanager
+def _agent_scope(inner: contextlib.AbstractContextManager[Span]) -> Iterator[Span]:
+    """`inner`, the agent's span, known as such while it is open (see `in_agent`)."""
+    token = _agent.set(True)
+    try:
+        with inner as span:
+            yield span
+    finally:
+        _agent.reset(token)
+
+
+def in_agent() -> bool:
+    """Whether an agent's `invoke_agent` span is open here (a lone executor opens its own)."""
+    return _agent.get()
 
 
 def agent_done(current: Span | None, report: AgentReport) -> None:

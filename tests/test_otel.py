@@ -31,10 +31,10 @@ from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
 from opentelemetry.trace import SpanKind, StatusCode
 from opentelemetry.util.types import Attributes
 
-from agents import ToolFailure, tool
+from agents import Executor, ToolFailure, tool
 from agents.models import ModelResponse
 from agents.telemetry import capture_content
-from agents.testing import call
+from agents.testing import ScriptedModel, call
 from memory import AssistantMessage, Journal
 from orchestrator import Orchestrator
 from tests._team import Team, plan, script, sub
@@ -445,3 +445,20 @@ async def test_temporal_activity_spans_join_the_callers_trace(
     assert {attrs(t)["paor.agent.id"] for t in tools} <= {"a", "b", "c"}
     assert all(attrs(t)["paor.run.id"] == "t1" for t in tools)
     assert not named(spans, "invoke_agent run")
+
+
+async def test_a_lone_executor_opens_its_own_agent_span() -> None:
+    """An `Executor.run` outside a run opens its `invoke_agent` span, with its chat and tool spans
+    inside and its report on it; a run's sub-agent still has exactly one."""
+    model = ScriptedModel([call("lookup", key="x"), "The value of x."])
+    report = await Executor(model, [lookup]).run("Find x.", agent_id="solo", run_id="r-solo")
+    spans = finished_spans()
+    agent = one(spans, "invoke_agent solo")
+    assert attrs(agent)["gen_ai.conversation.id"] == "r-solo"
+    assert attrs(agent)["paor.report.status"] == report.status == "done"
+    assert parent_of(one(spans, "execute_tool lookup"), spans) is agent
+
+    EXPORTER.clear()
+    with anyio.fail_after(10):
+        await Orchestrator(two_agent_team().model, [lookup]).run("goal")
+    assert len(named(finished_spans(), "invoke_agent a")) == 1
