@@ -1,15 +1,50 @@
-"""The fields of a chat completion that paor reads (anything else is ignored), and its usage."""
+"""The fields of a chat completion that paor reads (anything else is ignored), its usage, and
+how long it may be.
+
+`OUTPUT_TOKENS` is the one table of completion lengths: each request purpose gets a bound that
+fits what it asks for, so a model that runs on (a small one that forgot to stop, or loops) stops
+at a length that purpose never needs, instead of at the end of its context. A request's own
+`max_output_tokens`, then the model's configured one, win over it (`output_tokens`).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents._errors import MalformedResponse
-from agents._model import Usage
+from agents._model import ModelRequest, RequestPurpose, Usage
 
-__all__ = ["Completion", "TokenUsage", "completion_of", "usage_of"]
+__all__ = [
+    "OUTPUT_TOKENS",
+    "Completion",
+    "TokenUsage",
+    "completion_of",
+    "output_tokens",
+    "usage_of",
+]
+
+OUTPUT_TOKENS: Mapping[RequestPurpose, int] = MappingProxyType(
+    {
+        # A tool call is tens of tokens; a sub-agent's answer is a paragraph or two.
+        "step": 512,
+        "wrap_up": 512,  # the same answer, from what was gathered when the agent was cut short
+        "plan": 1024,  # a few subtasks as JSON, a sentence or two each
+        "replan": 1024,
+        "synthesis": 1536,  # the final report's prose, over every agent's findings
+        "summary": 512,  # a compaction summary (the executor usually sets its own bound)
+    }
+)
+"""The most tokens a completion may hold, by what the request is for (see `RequestPurpose`)."""
+
+
+def output_tokens(request: ModelRequest, configured: int | None = None) -> int:
+    """The completion bound `request` is sent with: its own, else the model's `configured` one,
+    else its purpose's (`OUTPUT_TOKENS`)."""
+    return request.max_output_tokens or configured or OUTPUT_TOKENS[request.purpose]
 
 
 class _Wire(BaseModel):

@@ -1,17 +1,36 @@
-"""`open_model`: the configured endpoint when there is one, else the embedded model."""
+"""`open_model`: the configured endpoint when there is one, else the embedded model.
+
+An endpoint on this machine (a loopback address, or the embedded server) is opened as a local
+one (`OpenAIChatModel(local=True)`): its replies are streamed and the request timeout bounds the
+silence between their bytes, since a model on a busy CPU may take minutes over a reply and every
+second of it is progress. A hosted endpoint keeps a total timeout per attempt.
+"""
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TypedDict
+from urllib.parse import urlsplit
 
+from agents._errors import ConfigurationError
 from agents._local import LocalModel
 from agents._model import ChatModel
 from agents._openai import DecisionProtocol, OpenAIChatModel
 
-__all__ = ["open_model"]
+__all__ = ["TIMEOUT_ENV", "on_this_machine", "open_model"]
+
+TIMEOUT_ENV = "PAOR_REQUEST_TIMEOUT"
+
+
+class _Timeout(TypedDict, total=False):
+    """A model's `timeout` when one is given (else each model keeps its own default)."""
+
+    timeout: float
 
 
 @asynccontextmanager
@@ -21,6 +40,7 @@ async def open_model(
     base_url: str | None = None,
     protocol: DecisionProtocol = "auto",
     gguf: str | Path | None = None,
+    request_timeout: float | None = None,
 ) -> AsyncIterator[ChatModel]:
     """The configured endpoint, checked to be reachable; with none configured, the embedded model.
 
@@ -32,21 +52,80 @@ async def open_model(
         base_url: The endpoint.
         protocol: The decision protocol (the embedded SmolLM2 always uses "json").
         gguf: Serve this GGUF file with the embedded llama.cpp server instead of SmolLM2 (with
-            `protocol`); ignored when an endpoint is configured.
+            `protocol`); it wins over an endpoint configured in the environment.
+        request_timeout: Seconds a model request may take; against a server on this machine,
+            the most seconds without a byte of its reply. Defaults to `$PAOR_REQUEST_TIMEOUT`,
+            then the model's own default (60 s, 120 s for the embedded server).
 
     Raises:
         ModelRetryableError: The configured endpoint does not answer.
-        ConfigurationError: No endpoint is configured and the embedded model is not installed.
+        ConfigurationError: `gguf` and `base_url` are both given, the timeout is not a number
+            of seconds above 0, or no endpoint is configured and the embedded model is not
+            installed.
     """
+    if gguf and base_url:
+        raise ConfigurationError(
+            "gguf and base_url exclude each other: gguf is served by the embedded llama.cpp "
+            "server, base_url names another endpoint"
+        )
+    timeout = request_timeout if request_timeout is not None else _timeout_from_env()
     url = base_url or os.environ.get("OPENAI_BASE_URL")
-    if url or os.environ.get("OPENAI_API_KEY"):
-        remote = OpenAIChatModel(name, base_url=url, protocol=protocol)
-        try:
-            await remote.ping()
+    if not gguf and (url or os.environ.get("OPENAI_API_KEY")):
+        async with _endpoint(name, url, protocol, _timeout(timeout)) as remote:
             yield remote
-        finally:
-            await remote.aclose()
         return
-    local = LocalModel(model_path=gguf, protocol=protocol) if gguf else LocalModel()
+    options = _timeout(timeout)
+    local = (
+        LocalModel(model_path=gguf, protocol=protocol, **options) if gguf else LocalModel(**options)
+    )
     async with local as model:
         yield model
+
+
+@asynccontextmanager
+async def _endpoint(
+    name: str | None, url: str | None, protocol: DecisionProtocol, options: _Timeout
+) -> AsyncIterator[OpenAIChatModel]:
+    """The endpoint at `url`, checked to answer; a local one sends no more requests at once
+    than its server has slots (`OpenAIChatModel.fit_slots`)."""
+    local = on_this_machine(url)
+    model = OpenAIChatModel(name, base_url=url, protocol=protocol, local=local, **options)
+    try:
+        await model.ping()
+        if local:
+            await model.fit_slots()
+        yield model
+    finally:
+        await model.aclose()
+
+
+def on_this_machine(url: str | None) -> bool:
+    """Whether `url` names a server on this machine: localhost, or a loopback address
+    (127.0.0.0/8, ::1)."""
+    try:
+        host = urlsplit(url or "").hostname or ""
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # no URL at all (the model refuses it with a clear error), or no IP address
+        return False
+
+
+def _timeout(seconds: float | None) -> _Timeout:
+    return {} if seconds is None else {"timeout": seconds}
+
+
+def _timeout_from_env() -> float | None:
+    """`$PAOR_REQUEST_TIMEOUT` in seconds, if it is set.
+
+    Raises:
+        ConfigurationError: It is set to anything but a number of seconds above 0.
+    """
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigurationError(f"${TIMEOUT_ENV} wants seconds above 0, not {text[:40]!r}")
+    return seconds

@@ -9,6 +9,8 @@ sees every response, whichever transport (a proxy from the environment included)
 The limit counts decoded bytes, because a small gzip body can inflate a thousandfold. The client
 asks for uncompressed replies; a server that compresses anyway has gzip and deflate decoded here,
 within the limit (httpx2 would inflate all of it first), and any other coding refused.
+
+`new_client` puts it under an `AsyncOpenAI` client with no retries of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from typing import TYPE_CHECKING
 
 import httpx2
 
+from agents._admission import Admission
+from agents._errors import ConfigurationError
 from agents._lazy import lazy_module
+from agents._tracing import redact_url
 
 if TYPE_CHECKING:
     import openai
@@ -32,6 +37,7 @@ __all__ = [
     "ResponseHook",
     "ResponseTooLarge",
     "bounded_http_client",
+    "new_client",
 ]
 
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -74,6 +80,58 @@ def bounded_http_client(
         headers={"Accept-Encoding": "identity"},
         event_hooks={"response": hooks},
     )
+
+
+def new_client(
+    base_url: str | None,
+    api_key: str,
+    *,
+    timeout: float,
+    max_response_bytes: int,
+    admission: Admission | None,
+) -> tuple[openai.AsyncOpenAI, httpx2.AsyncClient]:
+    """paor's `AsyncOpenAI` client (no retries of its own, replies bounded: `_http`), and the
+    HTTP client under it.
+
+    Raises:
+        ConfigurationError: The base URL is not an http(s) URL with a host and a valid port.
+    """
+    try:
+        # The client's own timeout is a backstop only: the anyio deadline around each attempt
+        # is what bounds it, body included (a slow drip resets an HTTP read timeout forever).
+        http = bounded_http_client(
+            max_response_bytes,
+            timeout + 5.0,
+            on_response=None if admission is None else _observing(admission),
+        )
+        client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            timeout=timeout + 5.0,
+            http_client=http,
+        )
+        url = client.base_url
+        usable = url.scheme in ("http", "https") and bool(url.host) and (url.port or 0) < 65536
+    except (ValueError, httpx2.InvalidURL) as exc:
+        raise ConfigurationError(f"the base URL {_shown(base_url)} is invalid: {exc}") from None
+    if not usable:
+        raise ConfigurationError(
+            f"the base URL {_shown(base_url)} is not an http(s) URL with a host and a valid port"
+        )
+    return client, http
+
+
+def _shown(url: str | None) -> str:
+    """`url` as an error message quotes it: credentials masked, on one line, not too long."""
+    return repr(redact_url(url or ""))[:200]
+
+
+def _observing(admission: Admission) -> ResponseHook:
+    async def observe(response: httpx2.Response) -> None:
+        admission.observe(response.headers, response.status_code)
+
+    return observe
 
 
 def _limit_body(response: httpx2.Response, max_bytes: int) -> None:

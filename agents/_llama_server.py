@@ -52,6 +52,13 @@ def _params(xllamacpp: Any, args: argparse.Namespace) -> Any:
     params.ui = False
     params.offline = True
     params.cache_ram_mib = 256  # the prompt cache defaults to 8 GiB of RAM
+    # A streamed request at work, its prompt still being read, shows it by a ping (8 bytes) every
+    # second or two (llama.cpp checks once a second): the client's idle timeout then only ends a
+    # request the server stopped serving.
+    params.sse_ping_interval = 1
+    # llama.cpp drops a request whose client hung up between two batches of prompt tokens: at
+    # 256 a batch (2,048 by default), a slot is free again within seconds on a busy CPU.
+    params.n_batch = params.n_ubatch = 256
     params.api_keys = [key] if (key := os.environ.pop(KEY_ENV, "")) else []
     return params
 

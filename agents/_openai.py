@@ -14,6 +14,17 @@ honouring Retry-After), 408/409, 5xx, timeouts and dropped connections are retri
 jittered backoff; 400/401/403/404 are not. Every attempt runs under an anyio deadline, the reading
 of the reply included, and no reply is read past `max_response_bytes` (see `_http`).
 
+A server on this machine (`local=True`: the embedded llama.cpp, or one at a loopback address) is
+read differently, because one request there can take minutes of a busy CPU and every second of
+it is progress. The reply is streamed, and `timeout` bounds the silence between its bytes, not
+the whole: a reply is never cut while tokens (or the server's keep-alive pings, sent while it
+reads a long prompt) still arrive. A request that met the timeout once the server took it (its
+headers came) is not sent again: the server went silent while working on it, and would take a
+copy only behind the one it has, or restart it from the first prompt token (one that timed out
+still waiting for a slot is retried: see `_idle_timed`). A streamed reply that has come to only repeat itself is cut there
+and raises `MalformedResponse` (see `_streaming.Repeats`), and every request carries a completion
+bound fitted to its purpose (`_completion.OUTPUT_TOKENS`).
+
 The endpoint is only ever shown through `redact_url`: credentials in a base URL stay out of
 errors, logs and `repr`.
 """
@@ -23,19 +34,18 @@ from __future__ import annotations
 import json
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
-import httpx2
 
 from agents._admission import Admission
 from agents._chunks import Chunks
-from agents._completion import Completion, completion_of, usage_of
-from agents._decisions import cap_strings, decision_schema, parse_decision, render_messages
+from agents._completion import Completion, completion_of, output_tokens, usage_of
+from agents._decisions import parse_decision
 from agents._errors import (
     ConfigurationError,
     MalformedResponse,
@@ -44,20 +54,15 @@ from agents._errors import (
     ModelRetryableError,
 )
 from agents._hedge import Hedging
-from agents._http import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    ResponseHook,
-    ResponseTooLarge,
-    bounded_http_client,
-)
+from agents._http import DEFAULT_MAX_RESPONSE_BYTES, ResponseTooLarge, new_client
 from agents._lazy import lazy_module
 from agents._model import ModelRequest, ModelResponse, WireProtocol
-from agents._streaming import Streamed, live_sink
+from agents._streaming import Streamed, chunk_taker, live_sink
 from agents._textcalls import recover_calls
 from agents._tracing import logger, redact_url
 from agents._warm import CacheWarming
-from agents._wire import DirectPost, status_error
-from memory import AssistantMessage, Message, ToolCall, ToolMessage
+from agents._wire import DirectPost, json_kwargs, status_error, to_wire, tools_kwargs
+from memory import AssistantMessage, ToolCall
 
 if TYPE_CHECKING:
     import openai
@@ -70,6 +75,7 @@ DecisionProtocol = Literal["auto", "tools", "json"]
 """How the model states its decisions: native tool calls, JSON decisions, or `auto` (settled
 once per endpoint)."""
 _LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+_PROPS_WAIT_S = 5.0
 _log = logger("paor.model")
 _blocked: list[frozenset[str]] = []
 
@@ -97,7 +103,8 @@ class OpenAIChatModel:
         client: A ready `AsyncOpenAI` client (then base_url, api_key and max_response_bytes are
             ignored: its HTTP client is the caller's, unbounded unless they bound it).
         protocol: "tools" (native tool calls), "json" (JSON decisions) or "auto".
-        timeout: Seconds allowed for one attempt.
+        timeout: Seconds allowed for one attempt; with `local`, the most seconds without a byte
+            of the reply.
         max_retries: Retries after the first attempt, for retryable failures only.
         backoff: Base delay in seconds (doubles per retry, jittered) when no Retry-After is given.
         max_backoff: The longest wait between attempts, Retry-After included.
@@ -124,6 +131,9 @@ class OpenAIChatModel:
             until the first of them is answered, so that they read it cached (`CacheWarming`:
             True for its defaults, OpenAI's 1,024 tokens). Off by default: the first wave of a
             fan-out then waits for one request.
+        local: The server runs on this machine (llama.cpp): replies are streamed and `timeout`
+            is an idle timeout; a timed-out request is not sent again, nor hedged (see the
+            module docstring).
 
     Raises:
         ConfigurationError: An option is out of range.
@@ -149,6 +159,7 @@ class OpenAIChatModel:
         hedge: Hedging | bool = False,
         max_in_flight: int = 1000,
         warm_cache: CacheWarming | bool = False,
+        local: bool = False,
     ) -> None:
         if timeout <= 0 or max_retries < 0 or backoff < 0:
             raise ConfigurationError("timeout must be positive; max_retries and backoff >= 0")
@@ -169,7 +180,7 @@ class OpenAIChatModel:
         self._direct: DirectPost | None = None
         if client is None:
             key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-            client, http = _new_client(
+            client, http = new_client(
                 base_url or os.environ.get("OPENAI_BASE_URL") or None,
                 key,
                 timeout=timeout,
@@ -199,7 +210,10 @@ class OpenAIChatModel:
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
         self.max_string_chars = max_string_chars
-        self.hedging = hedge if isinstance(hedge, Hedging) else Hedging() if hedge else None
+        self.local = local
+        # A hedge is a second copy of a request: a local server's slot is all it has to give.
+        hedging = hedge if isinstance(hedge, Hedging) else Hedging() if hedge else None
+        self.hedging = None if local else hedging
         self._in_flight = anyio.CapacityLimiter(max_in_flight)
         self.warming = (
             warm_cache
@@ -249,9 +263,10 @@ class OpenAIChatModel:
         """Answer one request, retrying transient failures a bounded number of times.
 
         Raises:
-            ModelRetryableError: Still failing after every retry.
+            ModelRetryableError: Still failing after every retry (a local server's timeout
+                after the first: see the module docstring).
             ModelRequestError: Refused by the endpoint (or blocked by `block_model_requests`).
-            MalformedResponse: The reply could not be parsed.
+            MalformedResponse: The reply could not be parsed, or only repeated itself.
         """
         self._check_allowed()
         attempt = 0
@@ -262,6 +277,11 @@ class OpenAIChatModel:
                 # more than one waiting here (S7 over HTTP: 56 against 42 KiB per sub-agent).
                 async with self._in_flight:
                     return await self._attempt(request)
+            except _Silent as exc:
+                # Not sent again. The server went silent while working on the request (no
+                # token, no keep-alive ping, for `timeout` seconds): a copy would wait behind it
+                # in its slot, or make it start over from the first prompt token.
+                raise ModelRetryableError(str(exc)) from None
             except ModelRetryableError as exc:
                 if attempt >= self.max_retries:
                     raise
@@ -289,12 +309,14 @@ class OpenAIChatModel:
             return await self._send_within_deadline(request, other)
 
     async def _send_within_deadline(self, request: ModelRequest, protocol: str) -> ModelResponse:
-        kwargs = self._json_kwargs(request) if protocol == "json" else self._tools_kwargs(request)
+        kwargs = (
+            json_kwargs(request, self.max_string_chars)
+            if protocol == "json"
+            else tools_kwargs(request)
+        )
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
-        limit = request.max_output_tokens or self.max_output_tokens
-        if limit is not None:
-            kwargs["max_tokens"] = limit
+        kwargs["max_tokens"] = output_tokens(request, self.max_output_tokens)
         body = {"model": self.model, **kwargs}
         if self.warming is None:
             return await self._send_admitted(request, protocol, body)
@@ -347,24 +369,65 @@ class OpenAIChatModel:
     async def _timed(
         self, request: ModelRequest, protocol: str, body: dict[str, Any]
     ) -> ModelResponse:
+        if self.local:
+            return await self._idle_timed(request, protocol, body)
         try:
             with anyio.fail_after(self.timeout):
-                return await self._send(request, protocol, body)
+                return await self._send(request, protocol, body, None)
         except TimeoutError:
             raise ModelRetryableError(f"no reply within {self.timeout:g}s") from None
 
-    async def _send(
+    async def _idle_timed(
         self, request: ModelRequest, protocol: str, body: dict[str, Any]
+    ) -> ModelResponse:
+        """An attempt against a local server: `timeout` bounds each silence, not the whole.
+
+        llama.cpp sends a reply's headers when a slot takes the request, then a token or a ping
+        at least every 2 s (the embedded server; 30 s is llama.cpp's own default). Before
+        the headers the request waits for a slot (one still finishing a request whose client
+        hung up): that wait timing out is retried, since the server drops a queued request
+        once its client is gone. After them, a timeout means the server stopped serving it:
+        `_Silent`, not retried.
+        """
+        started = False
+
+        def alive() -> None:  # a byte came: the idle deadline starts again
+            nonlocal started
+            started = True
+            scope.deadline = anyio.current_time() + self.timeout
+
+        try:
+            with anyio.fail_after(self.timeout) as scope:
+                return await self._send(request, protocol, body, alive)
+        except TimeoutError:
+            if not started:
+                raise ModelRetryableError(
+                    f"the local server did not take the request within {self.timeout:g}s "
+                    "(its slots were busy)"
+                ) from None
+            raise _Silent(
+                f"the local server sent nothing for {self.timeout:g}s (the request timeout); "
+                "not sent again, as it may still be working on it"
+            ) from None
+
+    async def _send(
+        self,
+        request: ModelRequest,
+        protocol: str,
+        body: dict[str, Any],
+        alive: Callable[[], None] | None,
     ) -> ModelResponse:
         streamed = live_sink() if protocol == "tools" else None
         sizes: tuple[int, ...] = ()
         try:
+            if alive is not None:
+                data, sizes = await self._streamed_locally(body, streamed, alive)
             # The body is built and validated here already, and only a few fields of the answer
             # are read: the client's generic `post` sends the one and returns the other as plain
             # JSON. Its typed `chat.completions.create` transforms every request field and builds
             # a model of every response field, 1-3 ms of CPU per request that a run of many agents
             # pays on its critical path. Status errors, auth and connection handling are the same.
-            if streamed is None and self._direct is not None:
+            elif streamed is None and self._direct is not None:
                 data = await self._direct.post(body)  # the same, without the SDK's CPU (`_wire`)
             elif streamed is None:
                 data = await self._client.post("/chat/completions", body=body, cast_to=object)
@@ -394,7 +457,10 @@ class OpenAIChatModel:
         return response
 
     async def _streamed(
-        self, body: dict[str, Any], streamed: Streamed
+        self,
+        body: dict[str, Any],
+        streamed: Streamed | None,
+        alive: Callable[[], None] | None = None,
     ) -> tuple[Any, tuple[int, ...]]:
         """The completion, asked for as a stream: each piece of text goes to `streamed` as it
         arrives; the pieces put together are read as a plain body."""
@@ -404,39 +470,50 @@ class OpenAIChatModel:
             stream_cls=openai.AsyncStream[object],
         )  # fmt: skip
         parts = Chunks()
+        take = chunk_taker(parts, streamed)
+        seen = alive or _nothing
+        seen()  # the headers came
         async with stream:
             async for chunk in stream:
-                piece = parts.add(chunk)
-                if piece:
-                    await streamed.send(piece)
+                seen()
+                await take(chunk)
         return parts.body(), parts.sizes
 
-    def _tools_kwargs(self, request: ModelRequest) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"messages": [to_wire(m) for m in request.messages]}
-        if request.tools:
-            kwargs["tools"] = [
-                {"type": "function", "function": t.model_dump()} for t in request.tools
-            ]
-        if request.output is not None:
-            kwargs["response_format"] = _response_format(
-                request.output.name, request.output.schema_
-            )
-        return kwargs
+    async def _streamed_locally(
+        self, body: dict[str, Any], streamed: Streamed | None, alive: Callable[[], None]
+    ) -> tuple[Any, tuple[int, ...]]:
+        """The completion from a local server, streamed whatever the protocol, so that its idle
+        deadline sees it at work (`alive`) and a reply in a loop is cut early."""
+        if self._direct is None:  # a caller's own client: the SDK's stream, no pings seen
+            return await self._streamed(body, streamed, alive)
+        parts = Chunks()
+        whole = await self._direct.post_streamed(body, chunk_taker(parts, streamed), alive)
+        if whole is not None:  # a server that answered without streaming
+            return whole, ()
+        return parts.body(), parts.sizes
 
-    def _json_kwargs(self, request: ModelRequest) -> dict[str, Any]:
-        if request.output is not None:
-            name, schema = request.output.name, request.output.schema_
-        else:
-            # An answer is a paragraph: it gets more room than the other strings.
-            chars = None if self.max_string_chars is None else self.max_string_chars * 4
-            schema = decision_schema(request.tools, request.citable, answer_chars=chars)
-            name = "decision"
-        if self.max_string_chars is not None:
-            schema = cap_strings(schema, self.max_string_chars)
-        return {
-            "messages": render_messages(request),
-            "response_format": _response_format(name, schema),
-        }
+    async def fit_slots(self) -> int | None:
+        """Send no more requests at once than a llama.cpp server has slots (`total_slots` in
+        its GET /props), and return that number; None for any other server, which keeps
+        `max_in_flight`.
+
+        A request such a server must queue gets no byte, not even its headers, until a slot is
+        free: to a local endpoint's idle timeout it would look dead. Waiting here instead costs
+        nothing and does not count against the timeout.
+        """
+        self._check_allowed()
+        root = str(self._client.base_url).rstrip("/").removesuffix("/v1")
+        try:
+            with anyio.fail_after(_PROPS_WAIT_S):
+                props = await self._client.get(f"{root}/props", cast_to=object)
+        except (openai.APIError, ResponseTooLarge, TimeoutError, ValueError, RecursionError):
+            return None
+        slots = props.get("total_slots") if isinstance(props, dict) else None
+        if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
+            return None
+        self._in_flight.total_tokens = min(slots, self._in_flight.total_tokens)
+        _log.info("model_slots", slots=slots, model=self.model)
+        return slots
 
     def _response(
         self, completion: Completion, request: ModelRequest, protocol: str
@@ -501,79 +578,12 @@ class OpenAIChatModel:
             )
 
 
-def _new_client(
-    base_url: str | None,
-    api_key: str,
-    *,
-    timeout: float,
-    max_response_bytes: int,
-    admission: Admission | None,
-) -> tuple[openai.AsyncOpenAI, httpx2.AsyncClient]:
-    """paor's `AsyncOpenAI` client (no retries of its own, replies bounded: `_http`), and the
-    HTTP client under it.
-
-    Raises:
-        ConfigurationError: The base URL is not an http(s) URL with a host and a valid port.
-    """
-    try:
-        # The client's own timeout is a backstop only: the anyio deadline around each attempt
-        # is what bounds it, body included (a slow drip resets an HTTP read timeout forever).
-        http = bounded_http_client(
-            max_response_bytes,
-            timeout + 5.0,
-            on_response=None if admission is None else _observer(admission),
-        )
-        client = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key,
-            max_retries=0,
-            timeout=timeout + 5.0,
-            http_client=http,
-        )
-        url = client.base_url
-        usable = url.scheme in ("http", "https") and bool(url.host) and (url.port or 0) < 65536
-    except (ValueError, httpx2.InvalidURL) as exc:
-        raise ConfigurationError(f"the base URL {_shown(base_url)} is invalid: {exc}") from None
-    if not usable:
-        raise ConfigurationError(
-            f"the base URL {_shown(base_url)} is not an http(s) URL with a host and a valid port"
-        )
-    return client, http
+def _nothing() -> None:
+    pass
 
 
-def _shown(url: str | None) -> str:
-    """`url` as an error message quotes it: credentials masked, on one line, not too long."""
-    return repr(redact_url(url or ""))[:200]
-
-
-def to_wire(message: Message) -> dict[str, Any]:
-    """One transcript message in the OpenAI chat wire form."""
-    if isinstance(message, AssistantMessage):
-        out: dict[str, Any] = {"role": "assistant", "content": message.content}
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": c.arguments},
-                }
-                for c in message.tool_calls
-            ]
-        return out
-    if isinstance(message, ToolMessage):
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    return {"role": message.role, "content": message.content}
-
-
-def _response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
-
-
-def _observer(admission: Admission) -> ResponseHook:
-    async def observe(response: httpx2.Response) -> None:
-        admission.observe(response.headers, response.status_code)
-
-    return observe
+class _Silent(Exception):
+    """A local server sent nothing for the whole idle timeout (`complete` says so, unretried)."""
 
 
 def _classify(exc: openai.APIStatusError) -> ModelError:

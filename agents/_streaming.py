@@ -8,6 +8,10 @@ After the call, the loop sends what was not streamed live (a reply served from a
 Temporal activity's, a model that does not stream) in the same pieces, so the pieces a consumer
 sees are the same live, resumed and replayed. Context variables carry all this, so the effect
 boundary's signatures do not change.
+
+A model that streams also watches what it is sent (`Repeats`): a small model caught in a loop
+writes the same line or phrase until its token bound, and a reply that has come to do nothing
+else is cut there, as unusable, rather than read to the end and taken for an answer.
 """
 
 from __future__ import annotations
@@ -15,15 +19,22 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+# Its test of an answer stuck in a groove: the one place that says what repeating means.
+from agents._answers import _repeated, _words
+from agents._chunks import Chunks
+from agents._errors import MalformedResponse
 
 if TYPE_CHECKING:
     from agents._model import ModelResponse
 
 __all__ = [
+    "Repeats",
     "Streamed",
     "TextSink",
+    "chunk_taker",
     "chunks",
     "live_sink",
     "streaming",
@@ -35,6 +46,16 @@ __all__ = [
 TextSink = Callable[[str, bool], Awaitable[None]]
 """Receives each piece of a reply's text as the model writes it, and whether the text starts
 again with it (the model call was retried after some text had come)."""
+
+# A loop is looked for once per `_CHECK_CHARS` of new text, over the last `_TAIL_CHARS`: a groove
+# shows within a few hundred characters, and the test then costs well under a millisecond.
+_CHECK_CHARS = 256
+_TAIL_CHARS = 2048
+# A reply repeats itself only when the repeated unit says it `_LOOP_TIMES` times or more and fills
+# `_LOOP_SHARE` of the tail's words: one sentence said thrice among others is still an answer.
+_LOOP_TIMES = 5
+_LOOP_SHARE = 0.8
+_WORDLESS_CHARS = 512  # this much text with no word in it (whitespace, braces) is a loop too
 
 _wanted: ContextVar[bool] = ContextVar("paor_text_wanted", default=False)
 _sink: ContextVar[Streamed | None] = ContextVar("paor_text_sink", default=None)
@@ -113,3 +134,78 @@ def chunks(text: str, sizes: tuple[int, ...]) -> list[str]:
         pieces.append(text[start : start + size])
         start += size
     return pieces
+
+
+@dataclass(slots=True)
+class Repeats:
+    """Watches a reply's text as it arrives, for a reply that only repeats itself.
+
+    The test is `agents._answers`' (a sentence said three times, a six-word phrase said four),
+    run over the reply's tail; the repeats must also fill most of that tail, so a reply is only
+    cut once repeating is all it does.
+    """
+
+    text: list[str] = field(default_factory=list)
+    size: int = 0
+    checked: int = 0
+
+    def add(self, piece: str) -> str | None:
+        """Take one more piece of the reply; what it keeps repeating, once that is all it
+        does, else None."""
+        self.text.append(piece)
+        self.size += len(piece)
+        if self.size - self.checked < _CHECK_CHARS:
+            return None
+        self.checked = self.size
+        return looping("".join(self.text)[-_TAIL_CHARS:])
+
+    def seen(self) -> str:
+        """The reply so far."""
+        return "".join(self.text)
+
+
+def chunk_taker(parts: Chunks, streamed: Streamed | None) -> Callable[[object], Awaitable[None]]:
+    """What takes each chunk of a streamed completion: into `parts`, its text on to `streamed`,
+    and a reply that has come to only repeat itself cut there."""
+    repeats = Repeats()
+
+    async def take(chunk: object) -> None:
+        piece = parts.add(chunk)
+        if not piece:
+            return
+        loop = repeats.add(piece)
+        if loop is not None:
+            raise MalformedResponse(
+                f"the reply only repeated {loop[:80]!r} over and over, and was cut off",
+                raw=repeats.seen()[:2000],
+            )
+        if streamed is not None:
+            await streamed.send(piece)
+
+    return take
+
+
+def looping(tail: str) -> str | None:
+    """What `tail` (the end of a reply) repeats, if repeating it is nearly all the tail does."""
+    words = _words(tail)
+    if not words:
+        return tail[:40] if len(tail) >= _WORDLESS_CHARS else None
+    found = _repeated(tail)
+    if found is None:
+        return None
+    unit = _words(found)
+    times = _occurrences(words, unit)
+    if times >= _LOOP_TIMES and times * len(unit) >= _LOOP_SHARE * len(words):
+        return found
+    return None
+
+
+def _occurrences(words: list[str], unit: list[str]) -> int:
+    """How many times `unit` occurs in `words`, without overlaps."""
+    count, i, size = 0, 0, len(unit)
+    while size and i <= len(words) - size:
+        if words[i : i + size] == unit:
+            count, i = count + 1, i + size
+        else:
+            i += 1
+    return count

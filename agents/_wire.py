@@ -9,22 +9,45 @@ from it once) and reads the reply as plain JSON. It goes over paor's own HTTP/1.
 (`agents._h1`, about a tenth of httpx2's CPU per request) unless a proxy from the environment may
 cover the endpoint, when httpx2 carries it. Statuses, timeouts and connection failures are what
 the SDK would report them as: `status_error` makes the same `ModelError` of either.
+
+`post_streamed` asks for the reply as server-sent events, for a server on this machine, and
+hands each event over as it arrives. It goes through httpx2 (a local model takes seconds per
+reply: the CPU saved on its connections is nothing beside that), whose bounded body counts every
+byte, and it reports each piece of the reply as it comes, a keep-alive comment included, so that
+a caller's idle deadline sees a server at work as alive.
+
+What is sent is built here too: `tools_kwargs` and `json_kwargs` give a request's fields in each
+decision protocol, `to_wire` a transcript message in the chat wire form.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import httpx2
 
 from agents._admission import retry_after
+from agents._decisions import cap_strings, decision_schema, render_messages
 from agents._errors import ModelError, ModelRequestError, ModelRetryableError
 from agents._h1 import H1_FAILURES, H1Pool, HeadersSeen
+from agents._model import ModelRequest
 from agents._tracing import redact_text
+from memory import AssistantMessage, Message, ToolMessage
 
-__all__ = ["DirectPost", "status_error"]
+__all__ = [
+    "DirectPost",
+    "EventSink",
+    "json_kwargs",
+    "response_format",
+    "status_error",
+    "to_wire",
+    "tools_kwargs",
+]
+
+EventSink = Callable[[object], Awaitable[None]]
+"""Takes each server-sent event of a streamed reply, as its decoded JSON."""
 
 # Retried besides 5xx: a timeout, a conflict, and a rate limit.
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -76,14 +99,41 @@ class DirectPost:
             ResponseTooLarge: The reply passed the client's byte limit.
             json.JSONDecodeError, UnicodeDecodeError, RecursionError: The body is unreadable.
         """
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-        status, headers, data = await self._exchange(content)
-        if status >= 400:
-            raise status_error(status, _error_text(status, data), headers)
-        if "json" not in headers.get("content-type", "json"):
-            # As the SDK hands it over (no completion: the caller says so).
-            return data.decode("utf-8", errors="replace")
-        return json.loads(data)
+        status, headers, data = await self._exchange(_encoded(body))
+        return _answer(status, headers, data)
+
+    async def post_streamed(
+        self, body: dict[str, Any], on_event: EventSink, alive: Callable[[], None]
+    ) -> Any:
+        """POST `body` asking for a stream, and hand each event of the reply to `on_event`.
+
+        Args:
+            body: The request (its `stream` is set here).
+            on_event: Takes each event's JSON as it arrives; what it raises ends the reply.
+            alive: Called as each piece of the reply arrives (a keep-alive comment included).
+
+        Returns:
+            None once the stream ended; the reply's JSON when it came whole instead (an error
+            status, or a server that does not stream).
+
+        Raises:
+            As `post` does; an error event raises the `ModelError` of its status.
+        """
+        content = _encoded({**body, "stream": True, "stream_options": {"include_usage": True}})
+        # Left unread (an error event, a loop cut short), the connection is closed, not pooled:
+        # a local server then stops generating for it.
+        streamed = self._http.stream("POST", self._url, content=content, headers=self._headers)
+        try:
+            async with streamed as response:
+                alive()
+                if response.status_code < 400 and _is_stream(response.headers):
+                    await _read_events(response.aiter_raw(), on_event, alive)
+                    return None
+                data = await _whole(response.aiter_raw(), alive)
+        except (httpx2.TransportError, httpx2.DecodingError) as exc:
+            failed = f"connection failed to {self._shown}: {type(exc).__name__}"
+            raise ModelRetryableError(failed) from exc
+        return _answer(response.status_code, response.headers, data)
 
     async def _exchange(self, content: bytes) -> tuple[int, Mapping[str, str], bytes]:
         """The reply's status, headers and body."""
@@ -96,6 +146,144 @@ class DirectPost:
         except (httpx2.TransportError, *H1_FAILURES) as exc:
             failed = f"connection failed to {self._shown}: {type(exc).__name__}"
             raise ModelRetryableError(failed) from exc
+
+
+def tools_kwargs(request: ModelRequest) -> dict[str, Any]:
+    """The request's fields for native tool calls: its messages, tools and output schema."""
+    kwargs: dict[str, Any] = {"messages": [to_wire(m) for m in request.messages]}
+    if request.tools:
+        kwargs["tools"] = [{"type": "function", "function": t.model_dump()} for t in request.tools]
+    if request.output is not None:
+        kwargs["response_format"] = response_format(request.output.name, request.output.schema_)
+    return kwargs
+
+
+def json_kwargs(request: ModelRequest, max_string_chars: int | None) -> dict[str, Any]:
+    """The request's fields for JSON decisions: its messages rendered as text, and the schema
+    of a decision (or of its output), every string bounded to `max_string_chars` if set."""
+    if request.output is not None:
+        name, schema = request.output.name, request.output.schema_
+    else:
+        # An answer is a paragraph: it gets more room than the other strings.
+        chars = None if max_string_chars is None else max_string_chars * 4
+        schema = decision_schema(request.tools, request.citable, answer_chars=chars)
+        name = "decision"
+    if max_string_chars is not None:
+        schema = cap_strings(schema, max_string_chars)
+    return {"messages": render_messages(request), "response_format": response_format(name, schema)}
+
+
+def to_wire(message: Message) -> dict[str, Any]:
+    """One transcript message in the OpenAI chat wire form."""
+    if isinstance(message, AssistantMessage):
+        out: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in message.tool_calls
+            ]
+        return out
+    if isinstance(message, ToolMessage):
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    return {"role": message.role, "content": message.content}
+
+
+def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The `response_format` that asks for JSON following `schema`."""
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+
+
+def _encoded(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _answer(status: int, headers: Mapping[str, str], data: bytes) -> Any:
+    """The JSON of a whole reply, or the error its status stands for."""
+    if status >= 400:
+        raise status_error(status, _error_text(status, data), headers)
+    if "json" not in headers.get("content-type", "json"):
+        # As the SDK hands it over (no completion: the caller says so).
+        return data.decode("utf-8", errors="replace")
+    return json.loads(data)
+
+
+def _is_stream(headers: Mapping[str, str]) -> bool:
+    return "text/event-stream" in headers.get("content-type", "").lower()
+
+
+async def _whole(raw: AsyncIterator[bytes], alive: Callable[[], None]) -> bytes:
+    parts = []
+    async for piece in raw:
+        alive()
+        parts.append(piece)
+    return b"".join(parts)
+
+
+async def _read_events(
+    raw: AsyncIterator[bytes], on_event: EventSink, alive: Callable[[], None]
+) -> None:
+    """Hand each event's data to `on_event`, until `[DONE]` or the end of the body.
+
+    Comments (a server's keep-alive pings) and fields other than `data` only count as signs of
+    life. An event cut off by the end of the body is dropped, as the SSE standard says: what came
+    before it is judged as it is (a completion with no choices is malformed).
+    """
+    pending = bytearray()
+    data: list[bytes] = []
+    async for piece in raw:
+        alive()
+        for line in _lines(pending, piece):
+            if line.startswith(b"data:"):
+                data.append(line[5:].removeprefix(b" "))
+            elif line.startswith(b"error:"):  # llama.cpp's error event
+                raise _error_event(line[6:])
+            elif not line and data:
+                payload = b"\n".join(data)
+                data.clear()
+                if payload == b"[DONE]":
+                    return
+                await on_event(_event(payload))
+
+
+def _lines(pending: bytearray, piece: bytes) -> list[bytes]:
+    """The lines `piece` completes (less their line ends); a line still open stays in `pending`.
+
+    Only the new piece is searched for a line end: a body with none, up to its byte bound, is
+    not searched again and again as it grows.
+    """
+    end = piece.rfind(b"\n")
+    if end < 0:
+        pending += piece
+        return []
+    done = bytes(pending) + piece[:end]
+    pending[:] = piece[end + 1 :]
+    return [line.removesuffix(b"\r") for line in done.split(b"\n")]
+
+
+def _event(payload: bytes) -> object:
+    """An event's JSON; an error object raises the error it describes."""
+    event = json.loads(payload)
+    if isinstance(event, dict) and isinstance(event.get("error"), dict):
+        raise _error_event(payload)
+    return event
+
+
+def _error_event(payload: bytes) -> ModelError:
+    """The error an error event stands for: its code's (a server error if it gives none)."""
+    try:
+        event = json.loads(payload)
+    except (ValueError, RecursionError):
+        event = None
+    error = event.get("error", event) if isinstance(event, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    status = code if isinstance(code, int) and 400 <= code < 600 else 500
+    message = error.get("message") if isinstance(error, dict) else None
+    text = message if isinstance(message, str) else payload.decode("utf-8", errors="replace")
+    return status_error(status, f"error event: {text}", {})
 
 
 def status_error(status: int, message: str, headers: Mapping[str, str]) -> ModelError:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
-from agents import ChatModel, Tool, open_model
+from agents import ChatModel, ConfigurationError, Tool, open_model
 from orchestrator._cli_spec import ResearchSpec
 
 __all__ = [
@@ -25,16 +26,38 @@ __all__ = [
     "model_options",
     "otel_option",
     "positive",
+    "request_timeout_option",
     "traced",
 ]
 
 
+_BOTH = (
+    "--gguf and --base-url exclude each other: --gguf serves the file on the embedded llama.cpp "
+    "server, --base-url names another endpoint"
+)
+
+
 def model_options(sub: argparse.ArgumentParser) -> None:
-    """`--model`, `--base-url`, `--protocol` and `--gguf`: which model a command runs."""
+    """`--model`, `--base-url`, `--protocol`, `--gguf` and `--request-timeout`: which model a
+    command runs, and how long a request may take."""
     sub.add_argument("--model", help="model name (default: $PAOR_MODEL or the embedded model)")
     sub.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     sub.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
     gguf_option(sub)
+    request_timeout_option(sub)
+
+
+def request_timeout_option(sub: argparse.ArgumentParser) -> None:
+    """`--request-timeout SECONDS` (`model_of` reads it)."""
+    # Read as text and checked when the model opens: a bad value is then one line (exit 2),
+    # as a bad $PAOR_REQUEST_TIMEOUT is, not argparse's usage message.
+    sub.add_argument(
+        "--request-timeout",
+        metavar="SECONDS",
+        help="seconds a model request may take (default: $PAOR_REQUEST_TIMEOUT, else 60; 120 "
+        "for the embedded server); against a server on this machine, the most seconds without "
+        "a byte of the reply (llama.cpp pings every 30 s by default while it reads a prompt)",
+    )
 
 
 def gguf_option(sub: argparse.ArgumentParser) -> None:
@@ -123,8 +146,43 @@ def count(text: str) -> int:
 
 
 def model_of(
-    given: argparse.Namespace | ResearchSpec,
+    given: argparse.Namespace | ResearchSpec, *, request_timeout: str | None = None
 ) -> AbstractAsyncContextManager[ChatModel]:
-    """The configured endpoint (checked to be reachable), or the embedded model."""
+    """The configured endpoint (checked to be reachable), or the embedded model.
+
+    Args:
+        given: The command line, or a recorded run's set-up.
+        request_timeout: `--request-timeout` as given, when `given` does not carry it (a
+            recorded run); it wins over `$PAOR_REQUEST_TIMEOUT`.
+
+    Raises:
+        ConfigurationError: `--gguf` with `--base-url`, or a timeout that is not seconds above 0.
+    """
     gguf = getattr(given, "gguf", None)
-    return open_model(given.model, base_url=given.base_url, protocol=given.protocol, gguf=gguf)
+    if gguf and given.base_url:
+        if isinstance(given, argparse.Namespace):
+            raise ConfigurationError(_BOTH)
+        gguf = None  # a run recorded with --gguf, resumed with --base-url: the endpoint wins
+    text = request_timeout or getattr(given, "request_timeout", None)
+    return open_model(
+        given.model,
+        base_url=given.base_url,
+        protocol=given.protocol,
+        gguf=gguf,
+        request_timeout=None if text is None else _seconds(text),
+    )
+
+
+def _seconds(text: str) -> float:
+    """`--request-timeout`'s value in seconds.
+
+    Raises:
+        ConfigurationError: It is not a number of seconds above 0.
+    """
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigurationError(f"--request-timeout wants seconds above 0, not {text[:40]!r}")
+    return seconds

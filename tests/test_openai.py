@@ -18,6 +18,7 @@ from structlog.testing import capture_logs
 
 import agents._openai
 from agents import ConfigurationError, Executor, OpenAIChatModel, Usage, tool
+from agents._completion import OUTPUT_TOKENS
 from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
 from agents.models import ModelRequest, OutputSchema, ToolSpec
 from agents.testing import (
@@ -560,8 +561,8 @@ async def test_a_completion_of_the_wrong_shape_raises_malformed_response(
 
 
 async def test_the_request_body_is_the_built_one_and_unknown_reply_fields_are_ignored() -> None:
-    """The body on the wire is exactly model, messages and tools; a reply with fields paor does not
-    read (logprobs, refusal, a system fingerprint) still parses."""
+    """The body on the wire is exactly model, messages, tools and the step's completion bound; a
+    reply with fields paor does not read (logprobs, refusal, a system fingerprint) still parses."""
     reply = {
         "id": "x",
         "object": "chat.completion",
@@ -588,6 +589,7 @@ async def test_the_request_body_is_the_built_one_and_unknown_reply_fields_are_ig
             {"role": "user", "content": "Weather in Paris?"},
         ],
         "tools": [{"type": "function", "function": LOOKUP.model_dump()}],
+        "max_tokens": OUTPUT_TOKENS["step"],
     }
 
 
