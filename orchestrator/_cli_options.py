@@ -103,7 +103,7 @@ def mcp_tools(path: str | Path | None) -> AbstractAsyncContextManager[Sequence[T
     (the MCP SDK is imported only then)."""
     if path is None:
         return contextlib.nullcontext(())
-    from agents._mcp_config import tools_of
+    from agents.mcp import tools_of
 
     return tools_of(path)
 

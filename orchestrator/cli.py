@@ -76,6 +76,7 @@ from orchestrator._cli_options import (
     model_options,
     otel_option,
     positive,
+    request_timeout_option,
     traced,
 )
 from orchestrator._cli_spec import ResearchSpec
@@ -286,6 +287,7 @@ def _journal_commands(commands: Any) -> None:
         going_on.add_argument("--model", help="model name (default: as recorded)")
         going_on.add_argument("--base-url", help="endpoint (default: as recorded)")
         going_on.add_argument("--protocol", choices=["auto", "tools", "json"])
+        request_timeout_option(going_on)
         going_on.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
         otel_option(going_on)
 
@@ -444,7 +446,8 @@ async def _resume(args: argparse.Namespace, decisions: dict[str, Decision] | Non
         _check_writable(out)
         corpus = spec.corpus()
         progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
-        async with mcp_tools(spec.mcp) as tools, model_of(spec) as model:
+        timeout = getattr(args, "request_timeout", None)
+        async with mcp_tools(spec.mcp) as tools, model_of(spec, request_timeout=timeout) as model:
             report = await research(
                 info.goal,
                 model=model,
