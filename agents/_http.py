@@ -33,7 +33,6 @@ else:
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
-    "WBITS",
     "ResponseHook",
     "ResponseTooLarge",
     "bounded_http_client",
@@ -43,7 +42,7 @@ __all__ = [
 DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
 # zlib window bits: a gzip wrapper, or the zlib wrapper that HTTP's "deflate" names.
-WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
 
 class ResponseTooLarge(Exception):
@@ -139,11 +138,11 @@ def _limit_body(response: httpx2.Response, max_bytes: int) -> None:
     if _declared_over(response.headers.get("content-length", ""), max_bytes):
         raise ResponseTooLarge(max_bytes, response.status_code)
     coding = response.headers.get("content-encoding", "identity").strip().lower()
-    if coding != "identity" and coding not in WBITS:
+    if coding != "identity" and coding not in _WBITS:
         raise httpx2.DecodingError(f"unsupported Content-Encoding {coding[:40]!r}")
     assert isinstance(response.stream, httpx2.AsyncByteStream)
     response.stream = _LimitedBody(
-        response.stream, max_bytes, status=response.status_code, wbits=WBITS.get(coding)
+        response.stream, max_bytes, status=response.status_code, wbits=_WBITS.get(coding)
     )
     # Decoded here, within the limit: httpx2 must not decode it a second time.
     response.headers.pop("content-encoding", None)

@@ -187,17 +187,11 @@ class OpenAIChatModel:
                 max_response_bytes=max_response_bytes,
                 admission=self.admission,
             )
-            # A caller's own client keeps all its settings; paor's is used past its machinery.
+            # A caller's own client keeps all its settings; paor's is used past its machinery,
+            # through its own httpx2 client (`_wire`).
             headers = {**client.default_headers, "Authorization": f"Bearer {key}"}
             url = str(client.base_url)
-            self._direct = DirectPost(
-                http,
-                url,
-                headers,
-                redact_url(url),
-                max_bytes=max_response_bytes,
-                on_headers=None if self.admission is None else self.admission.observe,
-            )
+            self._direct = DirectPost(http, url, headers, redact_url(url))
         self._client = client
         self.protocol: DecisionProtocol = protocol
         self.calls_arrive: WireProtocol | None = None
@@ -255,8 +249,6 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the underlying HTTP client."""
-        if self._direct is not None:
-            await self._direct.aclose()
         await self._client.close()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:

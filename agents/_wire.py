@@ -1,20 +1,21 @@
-"""A chat completion POSTed with paor's own HTTP client, past the `openai` SDK's request machinery.
+"""A chat completion POSTed through the `openai` SDK's own HTTP client, past its request machinery.
 
 The SDK's generic `post` costs about a millisecond of CPU per request before a byte is sent: it
 deep-copies the request options, parses the URL again, rebuilds every header, and wraps the
 response in its own types. A run of many agents pays that on its critical path. When the model
-uses the client paor built (`agents._http.bounded_http_client`: the SDK's defaults, replies
-bounded), `DirectPost` sends the body already built with the headers the SDK would send (taken
-from it once) and reads the reply as plain JSON. It goes over paor's own HTTP/1.1 connections
-(`agents._h1`, about a tenth of httpx2's CPU per request) unless a proxy from the environment may
-cover the endpoint, when httpx2 carries it. Statuses, timeouts and connection failures are what
-the SDK would report them as: `status_error` makes the same `ModelError` of either.
+uses the client paor built (`agents._http.new_client`: the SDK's default httpx2 client, replies
+bounded), `DirectPost` sends the body already built, with the headers the SDK would send (taken
+from it once), through that same httpx2 client, and reads the reply as plain JSON. The client's
+transport does the rest as it does for the SDK: kept-alive connections (one the server closed
+while idle is not reused), TLS with its trust store, proxies from the environment; its response
+hooks bound each body and show the admission each reply's headers before the body is read.
+Statuses, timeouts and connection failures are what the SDK would report them as:
+`status_error` makes the same `ModelError` of either.
 
 `post_streamed` asks for the reply as server-sent events, for a server on this machine, and
-hands each event over as it arrives. It goes through httpx2 (a local model takes seconds per
-reply: the CPU saved on its connections is nothing beside that), whose bounded body counts every
-byte, and it reports each piece of the reply as it comes, a keep-alive comment included, so that
-a caller's idle deadline sees a server at work as alive.
+hands each event over as it arrives. Its bounded body counts every byte, and it reports each
+piece of the reply as it comes, a keep-alive comment included, so that a caller's idle deadline
+sees a server at work as alive.
 
 What is sent is built here too: `tools_kwargs` and `json_kwargs` give a request's fields in each
 decision protocol, `to_wire` a transcript message in the chat wire form.
@@ -31,7 +32,6 @@ import httpx2
 from agents._admission import retry_after
 from agents._decisions import cap_strings, decision_schema, render_messages
 from agents._errors import ModelError, ModelRequestError, ModelRetryableError
-from agents._h1 import H1_FAILURES, H1Pool, HeadersSeen
 from agents._model import ModelRequest
 from agents._tracing import redact_text
 from memory import AssistantMessage, Message, ToolMessage
@@ -51,44 +51,29 @@ EventSink = Callable[[object], Awaitable[None]]
 
 # Retried besides 5xx: a timeout, a conflict, and a rate limit.
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
+# What the transport raises when the connection, or what came over it, failed: retryable faults.
+# (`ResponseTooLarge`, from the client's body bound, is not one: no retry shrinks a reply.)
+_FAILURES = (httpx2.TransportError, httpx2.DecodingError)
 
 
 class DirectPost:
-    """POST JSON bodies to one endpoint's /chat/completions.
+    """POST JSON bodies to one endpoint's /chat/completions through the SDK's httpx2 client.
 
     Args:
         http: The HTTP client (paor's bounded one: its response hooks stay in force).
         base_url: The endpoint's base URL, as the SDK normalised it.
         headers: The headers the SDK sends with every request (its `default_headers`).
         shown_url: The base URL as errors may show it (credentials masked).
-        max_bytes: The most bytes a reply body may hold (the HTTP client's bound).
-        on_headers: Shown each reply's headers and status as they arrive (paor's own
-            connections; httpx2's response hooks see its replies).
     """
 
     def __init__(
-        self,
-        http: httpx2.AsyncClient,
-        base_url: str,
-        headers: Mapping[str, object],
-        shown_url: str,
-        *,
-        max_bytes: int,
-        on_headers: HeadersSeen | None = None,
+        self, http: httpx2.AsyncClient, base_url: str, headers: Mapping[str, object], shown_url: str
     ) -> None:
         self._http = http
         self._url = httpx2.URL(base_url.rstrip("/") + "/chat/completions")
         # The SDK leaves some out with a marker object (an organisation never set): only text.
         self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
         self._shown = shown_url
-        # What httpx2 adds to the SDK's headers: paor's client asks for uncompressed replies.
-        sent = {**self._headers, "Accept-Encoding": "identity"}
-        self._h1 = H1Pool.for_endpoint(self._url, sent, max_bytes=max_bytes, on_headers=on_headers)
-
-    async def aclose(self) -> None:
-        """Close paor's own connections (the httpx2 client is closed with the SDK's)."""
-        if self._h1 is not None:
-            await self._h1.aclose()
 
     async def post(self, body: dict[str, Any]) -> Any:
         """The reply's JSON.
@@ -99,8 +84,12 @@ class DirectPost:
             ResponseTooLarge: The reply passed the client's byte limit.
             json.JSONDecodeError, UnicodeDecodeError, RecursionError: The body is unreadable.
         """
-        status, headers, data = await self._exchange(_encoded(body))
-        return _answer(status, headers, data)
+        content = _encoded(body)
+        try:
+            response = await self._http.post(self._url, content=content, headers=self._headers)
+        except _FAILURES as exc:
+            raise self._failed(exc) from exc
+        return _answer(response.status_code, response.headers, response.content)
 
     async def post_streamed(
         self, body: dict[str, Any], on_event: EventSink, alive: Callable[[], None]
@@ -130,22 +119,12 @@ class DirectPost:
                     await _read_events(response.aiter_raw(), on_event, alive)
                     return None
                 data = await _whole(response.aiter_raw(), alive)
-        except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            failed = f"connection failed to {self._shown}: {type(exc).__name__}"
-            raise ModelRetryableError(failed) from exc
+        except _FAILURES as exc:
+            raise self._failed(exc) from exc
         return _answer(response.status_code, response.headers, data)
 
-    async def _exchange(self, content: bytes) -> tuple[int, Mapping[str, str], bytes]:
-        """The reply's status, headers and body."""
-        try:
-            if self._h1 is not None:
-                reply = await self._h1.post(content)
-                return reply.status, reply.headers, reply.body
-            response = await self._http.post(self._url, content=content, headers=self._headers)
-            return response.status_code, response.headers, response.content
-        except (httpx2.TransportError, *H1_FAILURES) as exc:
-            failed = f"connection failed to {self._shown}: {type(exc).__name__}"
-            raise ModelRetryableError(failed) from exc
+    def _failed(self, exc: Exception) -> ModelRetryableError:
+        return ModelRetryableError(f"connection failed to {self._shown}: {type(exc).__name__}")
 
 
 def tools_kwargs(request: ModelRequest) -> dict[str, Any]:
