@@ -26,7 +26,8 @@ as if it had stopped there. A tool's `intent` record is the exception: it is syn
 before the tool runs, so a call that may have had its effect is never forgotten, whatever crashes.
 `fsync="always"` syncs every record instead (about a millisecond each on a disk: measured by
 `python -m benchmarks.journal_cost`). The file is private to its owner (mode 0600) when paor
-creates it, and `prune` keeps it from growing forever.
+creates it, and `prune` keeps it from growing forever. A journal opened `readonly` is only read:
+commands that list or show runs can read one on a read-only mount.
 """
 
 from __future__ import annotations
@@ -208,6 +209,9 @@ class Journal(Pauses):
             caller's deadline or cancellation ends the wait sooner).
         fsync: "intents" (default) syncs a tool's intent record to the disk before the tool
             runs, and leaves the rest to the operating system; "always" syncs every record.
+        readonly: Only read it (listing, showing): the file must exist, and is never written
+            (no WAL switch, no schema), so a journal on a read-only mount can be read. A
+            failure to open says whether the file cannot be written or is damaged.
     """
 
     schema = _SCHEMA + WAITS_SCHEMA
@@ -219,8 +223,10 @@ class Journal(Pauses):
         lease_s: float = 30.0,
         timeout: float = 60.0,
         fsync: Literal["intents", "always"] = "intents",
+        readonly: bool = False,
     ) -> None:
-        super().__init__(path if path is not None else default_journal_path(), timeout=timeout)
+        where = path if path is not None else default_journal_path()
+        super().__init__(where, timeout=timeout, readonly=readonly)
         # The connection's level; an intent is written at FULL whatever it is.
         self.synchronous = "FULL" if fsync == "always" else "NORMAL"
         self.lease_s = lease_s

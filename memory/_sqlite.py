@@ -11,10 +11,16 @@ thread stuck in SQLite's own busy wait could not be cancelled at all.
 
 A file the store creates is private (mode 0600); SQLite gives its -wal and -shm files the same
 mode. An existing file's mode is left alone.
+
+Opened `readonly`, the file must exist and is never written: no WAL switch, no schema, no -wal or
+-shm file made where none is (on a read-only mount, a file with no -wal file is read as
+immutable). A failure to open says which of two things went wrong: the file cannot be written
+(a read-only file, folder or mount, a full disk) or it is damaged (not a database, corrupt).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import threading
@@ -33,6 +39,11 @@ _T = TypeVar("_T")
 _ATTEMPT_S = 0.5  # the longest SQLite waits inside one attempt: how soon a cancel is heard
 _FIRST_PAUSE_S = 0.01
 _BUSY = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+# Errors of a file that cannot be written, not of a damaged one.
+_UNWRITABLE = frozenset(
+    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_FULL}
+)
+_UNWRITABLE_OS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
 _log = logger("paor.sqlite")
 
 
@@ -46,19 +57,23 @@ class SQLiteFile:
         path: The database file; missing folders are created, a missing file is created private.
         timeout: Seconds to wait, in all, for another process's write lock on each call (the
             caller's own deadline or cancellation ends the wait sooner).
+        readonly: Only read the file, which must exist (see the module's docstring).
     """
 
     schema: ClassVar[str] = ""
     synchronous: str = "NORMAL"  # the PRAGMA; a subclass may set it per instance
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 60.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, timeout: float = 60.0, readonly: bool = False
+    ) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        self.readonly = readonly
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
     async def open(self) -> Self:
-        """Connect, switch to WAL mode and create the schema (once)."""
+        """Connect, switch to WAL mode and create the schema (once); read-only: only connect."""
         if self._conn is None:
             try:
                 self._conn = await self._patiently(self._connect)
@@ -87,6 +102,8 @@ class SQLiteFile:
         try:
             return await self._patiently(lambda: self._locked(conn, fn))
         except sqlite3.Error as exc:
+            if _cannot_write(exc):
+                raise self._error(self._unwritable_why(exc)) from exc
             raise self._error(f"{self.path} cannot be used: {self._why(exc)}") from exc
 
     async def _patiently(self, call: Callable[[], _T]) -> _T:
@@ -123,6 +140,8 @@ class SQLiteFile:
 
     def _connect(self) -> sqlite3.Connection:
         """A prepared connection; a locked file raises `sqlite3.OperationalError` (to retry)."""
+        if self.readonly:
+            return self._connect_readonly()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             _create_private(self.path)
@@ -132,16 +151,72 @@ class SQLiteFile:
                 isolation_level=None,
                 check_same_thread=False,
             )
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
+            if exc.errno in _UNWRITABLE_OS:
+                raise self._error(self._unwritable_why(exc)) from exc
             raise self._error(f"cannot open {self.path}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise self._error(f"cannot open {self.path}: {exc}") from exc
+        return self._checked(conn, self._prepare)
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """A connection that never writes the file (see the module's docstring)."""
+        if not self.path.is_file():
+            raise self._error(f"cannot open {self.path}: there is no such file")
         try:
-            self._prepare(conn)
+            return self._checked(self._uri_connect(immutable=False), _probe)
+        except sqlite3.OperationalError as exc:
+            # A WAL file's readers need its -shm index, which a read-only folder cannot get. With
+            # no -wal file every committed page is in the file itself: reading it as immutable
+            # (no locks, no index) then sees all of it. A -wal file must not be ignored.
+            if _code(exc) != sqlite3.SQLITE_CANTOPEN:
+                raise  # a lock, waited out by `open`
+            if self.path.with_name(self.path.name + "-wal").exists():
+                raise self._error(
+                    f"{self.path} cannot be read here: its folder is read-only and its -wal file "
+                    f"holds changes (open it once where it can be written) ({exc})"
+                ) from exc
+        return self._checked(self._uri_connect(immutable=True), _probe)
+
+    def _uri_connect(self, *, immutable: bool) -> sqlite3.Connection:
+        uri = self.path.resolve().as_uri() + ("?mode=ro&immutable=1" if immutable else "?mode=ro")
+        try:
+            return sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=min(self.timeout, _ATTEMPT_S),
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise self._error(f"cannot open {self.path}: {exc}") from exc
+
+    def _checked(
+        self, conn: sqlite3.Connection, prepare: Callable[[sqlite3.Connection], object]
+    ) -> sqlite3.Connection:
+        """`conn` once `prepare` ran on it; its failure told apart: a lock (raised as is, to
+        retry), a file that cannot be written, or a damaged file."""
+        try:
+            prepare(conn)
         except sqlite3.Error as exc:
             conn.close()
             if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
                 raise
+            if self.readonly and _code(exc) == sqlite3.SQLITE_CANTOPEN:
+                raise  # `_connect_readonly` may read it as immutable
+            if _cannot_write(exc):
+                raise self._error(self._unwritable_why(exc)) from exc
             raise self._error(f"{self.path} is damaged or not a {self._kind()}: {exc}") from exc
         return conn
+
+    def _unwritable_why(self, exc: sqlite3.Error | OSError) -> str:
+        """The message for a file that cannot be written: read-only, or on a full disk."""
+        full = _code(exc) == sqlite3.SQLITE_FULL or getattr(exc, "errno", None) in (
+            errno.ENOSPC,
+            errno.EDQUOT,
+        )
+        why = "its disk is full" if full else "it is read-only (a read-only file, folder or mount)"
+        return f"{self.path} cannot be written: {why} ({exc})"
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
         # Only on a new, empty file: it takes nowhere else, and setting it needs the write lock.
@@ -175,6 +250,22 @@ def shrink(conn: sqlite3.Connection) -> None:
 def _create_private(path: Path) -> None:
     """Create `path` empty with mode 0600 if it is missing; an existing file is not touched."""
     os.close(os.open(path, os.O_RDONLY | os.O_CREAT, 0o600))
+
+
+def _probe(conn: sqlite3.Connection) -> None:
+    """Read the file's header and schema: a file that is no database fails here, not later."""
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+
+def _code(exc: BaseException) -> int | None:
+    """SQLite's primary result code of `exc`, if it has one."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else int(code) & 0xFF
+
+
+def _cannot_write(exc: sqlite3.Error) -> bool:
+    """Whether the error says the file cannot be written (or opened to write): not damage."""
+    return _code(exc) in _UNWRITABLE
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:

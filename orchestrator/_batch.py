@@ -2,7 +2,9 @@
 
 Each goal is run by its own executor sub-agent. Results are appended to a JSON Lines file the
 moment each one finishes (flushed and synced), so a crash loses at most the goals in flight; a
-re-run skips every id already in the output. A goal that cannot start because the budget is spent
+re-run skips every id already in the output. A line is written whole or not at all: a write that
+fails (a full disk) is cut back to where the line began and raises `WriteFailed` (an `OSError`),
+so the file holds only whole records. A goal that cannot start because the budget is spent
 is not written, so a re-run with a fresh budget does it. Input is validated completely before
 anything runs.
 
@@ -28,7 +30,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -44,6 +46,7 @@ from agents.errors import RunError
 from agents.executor import cited_ids
 from memory import Journal
 from memory.journal import RunStatus
+from orchestrator._console import WriteFailed
 from orchestrator._durable import hold_lease
 from orchestrator._limits import Limits
 from orchestrator._run_stream import PAUSE_SETTLE_S  # a batch pauses as a run does
@@ -297,8 +300,13 @@ def exclusive_output(out: Path) -> Iterator[TextIO]:
 
     Raises:
         OutputLocked: Another batch (in this process or another) holds the lock.
+        WriteFailed: `out` cannot be opened for appending.
     """
-    with out.open("a", encoding="utf-8") as sink:
+    try:
+        opened = out.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise WriteFailed(out, exc) from exc
+    with opened as sink:
         try:
             # Non-blocking: a second writer is refused at once, never queued behind the first.
             fcntl.flock(sink.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -397,10 +405,27 @@ async def _spent(executor: Executor, budget: Budget, task: BatchTask) -> bool:
 
 
 def append_line(sink: TextIO, line: str) -> None:
-    """Append `line` (one or more whole records) and make it durable before going on."""
-    sink.write(line)
-    sink.flush()
-    os.fsync(sink.fileno())
+    """Append `line` (one or more whole records) and make it durable before going on.
+
+    The bytes go to the file in one `write` (again for the rest only if the system took part of
+    them), past the text layer's buffer. If writing fails, the file is cut back to where the
+    line began, so no torn record is left: what a re-run reads is whole.
+
+    Raises:
+        WriteFailed: The line could not be written (a full disk); the file is as it was.
+    """
+    fd = sink.fileno()
+    sink.flush()  # nothing should wait there: every record goes through here
+    start = os.fstat(fd).st_size
+    data = memoryview(line.encode("utf-8"))
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+        os.fsync(fd)
+    except OSError as exc:
+        with suppress(OSError):  # if even this fails, `finished_ids` skips the torn line
+            os.ftruncate(fd, start)
+        raise WriteFailed(sink.name, exc) from exc
 
 
 def repair_tail(out: Path) -> None:

@@ -1,5 +1,9 @@
-"""The command line's journal side: `runs` (and `runs --prune`), `show`, and the journals the
-other commands open (`--journal`, by default `$PAOR_HOME/journal.db`).
+"""The command line's journal side: `runs` (and `runs --prune`), `show`, the report `report`
+writes again, and the journals the other commands open (`--journal`, by default
+`$PAOR_HOME/journal.db`).
+
+The commands that only read a journal (`runs`, `show`, `replay`, `approvals`, `report`) open it
+read-only: one on a read-only mount is read, never written, and never called damaged.
 """
 
 from __future__ import annotations
@@ -10,14 +14,20 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from agents import ConfigurationError
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest, ModelResponse
 from memory import Journal
 from memory.journal import JournalError, RunInfo, default_journal_path
+from orchestrator._cli_options import mcp_tools
+from orchestrator._cli_spec import ResearchSpec
 from orchestrator._console import say, write_atomically
 from orchestrator._html import render_html
 from orchestrator._inspect import render_run, render_runs
+from orchestrator._research import ResearchReport, render_report
+from orchestrator._state import RunResult
 
 __all__ = [
     "Offline",
@@ -25,10 +35,14 @@ __all__ = [
     "maybe_journal",
     "open_journal",
     "prune",
+    "rebuilt_report",
     "require_temporal",
     "runs",
     "show",
 ]
+
+_READING = frozenset({"runs", "show", "replay", "approvals", "report"})
+"""The commands that only read the journal: they open it read-only."""
 
 
 async def runs(args: argparse.Namespace) -> int:
@@ -37,7 +51,7 @@ async def runs(args: argparse.Namespace) -> int:
     if not path.exists():
         say(f"no runs (no journal at {path})")
         return 0
-    async with Journal(path) as journal:
+    async with Journal(path, readonly=not args.prune) as journal:
         if args.prune:
             return await prune(journal, args)
         if args.keep is not None or args.older_than is not None:
@@ -81,12 +95,47 @@ async def find(journal: Journal, run_id: str) -> RunInfo:
 
 @asynccontextmanager
 async def open_journal(args: argparse.Namespace) -> AsyncIterator[Journal]:
-    """The journal named by `--journal` (default $PAOR_HOME/journal.db), which must exist."""
+    """The journal named by `--journal` (default $PAOR_HOME/journal.db), which must exist;
+    read-only for a command that only reads it."""
     path = args.journal or default_journal_path()
     if not path.exists():
         raise JournalError(f"no journal at {path}")
-    async with Journal(path) as journal:
+    async with Journal(path, readonly=getattr(args, "command", None) in _READING) as journal:
         yield journal
+
+
+async def rebuilt_report(args: argparse.Namespace) -> tuple[Path, ResearchReport]:
+    """`paor report RUN_ID`: where the finished research run's report goes (`--out`, else where
+    it was recorded to go) and the report, rebuilt from the journal: its recorded result over the
+    corpus and tools of its `ResearchSpec`. No model is reached.
+
+    Raises:
+        JournalError: The run is unknown, has not ended, or its result cannot be read.
+        ConfigurationError: The run was not started by `paor research`.
+    """
+    async with open_journal(args) as journal:
+        info = await find(journal, args.run_id)
+    result = _ended_result(info)
+    spec = ResearchSpec.from_meta(info.run_id, info.meta)
+    async with mcp_tools(spec.mcp) as tools:  # their descriptions are kept out of the report
+        markdown = render_report(result.goal, result, spec.corpus(), tools=tools)
+    out = args.out or Path(spec.out)
+    return out, ResearchReport(topic=result.goal, markdown=markdown, result=result)
+
+
+def _ended_result(info: RunInfo) -> RunResult:
+    """The result a finished run recorded."""
+    if not info.finished:
+        raise JournalError(
+            f"run {info.run_id} has not ended ({info.status}): `paor resume {info.run_id}` "
+            "continues it, and writes its report"
+        )
+    try:
+        return RunResult.model_validate(info.result)
+    except ValidationError:
+        raise JournalError(
+            f"run {info.run_id}'s recorded result cannot be read by this version of paor"
+        ) from None
 
 
 @asynccontextmanager

@@ -4,10 +4,13 @@ Model-written text (a subtask's goal, an answer, a tool's error) reaches the ter
 paor's output, so every line paor prints is cleaned of terminal control sequences first: an
 escape could otherwise set the window title, clear the screen, or rewrite what the user reads.
 Reports are written atomically, through a symlink to its target, keeping the existing file's mode.
+A user's file that cannot be written (a report, a page, the log, a batch output: a full disk, a
+read-only folder) raises `WriteFailed`, which the command line says in one line.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -18,7 +21,7 @@ import tempfile
 import threading
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO, cast
 
 import anyio
 import structlog
@@ -26,6 +29,8 @@ import structlog
 from agents.telemetry import redact_text
 
 __all__ = [
+    "LogFile",
+    "WriteFailed",
     "clean",
     "configure_logging",
     "fail",
@@ -51,6 +56,22 @@ _CONTROL = re.compile(
 _DEFAULT_MODE = 0o666
 EXIT_USAGE = 2
 EXIT_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader left
+
+
+class WriteFailed(OSError):
+    """A user's file could not be written; its message is one line naming the file and errno.
+
+    An `OSError` (its `errno`, `strerror` and `filename` are the failure's), so a caller of the
+    library that catches `OSError` still catches it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], cause: OSError, hint: str = "") -> None:
+        super().__init__(cause.errno or errno.EIO, cause.strerror or str(cause), os.fspath(path))
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = f"cannot write {self.filename}: [Errno {self.errno}] {self.strerror}"
+        return f"{text} ({self.hint})" if self.hint else text
 
 
 def clean(text: str) -> str:
@@ -105,18 +126,25 @@ def write_atomically(path: Path, text: str) -> None:
 
     A symlink is written through (its target is replaced, the link stays), and an existing file
     keeps its mode; a new one gets the usual mode for the umask, not the temporary file's 0600.
+
+    Raises:
+        WriteFailed: The file could not be written (the old one, if any, is left as it was).
     """
     target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode_for(target)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise WriteFailed(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            os.fchmod(handle.fileno(), mode)
+            os.fchmod(handle.fileno(), _mode_for(target))
         Path(tmp).replace(target)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteFailed):
+            raise WriteFailed(path, exc) from exc
         raise
 
 
@@ -129,7 +157,47 @@ def _mode_for(target: Path) -> int:
         return _DEFAULT_MODE & ~umask
 
 
-def configure_logging(log_json: Path | None) -> IO[str] | None:
+class LogFile:
+    """The `--log-json` file. A write that fails (a full disk) is kept in `error`, not raised:
+    a log line must not end the run it describes; the command says it once it ends.
+
+    Raises:
+        WriteFailed: The file cannot be opened for appending.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.error: WriteFailed | None = None
+        try:
+            self._file = path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise WriteFailed(path, exc) from exc
+
+    def write(self, text: str) -> None:
+        """Append `text`, unless a write already failed."""
+        self._guarded(lambda: self._file.write(text))
+
+    def flush(self) -> None:
+        """Flush, unless a write already failed."""
+        self._guarded(self._file.flush)
+
+    def close(self) -> None:
+        """Close the file (its last flush may fail too: that is kept)."""
+        try:
+            self._file.close()
+        except OSError as exc:
+            self.error = self.error or WriteFailed(self.path, exc)
+
+    def _guarded(self, call: Callable[[], object]) -> None:
+        if self.error is not None:
+            return
+        try:
+            call()
+        except OSError as exc:
+            self.error = WriteFailed(self.path, exc)
+
+
+def configure_logging(log_json: Path | None) -> LogFile | None:
     """JSON lines to `log_json` if given; otherwise warnings on stderr, or only errors when stderr
     is a terminal: there the live progress block is redrawn in place, and log lines printed into
     it would break it (what matters reaches the report's notes and the progress display).
@@ -153,7 +221,7 @@ def configure_logging(log_json: Path | None) -> IO[str] | None:
             logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         )
         return None
-    sink = log_json.open("a", encoding="utf-8")
+    sink = LogFile(log_json)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -163,7 +231,7 @@ def configure_logging(log_json: Path | None) -> IO[str] | None:
             _mask_secrets,
             structlog.processors.JSONRenderer(),
         ],
-        logger_factory=structlog.WriteLoggerFactory(sink),
+        logger_factory=structlog.WriteLoggerFactory(cast(TextIO, sink)),
     )
     return sink
 

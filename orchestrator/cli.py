@@ -1,12 +1,14 @@
-"""The `paor` command line: `research` and `batch`, the journal's `runs`, `show`, `resume`
-and `replay`, and `worker` (serves runs from a Temporal server).
+"""The `paor` command line: `research` and `batch`, the journal's `runs`, `show`, `resume`,
+`replay` and `report` (writes a finished run's report again), and `worker` (serves runs from a
+Temporal server).
 
 With no endpoint configured (no `--base-url`, `OPENAI_BASE_URL` or `OPENAI_API_KEY`), paor starts
 the embedded local model for the duration of the command. Errors a user can fix (a missing folder,
 a malformed task line, an unreachable endpoint, an unknown or locked run) end with a one-line
-message and exit status 2. A run that ends "failed" (no plan could be made, nothing usable was
-gathered) writes its report all the same and exits with status 1; so does a batch any of whose
-goals failed, and a replay that drifts.
+message and exit status 2; so does a file of the user's that cannot be written (the report, the
+log, a batch output, a page: a full disk), named with its errno. A run that ends "failed" (no
+plan could be made, nothing usable was gathered) writes its report all the same and exits with
+status 1; so does a batch any of whose goals failed, and a replay that drifts.
 
 `research` and `batch` journal their runs (`$PAOR_HOME/journal.db`, or `--journal PATH`; not with
 `--no-journal`): a research run is stored with its `ResearchSpec`, so that `paor resume RUN_ID` can
@@ -27,6 +29,7 @@ person: asked on the terminal, or, with none, the run pauses and the command exi
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -62,6 +65,7 @@ from orchestrator._cli_journal import (
     find,
     maybe_journal,
     open_journal,
+    rebuilt_report,
     require_temporal,
     runs,
     show,
@@ -81,6 +85,7 @@ from orchestrator._cli_options import (
 )
 from orchestrator._cli_spec import ResearchSpec
 from orchestrator._console import (
+    WriteFailed,
     clean,
     configure_logging,
     fail,
@@ -112,8 +117,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         log_file = configure_logging(args.log_json)
-    except OSError as exc:
-        return fail(f"cannot open the log file: {exc}")
+    except WriteFailed as exc:
+        return fail(f"cannot open the log file: {exc.filename}: [Errno {exc.errno}] {exc.strerror}")
+    try:
+        status = _outcome(args)
+    finally:
+        if log_file is not None:
+            log_file.close()
+    if log_file is not None and log_file.error is not None:  # the run went on; its log did not
+        return fail(str(log_file.error))
+    return status
+
+
+def _outcome(args: argparse.Namespace) -> int:
+    """The command's exit status; what a user can fix is one line (a file that cannot be
+    written among them), not a traceback."""
     try:
         with traced(args):
             status: int = anyio.run(_command, args)
@@ -124,12 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INTERRUPTED
         if isinstance(error, BrokenPipeError):
             return reader_gone()
-        if isinstance(error, PaorError):
+        if isinstance(error, PaorError | WriteFailed):
             return fail(str(error))
         raise
-    finally:
-        if log_file is not None:
-            log_file.close()
     return status
 
 
@@ -196,6 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     bt.set_defaults(handler=_batch)
 
     _journal_commands(commands)
+    _report_command(commands)
     _worker_command(commands)
     mcp_command(commands)
 
@@ -292,6 +308,17 @@ def _journal_commands(commands: Any) -> None:
         otel_option(going_on)
 
 
+def _report_command(commands: Any) -> None:
+    """`report`: write a finished research run's report again, from the journal."""
+    rp = commands.add_parser(
+        "report", help="write a finished `paor research` run's report again, from the journal"
+    )
+    rp.add_argument("run_id")
+    rp.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
+    rp.add_argument("--journal", type=Path, help="the journal (default: $PAOR_HOME/journal.db)")
+    rp.set_defaults(handler=_report, log_json=None)
+
+
 def _worker_command(commands: Any) -> None:
     """`worker`: serve paor runs from a Temporal task queue (the `temporal` extra)."""
     wk = commands.add_parser("worker", help="run paor runs submitted to a Temporal server")
@@ -333,7 +360,9 @@ async def _research(args: argparse.Namespace) -> int:
             approver=approver,
             questions=spec.questions,
         )
-    return report_or_pause(report, lambda written: _write_report(args.out, written))
+    return report_or_pause(
+        report, lambda written: _write_report(args.out, written, journaled=path is not None)
+    )
 
 
 def _checked_goal(text: str, what: str = "topic") -> str:
@@ -411,13 +440,32 @@ async def _on_temporal(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_report(out: Path, report: ResearchReport) -> int:
+def _write_report(out: Path, report: ResearchReport, *, journaled: bool = False) -> int:
     """Write the report; the exit status: 0, or `EXIT_FAILED` for a failed run (its report,
-    which says why, is written all the same)."""
-    write_atomically(out, clean(report.markdown))
+    which says why, is written all the same).
+
+    Raises:
+        WriteFailed: The report could not be written; for a `journaled` run, the message says
+            how to write it again (the run is recorded as ended).
+    """
     result = report.result
+    try:
+        write_atomically(out, clean(report.markdown))
+    except WriteFailed as exc:
+        if not journaled:
+            raise
+        hint = f"the run is journaled: `paor report {result.run_id} --out PATH` writes it again"
+        raise WriteFailed(out, exc, hint) from None
     say(f"wrote {out}: {result.status}" + (f" ({result.reason})" if result.reason else ""))
     return EXIT_FAILED if result.status == "failed" else 0
+
+
+async def _report(args: argparse.Namespace) -> int:
+    """`paor report RUN_ID`: write a finished research run's report again (see
+    `rebuilt_report`); the exit status as the run's own."""
+    out, report = await rebuilt_report(args)
+    _check_writable(out)
+    return _write_report(out, report, journaled=True)
 
 
 async def _approve(args: argparse.Namespace) -> int:
@@ -439,7 +487,8 @@ async def _resume(args: argparse.Namespace, decisions: dict[str, Decision] | Non
         info = await find(journal, args.run_id)
         if info.finished:  # before the model is reached: nothing is left to do
             raise JournalError(
-                f"run {info.run_id} already ended ({info.status}); replay it instead"
+                f"run {info.run_id} already ended ({info.status}): "
+                f"`paor report {info.run_id}` writes its report again"
             )
         spec = ResearchSpec.from_meta(info.run_id, info.meta).given(args)
         out = Path(spec.out)
@@ -463,7 +512,7 @@ async def _resume(args: argparse.Namespace, decisions: dict[str, Decision] | Non
                 decisions=decisions,
                 questions=spec.questions,
             )
-    return report_or_pause(report, lambda written: _write_report(out, written))
+    return report_or_pause(report, lambda written: _write_report(out, written, journaled=True))
 
 
 async def _replay(args: argparse.Namespace) -> int:
@@ -547,6 +596,10 @@ def _check_writable(path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigurationError(f"cannot create the folder for --out {path}: {exc}") from None
+    if not os.access(path.parent, os.W_OK):
+        read_only = os.statvfs(path.parent).f_flag & os.ST_RDONLY
+        code = errno.EROFS if read_only else errno.EACCES
+        raise WriteFailed(path, OSError(code, os.strerror(code)))
 
 
 def _unwrap(exc: BaseException) -> BaseException:
