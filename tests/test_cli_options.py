@@ -43,7 +43,9 @@ def given(url: str, **options: object) -> argparse.Namespace:
     return argparse.Namespace(**{**settings, "request_timeout": None, **options})
 
 
-@pytest.mark.parametrize("command", ["research", "batch", "worker", "mcp", "resume", "approve", "answer"])
+@pytest.mark.parametrize(
+    "command", ["research", "batch", "worker", "mcp", "resume", "approve", "answer"]
+)
 def test_every_command_with_a_base_url_takes_a_request_timeout(
     command: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
