@@ -120,12 +120,19 @@ def _timeout_from_env() -> float | None:
         ConfigurationError: It is set to anything but a number of seconds above 0.
     """
     text = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not text:
-        return None
+    return seconds_of(text, f"${TIMEOUT_ENV}") if text else None
+
+
+def seconds_of(text: str, name: str) -> float:
+    """A timeout given as text (a flag's value, a variable's), in seconds.
+
+    Raises:
+        ConfigurationError: It is not a number of seconds above 0 (`name` says what was given).
+    """
     try:
         seconds = float(text)
     except ValueError:
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds > 0):
-        raise ConfigurationError(f"${TIMEOUT_ENV} wants seconds above 0, not {text[:40]!r}")
+        raise ConfigurationError(f"{name} wants seconds above 0, not {text[:40]!r}")
     return seconds

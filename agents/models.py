@@ -1,6 +1,7 @@
 """What a `ChatModel` is asked and answers, for writing one's own model."""
 
 from agents._admission import Admission
+from agents._endpoint import seconds_of
 from agents._hedge import Hedging
 from agents._local import local_model_available
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose, ToolSpec
@@ -18,4 +19,5 @@ __all__ = [
     "RequestPurpose",
     "ToolSpec",
     "local_model_available",
+    "seconds_of",
 ]

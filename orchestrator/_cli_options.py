@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from agents import ChatModel, ConfigurationError, Tool, open_model
+from agents.models import seconds_of
 from orchestrator._cli_spec import ResearchSpec
 
 __all__ = [
@@ -169,20 +169,5 @@ def model_of(
         base_url=given.base_url,
         protocol=given.protocol,
         gguf=gguf,
-        request_timeout=None if text is None else _seconds(text),
+        request_timeout=None if text is None else seconds_of(text, "--request-timeout"),
     )
-
-
-def _seconds(text: str) -> float:
-    """`--request-timeout`'s value in seconds.
-
-    Raises:
-        ConfigurationError: It is not a number of seconds above 0.
-    """
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise ConfigurationError(f"--request-timeout wants seconds above 0, not {text[:40]!r}")
-    return seconds
