@@ -29,7 +29,7 @@ from agents._model import ToolSpec
 from agents._own_text import own_text
 from agents._textcalls import looks_like_call, recover_calls
 
-__all__ = ["Parrot", "described", "unseen_numbers", "unusable_answer"]
+__all__ = ["Parrot", "bare_number", "described", "unseen_numbers", "unusable_answer"]
 
 # Eight words in a row: a user's tool descriptions are plain phrases ("the weekend forecast for a
 # city") that a good answer may echo; a copy of the instructions runs longer.
@@ -47,7 +47,9 @@ _CALL_BODY_KEYS = frozenset({"arguments", "parameters", "args", "input", "reason
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 _LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.M)
 _CITED = re.compile(r"\[[^\[\]\n]{1,120}\]")
-_ARITHMETIC_SEEN = 300  # numbers seen: pairs past this are not tried (a sum, not a search)
+# Sums and ratios are tried only among this few numbers seen: among hundreds (a page of policy
+# text), nearly any number is the sum of two, and the check would pass everything.
+_ARITHMETIC_SEEN = 30
 _LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{0,24}:\s*")  # "Expected output: ..." in a brief
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?(.*?)```\s*$", re.S)
 _PLACEHOLDER = re.compile(
@@ -153,8 +155,16 @@ def unseen_numbers(answer: str, seen: Iterable[str]) -> list[str]:
     unseen = [n for n in dict.fromkeys(written) if _value(n) not in shown]
     if not unseen:
         return []
-    values = sorted(v for v in shown if v is not None)[:_ARITHMETIC_SEEN]
+    values = sorted(v for v in shown if v is not None)
+    if len(values) > _ARITHMETIC_SEEN:
+        return unseen
     return [n for n in unseen if not _derived(_value(n), values)]
+
+
+def bare_number(answer: str) -> bool:
+    """Whether the answer, its citations set aside, is a number and nothing else ("1 [leave]"):
+    what it counts is left out, and a small model writes one it picked from a list."""
+    return bool(_NUMBER.fullmatch(" ".join(_CITED.sub(" ", answer).split()).rstrip(".")))
 
 
 def _value(number: str) -> float | None:
