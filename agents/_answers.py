@@ -29,7 +29,7 @@ from agents._model import ToolSpec
 from agents._own_text import own_text
 from agents._textcalls import looks_like_call, recover_calls
 
-__all__ = ["Parrot", "bare_number", "described", "unseen_numbers", "unusable_answer"]
+__all__ = ["Parrot", "described", "unseen_numbers", "unusable_answer"]
 
 # Eight words in a row: a user's tool descriptions are plain phrases ("the weekend forecast for a
 # city") that a good answer may echo; a copy of the instructions runs longer.
@@ -159,12 +159,6 @@ def unseen_numbers(answer: str, seen: Iterable[str]) -> list[str]:
     if len(values) > _ARITHMETIC_SEEN:
         return unseen
     return [n for n in unseen if not _derived(_value(n), values)]
-
-
-def bare_number(answer: str) -> bool:
-    """Whether the answer, its citations set aside, is a number and nothing else ("1 [leave]"):
-    what it counts is left out, and a small model writes one it picked from a list."""
-    return bool(_NUMBER.fullmatch(" ".join(_CITED.sub(" ", answer).split()).rstrip(".")))
 
 
 def _value(number: str) -> float | None:

@@ -30,7 +30,7 @@ import anyio.lowlevel
 import structlog
 
 from agents import _telemetry as telemetry
-from agents._answers import Parrot, bare_number, described, unseen_numbers, unusable_answer
+from agents._answers import Parrot, described, unseen_numbers, unusable_answer
 from agents._approval import Approver, Decide
 from agents._configured import Configured
 from agents._effects import AgentCall, Effects, LiveEffects
@@ -592,11 +592,6 @@ class Executor(Configured):
         `agents._answers.unseen_numbers`): only where the evidence rule holds and tools ran."""
         if s.require_evidence is False or not s.evidence:
             return None
-        if bare_number(answer):
-            return (
-                "your answer is a bare number; answer in a sentence that says what it counts, "
-                "with the unit the tools gave (days, weeks, EUR, ...)"
-            )
         unseen = unseen_numbers(answer, _shown(s.transcript.messages))
         if not unseen:
             return None

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from agents import AgentLimits, Executor, tool
-from agents._answers import bare_number
 from agents._own_text import own_text
 from agents.executor import Parrot, unseen_numbers, unusable_answer
 from agents.models import ModelRequest
@@ -226,22 +225,6 @@ def test_a_phrase_lifted_from_the_task_is_no_answer() -> None:
     task = "Find a hotel in Lisbon, and book a hotel under 120 EUR a night for the weekend."
     assert unusable_answer("Hotel under 120 EUR a night.", task=task) is not None
     assert unusable_answer("Casa Azul, 95 EUR a night.", task=task) is None
-
-
-@pytest.mark.parametrize(
-    ("answer", "bare"),
-    [
-        ("1 [annual-leave, training, probation-and-notice]", True),
-        ("12", True),
-        ("25.", True),
-        ("25 working days [annual-leave]", False),
-        ("Turin", False),
-    ],
-)
-def test_a_bare_number_is_told_from_an_answer(answer: str, bare: bool) -> None:
-    """A number alone (Qwen 0.5B's "1 [annual-leave, ...]" for a leave question) says nothing of
-    what it counts."""
-    assert bare_number(answer) is bare
 
 
 def test_among_many_numbers_seen_an_invented_one_is_not_excused_as_a_sum() -> None:
