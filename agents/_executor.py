@@ -60,6 +60,7 @@ from agents._steps import (
 )
 from agents._stop import Stop, set_when
 from agents._streaming import streaming, wants_text
+from agents._support import sourced, unsupported
 from agents._toolbox import Toolbox
 from agents._tools import Tool
 from agents._waits import check_decider, run_waits
@@ -298,6 +299,7 @@ class Executor(Configured):
             s.allowed = narrow(self.allowed_tools, allowed_tools)
             s.direct = call
             s.given = bool(context.strip())
+            s.context = context
             s.require_evidence = (
                 self.require_evidence if require_evidence is None else require_evidence
             )
@@ -568,7 +570,9 @@ class Executor(Configured):
         the acceptance check up to `max_rejections` times."""
         s.malformed = 0
         junk = self._unusable(s, answer)
-        problem = junk or self._ungrounded(s) or self._invented(s, answer)
+        problem = (
+            junk or self._ungrounded(s) or self._invented(s, answer) or self._unsupported(s, answer)
+        )
         strict = problem is not None  # paor's own rules: one more chance, not several
         if problem is None and self.acceptance is not None:
             problem = self.acceptance(answer, s.evidence)
@@ -599,6 +603,17 @@ class Executor(Configured):
             f"your answer has numbers that no tool result shows ({', '.join(unseen[:5])}); "
             "give only the numbers the tools returned"
         )
+
+    def _unsupported(self, s: AgentState, answer: str) -> str | None:
+        """The support rule of cited runs (see `agents._support`): the answer must say what a
+        passage the tools showed says about what the task asks. Only with `cite` and evidence."""
+        if not self.cite or not s.evidence:
+            return None
+        found = [m.content or "" for m in s.transcript.messages if m.role == "tool" or _looked(m)]
+        # An excerpt is headed by its source: a document's id often names what it is about.
+        excerpts = (sourced(e.source, e.excerpt) for e in s.evidence)
+        passages = [*found, s.context, *excerpts]
+        return unsupported(answer, s.task, [p for p in passages if p])
 
     def _ungrounded(self, s: AgentState) -> str | None:
         """The evidence rule (see `require_evidence`): why the answer rests on nothing, if so."""
@@ -682,6 +697,10 @@ def _shown(messages: Iterable[Message]) -> list[str]:
     return [
         m.content or ""
         for index, m in enumerate(messages)
-        if m.role in ("system", "tool")
-        or (m.role == "user" and (index == 1 or (m.content or "").startswith(_LOOK_INTRO)))
+        if m.role in ("system", "tool") or (m.role == "user" and (index == 1 or _looked(m)))
     ]
+
+
+def _looked(message: Message) -> bool:
+    """Whether `message` hands the model the first look's result."""
+    return message.role == "user" and (message.content or "").startswith(_LOOK_INTRO)

@@ -11,6 +11,7 @@ from agents._executor import DEFAULT_INSTRUCTIONS
 from agents._first_look import FirstLook
 from agents._own_text import strip_markers
 from agents._report import ReportStatus, cited_ids
+from agents._support import sourced, unsupported
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
@@ -20,7 +21,9 @@ __all__ = [
     "ReportStatus",
     "cited_ids",
     "described",
+    "sourced",
     "strip_markers",
     "unseen_numbers",
+    "unsupported",
     "unusable_answer",
 ]

@@ -331,6 +331,7 @@ class Orchestrator(Configured):
             synthesis_instructions=self.synthesis_instructions,
             ask_goal=self.ask_goal,
             calls=self.toolbox.signatures() if self.direct_calls else None,
+            cite=self.executor.cite,
         )
         state = RunState(
             run_id=run_id,

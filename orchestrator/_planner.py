@@ -22,7 +22,7 @@ from agents import AgentReport, Budget, ChatModel, Usage
 from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
 from agents.errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents.events import TextSink, streaming
-from agents.executor import Parrot, unseen_numbers, unusable_answer
+from agents.executor import Parrot, sourced, unseen_numbers, unsupported, unusable_answer
 from agents.models import ModelRequest, ModelResponse, OutputSchema
 from agents.telemetry import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
@@ -125,6 +125,9 @@ class Planner:
         calls: Each tool's parameters ("key: string"), when a subtask may be one tool call the
             planner writes out (`Orchestrator(direct_calls=True)`); None: every subtask is a
             sub-agent.
+        cite: The run asks for citations (`Orchestrator(cite=True)`): the synthesis of a run
+            that would be complete must say what a result says about the goal (the support
+            rule, `agents.executor.unsupported`).
     """
 
     model: ChatModel
@@ -139,6 +142,7 @@ class Planner:
     usage: Usage = field(default_factory=Usage)
     ask_goal: bool = False
     calls: dict[str, str] | None = None
+    cite: bool = False
     _addresses: Addresses = field(init=False)
     _parrot: Parrot | None = field(default=None, init=False)
     notes: list[str] = field(default_factory=list, init=False)
@@ -329,6 +333,8 @@ class Planner:
                 break
             answer = (response.message.content or "").strip()
             problem = self._unusable(goal, answer, prompt) or ""
+            if not problem and self.cite and note is None:
+                problem = unsupported(answer, goal, _passages(reports)) or ""
             if not problem:
                 return Synthesis(answer=answer)
             _log.warning("synthesis_rejected", problem=problem)
@@ -576,6 +582,13 @@ def _report_text(report: AgentReport) -> str:
     sources = ", ".join(dict.fromkeys(f"[{e.source}]" for e in report.evidence))
     text = f"## {report.agent_id} ({report.status})\nTask: {report.task}\n{report.answer[:_RESULT_CHARS]}"
     return f"{text}\nSources: {sources}" if sources else text
+
+
+def _passages(reports: Sequence[AgentReport]) -> list[str]:
+    """What a synthesis may rest on: each answer under the task it answers (checked against its
+    own sources when the run cites), and each excerpt its tools showed, under its source."""
+    passages = [f"# {r.task}\n{r.answer}" for r in reports]
+    return passages + [sourced(e.source, e.excerpt) for r in reports for e in r.evidence]
 
 
 def _joined(reports: Sequence[AgentReport], note: str | None) -> str:

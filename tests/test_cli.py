@@ -492,7 +492,7 @@ def grounded_team(body: dict[str, Any]) -> ServerAction:
     answers without citing anything, every time."""
     if role_of(body) == "How do generators pause?":
         return text("A generator pauses at each yield [generators].", usage=USAGE)
-    return text("They just do.", usage=USAGE)
+    return text("StopIteration ends the iteration.", usage=USAGE)
 
 
 async def test_a_grounded_batch_cites_its_first_look_and_an_uncited_answer_is_not_done(

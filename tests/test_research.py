@@ -226,7 +226,7 @@ def team(request: ModelRequest) -> Turn:
         return "Generators pause [py/generators]; StopIteration ends loops [py/iterators] [py/x]."
     turns: dict[str, list[Turn]] = {  # each agent answers from its first look (a search)
         TOPIC: ["They pause at yield [py/generators]."],  # the topic itself is always asked
-        GEN_GOAL: ["It pauses [py/generators]."],
+        GEN_GOAL: ["It pauses at each yield [py/generators]."],
         STOP_GOAL: [
             "It ends with StopIteration [py/generators].",
             "It ends with StopIteration [py/iterators].",

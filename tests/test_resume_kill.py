@@ -118,6 +118,11 @@ READS = {
     "How does a generator pause?": ("generators", "iterators", "guide/coroutines"),
     "What ends an iteration?": ("iterators", "guide/coroutines", "generators"),
 }
+ANSWERS = {
+    TOPIC: "A generator function pauses at each yield and resumes on next() [generators].",
+    "How does a generator pause?": "It pauses at each yield [generators].",
+    "What ends an iteration?": "StopIteration ends the iteration [iterators].",
+}
 USAGE = TokenUsage(prompt_tokens=10, completion_tokens=5)
 
 
@@ -150,7 +155,7 @@ def _team(body: dict[str, Any]) -> ServerAction:
     reads, turn = READS[asker], _turn(body)
     if turn < len(reads):
         return calling([("read_doc", {"doc": reads[turn]})], usage=USAGE)
-    return text(f"On {asker}: see [generators].", usage=USAGE)
+    return text(ANSWERS[asker], usage=USAGE)
 
 
 @dataclass(kw_only=True, slots=True)
