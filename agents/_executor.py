@@ -635,6 +635,8 @@ class Executor(Configured):
         answer = None
         if step.reason in ("steps", "tool_calls", "stuck"):
             answer = await self._last_word(s, step, stop)
+        if answer is not None and self._holds_up(s, answer):
+            return _Finish(s.report(status="done", answer=answer))
         fallback = answer is None
         status: ReportStatus = "partial" if (s.evidence or not fallback) else "failed"
         return _Finish(
@@ -644,6 +646,16 @@ class Executor(Configured):
                 stop_reason=step.reason,
             )
         )
+
+    def _holds_up(self, s: AgentState, answer: str) -> bool:
+        """Whether a last word, given after a loop or a limit stopped the agent, is as good as
+        a final answer: only in a cited run (where the support rule checks what it says), and
+        only when it passes every check a final answer must, that rule and acceptance included."""
+        if not self.cite or not s.evidence:
+            return False
+        if self._ungrounded(s) or self._invented(s, answer) or self._unsupported(s, answer):
+            return False
+        return self.acceptance is None or self.acceptance(answer, s.evidence) is None
 
     async def _last_word(self, s: AgentState, step: _WrapUp, stop: Stop | None) -> str | None:
         why = step.detail or f"the {step.reason.replace('_', ' ')} limit was reached"

@@ -12,7 +12,7 @@ the research synthesis):
 1. The answer must state something: without its citations (and any question in it, often the
    task copied) it is neither empty, nor only the task's own words, nor a bare number (a number
    needs what it counts: "25 working days"); a task asking how many, how much or how long needs
-   a number in it.
+   a number in it, and one asking how many of a unit ("How many weeks ...") a number with it.
 2. Every number the answer states with a unit ("12 weeks", "EUR 240", "31 March") is written with
    that unit in what the tools showed, wherever the tools showed that number at all ("12-month"
    is not "12 weeks"). Numbers the tools never showed are `unseen_numbers`'s business.
@@ -64,6 +64,7 @@ _COUNTING = re.compile(
     r"\bhow (?:many|much|long|often|old|far|soon|quickly|fast|large|big|high)\b|\bwhat (?:percentage|share|amount)\b",
     re.IGNORECASE,
 )
+_HOW_MANY = re.compile(r"\bhow many (\w+)(?: (\w+))?", re.IGNORECASE)  # "how many (working) days"
 _NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 
@@ -121,6 +122,7 @@ _UNIT_LIST = """
     am pm gb mb tb page guest person employee
 """
 _UNITS = frozenset(_UNIT_LIST.split())
+_QUALIFIERS = frozenset({"work", "business", "calendar"})  # of a unit: "20 working days"
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,16 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
             "as the source words it"
         )
     if _COUNTING.search(task) and not numbers:
-        return "the task asks for a number and your answer gives none; give the number the source gives"
+        return (
+            "the task asks for a number and your answer gives none; give the number the source "
+            "gives"
+        )
+    counted = _counted(task)
+    if counted and not any(counted in q.units for s in said for q in _quantities(s)):
+        return (
+            f"the task asks how many {counted}s and your answer gives no number of {counted}s; "
+            f"give the number with its unit, as the source gives it"
+        )
     windows = _windows(passages)
     units = _units_shown(windows)
     for sentence in said:
@@ -271,6 +282,13 @@ def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
     if not own:
         return False
     return len(own & window.stems) > _HALF * len(own)
+
+
+def _counted(task: str) -> str:
+    """The unit a task counts in ("How many weeks ..." counts weeks), or ""."""
+    asked = _HOW_MANY.search(task)
+    words = [_stem(w.lower()) for w in asked.groups() if w] if asked else []
+    return next((w for w in reversed(words) if w in _UNITS - _QUALIFIERS), "")
 
 
 def _unnamed(task: str, windows: Sequence[_Window]) -> str:

@@ -49,9 +49,10 @@ RESEARCH_PLANNER = (
 )
 RESEARCH_AGENT = (
     "You research one question in a document collection. Use search_docs to find passages and "
-    "read_doc to read more. Then answer in one short paragraph of your own words, and cite each "
+    "read_doc to read more. Then answer in one to three sentences that say what the documents "
+    "say, in their words, with every number and its unit as written there, and cite each "
     "document you used by writing its doc id, exactly as search_docs showed it, inside square "
-    "brackets. Cite only documents you read or found."
+    "brackets. Cite only documents you read or found. If they do not answer the question, say so."
 )
 RESEARCH_SYNTHESIS = (
     "You write the summary of a research report from the findings below. Two short paragraphs at "

@@ -56,7 +56,12 @@ def test_an_answer_a_passage_states_is_supported(task: str, answer: str) -> None
         # A question the corpus cannot answer, answered with the sentence next to it.
         (NEW_YORK, "The hotel limit is EUR 240 per night [travel].", "mentions New York"),
         # The right number of the wrong thing: "12-month" is a period, not weeks of pay.
-        (SICK_PAY, "Full pay is paid for 12 weeks [sickness-absence].", "12 with the unit week"),
+        (
+            "How long is full pay paid during sickness absence?",
+            "Full pay is paid for 12 weeks [sickness-absence].",
+            "12 with the unit week",
+        ),
+        (SICK_PAY, "Full pay is paid for 12 [sickness-absence].", "asks how many days"),
         # A bare number, the citation alone, the question back.
         (LONDON, "240", "bare number"),
         (LONDON, "[travel]", "states nothing"),
@@ -223,3 +228,28 @@ async def test_a_cited_runs_synthesis_must_say_what_a_result_says() -> None:
         "complete",
         "Hotels in London: EUR 240 per night [search_docs].",
     )
+
+
+def looping(last_word: str) -> FunctionModel:
+    """Searches the same words until stopped in a loop, then gives `last_word`."""
+
+    def turn(request: ModelRequest) -> Turn:
+        if str(request.messages[-1].content).startswith("Stop now"):
+            return last_word
+        return call("search_docs", query="hotel limit")
+
+    return FunctionModel(turn)
+
+
+async def test_a_last_word_that_passes_every_check_is_done() -> None:
+    """Stopped in a loop, an agent of a cited run whose last word passes every check a final
+    answer must (the support rule included) is done; one whose last word fails it is partial."""
+    right = looping("The hotel limit in London is EUR 240 per night [search_docs].")
+    wrong = looping("The hotel limit is EUR 240 per night [search_docs].")
+
+    done = await Executor(right, tools=[search_docs], cite=True).run(LONDON)
+    partial = await Executor(wrong, tools=[search_docs], cite=True).run(NEW_YORK)
+
+    assert (done.status, done.stop_reason) == ("done", None)
+    assert any(note.startswith("stopped in a loop") for note in done.notes)
+    assert (partial.status, partial.stop_reason) == ("partial", "stuck")
