@@ -25,8 +25,10 @@ still waiting for a slot is retried: see `_idle_timed`). A streamed reply that h
 and raises `MalformedResponse` (see `_streaming.Repeats`), and every request carries a completion
 bound fitted to its purpose (`_completion.OUTPUT_TOKENS`).
 
-The endpoint is only ever shown through `redact_url`: credentials in a base URL stay out of
-errors, logs and `repr`.
+An endpoint that answers something other than the API (a captive portal's page, a proxy's error
+page, text, broken JSON) fails with a one-line `ModelError` naming it and what it answered, on
+every path, the ping included (see `_bodies`). The endpoint is only ever shown through
+`redact_url`: credentials in a base URL stay out of errors, logs and `repr`.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import anyio
+import httpx2
 
 from agents._admission import Admission
+from agents._bodies import check_json, is_event_stream, read_reply, reply_error
 from agents._chunks import Chunks
 from agents._completion import Completion, completion_of, output_tokens, usage_of
 from agents._decisions import parse_decision
@@ -61,7 +65,7 @@ from agents._streaming import Streamed, chunk_taker, live_sink
 from agents._textcalls import recover_calls
 from agents._tracing import logger, redact_url
 from agents._warm import CacheWarming
-from agents._wire import DirectPost, json_kwargs, status_error, to_wire, tools_kwargs
+from agents._wire import DirectPost, json_kwargs, to_wire, tools_kwargs
 from memory import AssistantMessage, ToolCall
 
 if TYPE_CHECKING:
@@ -231,21 +235,27 @@ class OpenAIChatModel:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r}, protocol={self.protocol!r})"
 
     async def ping(self, wait_s: float = 10.0) -> None:
-        """Check that the endpoint answers at all (any HTTP status counts as an answer).
+        """Check that the endpoint answers, as the API does: any HTTP status counts, with a JSON
+        body or none (its list of models is not read).
 
         Raises:
-            ModelRetryableError: Nothing answered at the base URL within `wait_s` seconds.
+            ModelRetryableError: Nothing answered at the base URL within `wait_s` seconds, or
+                what answered was not the API, with a status worth retrying (a proxy's 502 page).
+            ModelRequestError: What answered was not the API (an HTML page, text: see `_bodies`).
         """
         self._check_allowed()
         try:
             with anyio.fail_after(wait_s):
-                await self._client.models.list()
-        except (openai.APIStatusError, ResponseTooLarge):
+                response = await self._client.get("/models", cast_to=httpx2.Response)
+        except openai.APIStatusError as exc:
+            response = exc.response
+        except ResponseTooLarge:
             return
         except (openai.APIConnectionError, TimeoutError) as exc:
             raise ModelRetryableError(
                 f"cannot reach the model endpoint at {self.base_url}"
             ) from exc
+        check_json(self.base_url, response.status_code, response.headers, _body(response))
 
     async def aclose(self) -> None:
         """Close the underlying HTTP client."""
@@ -415,20 +425,24 @@ class OpenAIChatModel:
             if alive is not None:
                 data, sizes = await self._streamed_locally(body, streamed, alive)
             # The body is built and validated here already, and only a few fields of the answer
-            # are read: the client's generic `post` sends the one and returns the other as plain
-            # JSON. Its typed `chat.completions.create` transforms every request field and builds
-            # a model of every response field, 1-3 ms of CPU per request that a run of many agents
-            # pays on its critical path. Status errors, auth and connection handling are the same.
+            # are read: the client's generic `post` sends the one and returns the other as it
+            # came, read here as JSON (`_bodies`). Its typed `chat.completions.create` transforms
+            # every request field and builds a model of every response field, 1-3 ms of CPU per
+            # request that a run of many agents pays on its critical path. Status errors, auth and
+            # connection handling are the same.
             elif streamed is None and self._direct is not None:
                 data = await self._direct.post(body)  # the same, without the SDK's CPU (`_wire`)
             elif streamed is None:
-                data = await self._client.post("/chat/completions", body=body, cast_to=object)
+                raw = await self._client.post(
+                    "/chat/completions", body=body, cast_to=httpx2.Response
+                )
+                data = read_reply(self.base_url, raw.status_code, raw.headers, raw.content)
             else:
                 data, sizes = await self._streamed(body, streamed)
         except openai.APIStatusError as exc:
             if self.admission is not None and not self._sees_headers:
                 self.admission.observe(exc.response.headers, exc.status_code)
-            raise _classify(exc) from exc
+            raise self._classify(exc) from exc
         except openai.APIConnectionError as exc:
             cause = type(exc.__cause__ or exc).__name__
             raise ModelRetryableError(f"connection failed to {self.base_url}: {cause}") from exc
@@ -436,11 +450,12 @@ class OpenAIChatModel:
             # Not retried: a body past the limit is a broken server (an endless stream) or a
             # reply no retry will shrink, and each try would cost the limit in bytes again.
             raise ModelRequestError(f"{exc} (max_response_bytes)", status=exc.status) from None
-        except json.JSONDecodeError as exc:
-            # A truncated or garbled body is a transport fault, not something the model said.
-            raise ModelRetryableError(f"unreadable response body: {exc.msg}") from exc
-        except UnicodeDecodeError as exc:
-            raise ModelRetryableError(f"unreadable response body: {exc.reason}") from exc
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            # An event of a stream that is not JSON (whole bodies are read by `_bodies`): a
+            # truncated or garbled event is a transport fault, not something the model said.
+            raise ModelRetryableError(
+                f"{self.base_url.rstrip('/')} answered broken JSON in its event stream: {_reason(exc)}"
+            ) from exc
         except RecursionError:
             raise MalformedResponse("the response body nests too deep to read", raw="") from None
         response = self._response(completion_of(data), request, protocol)
@@ -466,6 +481,10 @@ class OpenAIChatModel:
         seen = alive or _nothing
         seen()  # the headers came
         async with stream:
+            reply = stream.response
+            if not is_event_stream(reply.headers):  # no stream: an error page, or a whole reply
+                whole = await reply.aread()
+                return read_reply(self.base_url, reply.status_code, reply.headers, whole), ()
             async for chunk in stream:
                 seen()
                 await take(chunk)
@@ -554,6 +573,11 @@ class OpenAIChatModel:
             self.protocol = "json" if how != "tools" and "json" not in self._refused else "tools"
         _log.info("model_protocol", calls=how, protocol=self.protocol, model=self.model)
 
+    def _classify(self, exc: openai.APIStatusError) -> ModelError:
+        """The error an error status the SDK raised stands for (`_bodies.reply_error`)."""
+        reply = exc.response
+        return reply_error(self.base_url, exc.status_code, reply.headers, _body(reply))
+
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before retry `attempt + 1`: always finite, in [0, max_backoff]."""
         if retry_after is not None and retry_after >= 0:  # False for NaN too
@@ -578,5 +602,14 @@ class _Silent(Exception):
     """A local server sent nothing for the whole idle timeout (`complete` says so, unretried)."""
 
 
-def _classify(exc: openai.APIStatusError) -> ModelError:
-    return status_error(exc.status_code, exc.message, exc.response.headers)
+def _body(response: httpx2.Response) -> bytes:
+    """A response's body, as read (b"" if it was closed unread)."""
+    try:
+        return response.content
+    except httpx2.ResponseNotRead:
+        return b""
+
+
+def _reason(exc: json.JSONDecodeError | UnicodeDecodeError) -> str:
+    """What a JSON or Unicode decoding error says went wrong, in a few words."""
+    return exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason

@@ -9,8 +9,8 @@ from it once), through that same httpx2 client, and reads the reply as plain JSO
 transport does the rest as it does for the SDK: kept-alive connections (one the server closed
 while idle is not reused), TLS with its trust store, proxies from the environment; its response
 hooks bound each body and show the admission each reply's headers before the body is read.
-Statuses, timeouts and connection failures are what the SDK would report them as:
-`status_error` makes the same `ModelError` of either.
+Statuses, timeouts and connection failures are what the SDK would report them as, and a body
+that is not JSON is named for what it is: `agents._bodies` reads the replies of either.
 
 `post_streamed` asks for the reply as server-sent events, for a server on this machine, and
 hands each event over as it arrives. Its bounded body counts every byte, and it reports each
@@ -29,11 +29,10 @@ from typing import Any
 
 import httpx2
 
-from agents._admission import retry_after
+from agents._bodies import is_event_stream, read_reply, status_error
 from agents._decisions import cap_strings, decision_schema, render_messages
-from agents._errors import ModelError, ModelRequestError, ModelRetryableError
+from agents._errors import ModelError, ModelRetryableError
 from agents._model import ModelRequest
-from agents._tracing import redact_text
 from memory import AssistantMessage, Message, ToolMessage
 
 __all__ = [
@@ -41,7 +40,6 @@ __all__ = [
     "EventSink",
     "json_kwargs",
     "response_format",
-    "status_error",
     "to_wire",
     "tools_kwargs",
 ]
@@ -49,8 +47,6 @@ __all__ = [
 EventSink = Callable[[object], Awaitable[None]]
 """Takes each server-sent event of a streamed reply, as its decoded JSON."""
 
-# Retried besides 5xx: a timeout, a conflict, and a rate limit.
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 # What the transport raises when the connection, or what came over it, failed: retryable faults.
 # (`ResponseTooLarge`, from the client's body bound, is not one: no retry shrinks a reply.)
 _FAILURES = (httpx2.TransportError, httpx2.DecodingError)
@@ -81,15 +77,16 @@ class DirectPost:
         Raises:
             ModelRetryableError: The connection failed, or a retryable status came back.
             ModelRequestError: Any other status of 400 or more.
+            ModelError: The body is not JSON (`agents._bodies.not_the_api`).
             ResponseTooLarge: The reply passed the client's byte limit.
-            json.JSONDecodeError, UnicodeDecodeError, RecursionError: The body is unreadable.
+            RecursionError: The body nests too deep to read.
         """
         content = _encoded(body)
         try:
             response = await self._http.post(self._url, content=content, headers=self._headers)
         except _FAILURES as exc:
             raise self._failed(exc) from exc
-        return _answer(response.status_code, response.headers, response.content)
+        return read_reply(self._shown, response.status_code, response.headers, response.content)
 
     async def post_streamed(
         self, body: dict[str, Any], on_event: EventSink, alive: Callable[[], None]
@@ -115,13 +112,13 @@ class DirectPost:
         try:
             async with streamed as response:
                 alive()
-                if response.status_code < 400 and _is_stream(response.headers):
+                if response.status_code < 400 and is_event_stream(response.headers):
                     await _read_events(response.aiter_raw(), on_event, alive)
                     return None
                 data = await _whole(response.aiter_raw(), alive)
         except _FAILURES as exc:
             raise self._failed(exc) from exc
-        return _answer(response.status_code, response.headers, data)
+        return read_reply(self._shown, response.status_code, response.headers, data)
 
     def _failed(self, exc: Exception) -> ModelRetryableError:
         return ModelRetryableError(f"connection failed to {self._shown}: {type(exc).__name__}")
@@ -178,20 +175,6 @@ def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 def _encoded(body: dict[str, Any]) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def _answer(status: int, headers: Mapping[str, str], data: bytes) -> Any:
-    """The JSON of a whole reply, or the error its status stands for."""
-    if status >= 400:
-        raise status_error(status, _error_text(status, data), headers)
-    if "json" not in headers.get("content-type", "json"):
-        # As the SDK hands it over (no completion: the caller says so).
-        return data.decode("utf-8", errors="replace")
-    return json.loads(data)
-
-
-def _is_stream(headers: Mapping[str, str]) -> bool:
-    return "text/event-stream" in headers.get("content-type", "").lower()
 
 
 async def _whole(raw: AsyncIterator[bytes], alive: Callable[[], None]) -> bytes:
@@ -263,26 +246,3 @@ def _error_event(payload: bytes) -> ModelError:
     message = error.get("message") if isinstance(error, dict) else None
     text = message if isinstance(message, str) else payload.decode("utf-8", errors="replace")
     return status_error(status, f"error event: {text}", {})
-
-
-def status_error(status: int, message: str, headers: Mapping[str, str]) -> ModelError:
-    """The error an HTTP `status` with the server's `message` raises: retryable (408, 409, 429,
-    5xx, with the server's Retry-After) or not, on one line."""
-    # One line: the server's own text may hold line breaks, and it becomes a one-line error.
-    shown = redact_text(" ".join(f"HTTP {status}: {message}".split()))[:500]
-    if status in _RETRYABLE_STATUS or status >= 500:
-        return ModelRetryableError(shown, retry_after=retry_after(headers), status=status)
-    return ModelRequestError(shown, status=status)
-
-
-def _error_text(status: int, data: bytes) -> str:
-    """The error as the SDK words it: "Error code: 429", then " - " and the body's error message
-    if it has one (the rest of a body stays out: it may hold what the request sent)."""
-    text = f"Error code: {status}"
-    try:
-        body = json.loads(data)
-    except (ValueError, RecursionError):
-        return text
-    error = body.get("error", body) if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return f"{text} - {message}" if isinstance(message, str) and message else text

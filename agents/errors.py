@@ -6,7 +6,7 @@ PaorError                     every error paor raises on purpose: catch it to ca
 ├── RunError                  a run could not go on: retry later, or change the setup
 │   ├── ModelError            the model endpoint failed; its kind says whether a retry can help
 │   │   ├── ModelRetryableError   429, 5xx, timeouts, dropped connections: retried, then raised
-│   │   ├── ModelRequestError     400, 401, 403, 404: fix the request or the key, not a retry
+│   │   ├── ModelRequestError     400, 401, 403, 404, a page not the API: fix request, key or URL
 │   │   └── MalformedResponse     a reply that could not be parsed: fed back to the model first
 │   ├── PlanError             no valid plan after the repairs: a stronger model, or a clearer goal
 │   ├── ReplayDrift           a replay asked for another effect than the one recorded: code changed

@@ -1,12 +1,17 @@
 """Batch runs: many independent goals, one concurrency limit, one budget, resumable.
 
-Each goal is run by its own executor sub-agent. Results are appended to a JSON Lines file the
-moment each one finishes (flushed and synced), so a crash loses at most the goals in flight; a
-re-run skips every id already in the output. A line is written whole or not at all: a write that
-fails (a full disk) is cut back to where the line began and raises `WriteFailed` (an `OSError`),
-so the file holds only whole records. A goal that cannot start because the budget is spent
-is not written, so a re-run with a fresh budget does it. Input is validated completely before
-anything runs.
+Each goal is run by its own executor sub-agent. A pool of `concurrency` workers takes the goals
+from one stream, fed from the tasks as workers come free: a batch holds only the goals it is
+running, so its memory, and how soon the first result comes, do not grow with the number of goals
+(`orchestrator.batch.read_tasks` reads a task file the same way, a line at a time; the file is
+checked whole first, by `check_tasks`, so a bad line stops the batch before anything runs).
+
+Results are appended to a JSON Lines file the moment each one finishes (flushed and synced), so a
+crash loses at most the goals in flight; a re-run skips every id already in the output. A line is
+written whole or not at all: a write that fails (a full disk) is cut back to where the line began
+and raises `WriteFailed` (an `OSError`), so the file holds only whole records. A goal that cannot
+start because the budget is spent is not written, so a re-run with a fresh budget does it; once
+one goal has found the budget spent, the rest are counted as not started without being handed out.
 
 With a journal, each task is a journaled run whose id comes from the output file and the task id.
 A re-run then resumes a task that was in flight from its records (its finished tool calls do not
@@ -14,8 +19,9 @@ run again), and takes the result of a task that finished but whose line was lost
 
 With an executor whose approver pauses (`agents.approvals.PAUSE`) and a journal, the batch pauses
 once every goal still running waits for a decision: what waits is journaled, each such task's run
-is left paused, and the summary says so (`BatchSummary.waiting`). Decisions are taken in the
-journal (`Journal.decide`, `paor approve`); the next run of the batch resumes those tasks with them.
+is left paused, no further goal is started, and the summary says so (`BatchSummary.waiting`).
+Decisions are taken in the journal (`Journal.decide`, `paor approve`); the next run of the batch
+resumes those tasks with them.
 
 One batch at a time writes an output file: `run_batch` holds an exclusive lock on it (`flock`, so
 it goes with the process, however that ends), and a second batch gets `OutputLocked` at once.
@@ -36,13 +42,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agents import AgentReport, Budget, ConfigurationError, Executor
 from agents.approvals import ApprovalRequest, Decision, RunWaits, run_waits
 from agents.effects import EffectSite, JournaledEffects
-from agents.errors import RunError
 from agents.executor import cited_ids
 from memory import Journal
 from memory.journal import RunStatus
@@ -50,6 +56,7 @@ from orchestrator._console import WriteFailed
 from orchestrator._durable import hold_lease
 from orchestrator._limits import Limits
 from orchestrator._run_stream import PAUSE_SETTLE_S  # a batch pauses as a run does
+from orchestrator.batch import BatchTask, OutputLocked, check_output, load_tasks
 
 __all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_tasks", "run_batch"]
 # Also shared with the Temporal batch: finished_ids, run_prefix, repair_tail, append_line, record,
@@ -60,23 +67,6 @@ BATCH_AGENT = "batch"  # the address of the batch's own clock read (its deadline
 _RUN_STATUS: dict[str, RunStatus] = {
     "done": "complete", "partial": "incomplete", "blocked": "incomplete", "failed": "failed"
 }  # fmt: skip
-
-
-class OutputLocked(RunError):
-    """Another batch is writing the output file: wait for it, or write somewhere else."""
-
-
-class BatchTask(BaseModel):
-    """One line of a batch file: `{"id": "...", "goal": "..."}` (id optional)."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    id: str = ""
-    goal: str = Field(min_length=1, pattern=r"\S")  # not blank
-
-    def key(self) -> str:
-        """The id, or a stable one derived from the goal."""
-        return self.id or "goal-" + hashlib.sha1(self.goal.encode()).hexdigest()[:12]
 
 
 @dataclass(kw_only=True, slots=True)
@@ -100,70 +90,21 @@ class BatchSummary:
         return f"batch: {', '.join(parts)}; {self.tokens} tokens"
 
 
-def load_tasks(path: Path) -> list[BatchTask]:
-    """Read and validate a batch file; raise `ConfigurationError` naming the first bad line."""
-    if not path.is_file():
-        raise ConfigurationError(f"batch file not found: {path}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(f"cannot read batch file {path}: {exc}") from None
-    tasks: list[BatchTask] = []
-    # Lines end at "\n" only: splitlines() would also cut at U+2028 and the like, which JSON
-    # allows inside a string.
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            tasks.append(BatchTask.model_validate_json(line))
-        except ValidationError as exc:
-            problem = exc.errors()[0]["msg"]
-            raise ConfigurationError(
-                f"{path}:{number}: not a valid task line ({problem})"
-            ) from None
-    duplicates = sorted(k for k, n in Counter(t.key() for t in tasks).items() if n > 1)
-    if duplicates:
-        shown = ", ".join(_shown(key) for key in duplicates[:5])
-        raise ConfigurationError(f"{path}: duplicate task ids: {shown}")
-    return tasks
-
-
-def check_output(tasks_path: Path, out: Path) -> None:
-    """Refuse an output file that is the task file, by whatever path, symlink or hard link:
-    appending results to it would destroy the tasks.
-
-    Raises:
-        ConfigurationError: `out` and `tasks_path` are one file.
-    """
-    try:
-        same = os.path.samefile(tasks_path, out)
-    except OSError:
-        same = False  # one of them does not exist (yet): they are not one file
-    if same:
-        raise ConfigurationError(
-            f"the output {out} is the task file {tasks_path}: writing to it would destroy the "
-            "tasks; choose another output file"
-        )
-
-
-def _shown(key: str) -> str:
-    """A task id for a one-line message: as it is, or JSON-quoted if it has control characters."""
-    return key if key.isprintable() else json.dumps(key)
-
-
 def finished_ids(path: Path) -> set[str]:
     """Ids already in an output file; a torn last line (a crash mid-write) is ignored."""
     if not path.exists():
         return set()
     done = set()
     # A crash can tear a line inside a multi-byte character: that line must not fail the read.
-    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("id"), str):
-            done.add(record["id"])
+    # The file is read a line at a time: a long batch's output need not fit in memory twice.
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("id"), str):
+                done.add(record["id"])
     return done
 
 
@@ -179,6 +120,10 @@ async def run_batch(
     journal: Journal | None = None,
 ) -> BatchSummary:
     """Run every task not already in `out`, appending each result as it finishes.
+
+    `tasks` is read as goals are started, never all at once: it may be an iterator over a file
+    of any length (`orchestrator.batch.read_tasks`). Its ids should be distinct
+    (`check_tasks` and `load_tasks` make sure).
 
     An error raised while the tasks run stops the batch and comes out as itself, not as an
     `ExceptionGroup` (several of one kind, from tasks that failed together: the first of them).
@@ -210,33 +155,28 @@ async def run_batch(
     if budget is None:
         assert limits is not None
         budget = await _ledger(executor, limits)
-    tasks = list(tasks)
     with exclusive_output(out) as sink:
-        done = finished_ids(out)
-        repair_tail(out)
         batch = _Batch(
             executor=executor, budget=budget, journal=journal, prefix=run_prefix(out),
-            sink=sink, on_result=on_result, limiter=anyio.CapacityLimiter(concurrency),
-            summary=BatchSummary(skipped=len(done & {t.key() for t in tasks})),
+            sink=sink, on_result=on_result, done=finished_ids(out),
         )  # fmt: skip
-        todo = [task for task in tasks if task.key() not in done]
-        batch.running = len(todo)
+        repair_tail(out)
+        goals = iter(tasks)
         with unwrapped(), run_waits(batch.waits):
-            async with anyio.create_task_group() as tg:
-                if todo and journal is not None and executor.approver and executor.approver.pauses:
-                    tg.start_soon(batch.pause_when_quiet, tg.cancel_scope)
-                for task in todo:
-                    tg.start_soon(batch.one, task)
-                if todo:
-                    await batch.all_done.wait()
-                tg.cancel_scope.cancel()  # the pause watcher, if any
+            await batch.run(goals, concurrency)
+        batch.skip_rest(goals)  # a pause leaves goals unread
         await batch.paused()
     return batch.summary
 
 
+PASSED_OVER_SLICE = 100
+"""Goals the feed may pass over (done already, or not started) before it lets the goals in flight
+go on: a re-run of a long, mostly finished file must not hold up the few goals it runs."""
+
+
 @dataclass(kw_only=True, slots=True)
 class _Batch:
-    """One batch run: what its tasks share, and what they did."""
+    """One batch run: what its goals share, and what they did."""
 
     executor: Executor
     budget: Budget
@@ -244,22 +184,60 @@ class _Batch:
     prefix: str
     sink: TextIO
     on_result: Callable[[str, AgentReport], None] | None
-    limiter: anyio.CapacityLimiter
-    summary: BatchSummary
+    done: set[str]  # the ids in the output when the batch began
+    summary: BatchSummary = field(default_factory=BatchSummary)
+    spent: bool = False  # a goal found the budget spent: no later goal can start either
     writing: anyio.Lock = field(default_factory=anyio.Lock)
     waits: RunWaits = field(default_factory=RunWaits)  # one clock and "always" for the batch
-    all_done: anyio.Event = field(default_factory=anyio.Event)
-    running: int = 0  # goals not yet ended
     held: list[tuple[ApprovalRequest, float]] = field(default_factory=list)
 
-    async def one(self, task: BatchTask) -> None:
-        """Run `task` (unless the budget is spent), append its line, and count it."""
-        try:
-            await self._one(task)
-        finally:
-            self.running -= 1
-            if not self.running:
-                self.all_done.set()
+    async def run(self, goals: Iterator[BatchTask], concurrency: int) -> None:
+        """Run `goals` on `concurrency` workers until every one has ended, or until every goal
+        still running waits for a decision (a pausing approver)."""
+        send, receive = anyio.create_memory_object_stream[BatchTask]()
+        approver = self.executor.approver
+        async with anyio.create_task_group() as tg:
+            if self.journal is not None and approver is not None and approver.pauses:
+                tg.start_soon(self.pause_when_quiet, tg.cancel_scope)
+            async with anyio.create_task_group() as pool:
+                pool.start_soon(self.feed, goals, send)
+                with receive:  # the workers' clones keep it open while any of them reads
+                    for _ in range(concurrency):
+                        pool.start_soon(self.work, receive.clone())
+            tg.cancel_scope.cancel()  # the pause watcher, if any
+
+    async def feed(
+        self, goals: Iterator[BatchTask], send: MemoryObjectSendStream[BatchTask]
+    ) -> None:
+        """Hand each goal to the next free worker (the stream holds none: a goal is read only
+        when a worker can take it), passing over those not to run; then close the stream."""
+        async with send:
+            for read, task in enumerate(goals, 1):
+                if not self.passed_over(task):
+                    await send.send(task)
+                elif read % PASSED_OVER_SLICE == 0:
+                    await anyio.lowlevel.checkpoint()
+
+    def passed_over(self, task: BatchTask) -> bool:
+        """Count `task` as skipped (done already) or not started (the budget is spent), and say
+        whether it was: if not, it is to run."""
+        if task.key() in self.done:
+            self.summary.skipped += 1
+        elif self.spent:
+            self.summary.not_started += 1
+        else:
+            return False
+        return True
+
+    def skip_rest(self, goals: Iterator[BatchTask]) -> None:
+        """Count the goals left unread that are done already (those a pause left are neither)."""
+        self.summary.skipped += sum(task.key() in self.done for task in goals)
+
+    async def work(self, goals: MemoryObjectReceiveStream[BatchTask]) -> None:
+        """Run goals one at a time until the stream is closed and empty."""
+        async with goals:
+            async for task in goals:
+                await self.one(task)
 
     async def pause_when_quiet(self, batch: anyio.CancelScope) -> None:
         """Once every running goal waits for a decision (nothing in flight), stop them all."""
@@ -279,12 +257,13 @@ class _Batch:
                 await self.journal.pause(request.run_id, [row], status=True)
         self.summary.waiting = [request for request, _ in self.held]
 
-    async def _one(self, task: BatchTask) -> None:
-        async with self.limiter:
-            if await _spent(self.executor, self.budget, task):
-                self.summary.not_started += 1
-                return
-            report = await _run(self, task)
+    async def one(self, task: BatchTask) -> None:
+        """Run `task` (unless the budget is spent), append its line, and count it."""
+        if self.spent or await _spent(self.executor, self.budget, task):
+            self.spent = True
+            self.summary.not_started += 1
+            return
+        report = await _run(self, task)
         line = json.dumps(record(task, report), ensure_ascii=False) + "\n"
         async with self.writing:
             await anyio.to_thread.run_sync(append_line, self.sink, line)

@@ -1,8 +1,15 @@
-"""`paor mcp`: serve `research` and `run` as MCP tools (see `orchestrator._mcp_serve`)."""
+"""`paor mcp`: serve `research` and `run` as MCP tools (see `orchestrator._mcp_serve`).
+
+With `--http HOST:PORT` the address is bound first, before the model is opened: an address that
+cannot be listened on (a port in use) is one line and exit status 2, and "serving on" is said
+only of a socket that listens.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,7 +53,7 @@ async def serve(args: argparse.Namespace) -> int:
     """Serve until the client goes (stdio) or the process is interrupted (HTTP). Nothing but the
     protocol is written on stdout."""
     try:
-        from orchestrator._mcp_serve import paor_server
+        from orchestrator._mcp_serve import paor_server, serve_http
     except ImportError:
         raise ConfigurationError("paor mcp needs the mcp extra: pip install 'paor[mcp]'") from None
     address = host_port(args.http) if args.http else None
@@ -57,19 +64,52 @@ async def serve(args: argparse.Namespace) -> int:
         agent=agents.AgentLimits(max_steps=args.max_steps),
     )
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    async with mcp_tools(args.mcp) as tools, model_of(args) as model:
-        server = paor_server(model, corpus, tools=tools, limits=limits)
-        if address is None:
-            await server.run_stdio_async()
-            return 0
-        host, port = address
-        say(f"paor mcp: serving on http://{host}:{port}/mcp", file=sys.stderr)
-        await server.run_streamable_http_async(host=host, port=port)
+    if address is None:
+        async with mcp_tools(args.mcp) as tools, model_of(args) as model:
+            await paor_server(model, corpus, tools=tools, limits=limits).run_stdio_async()
+        return 0
+    host, port = address
+    with listening_socket(host, port) as listener:
+        async with mcp_tools(args.mcp) as tools, model_of(args) as model:
+            server = paor_server(model, corpus, tools=tools, limits=limits)
+            say(f"paor mcp: serving on http://{_shown(host, port)}/mcp", file=sys.stderr)
+            await serve_http(server, listener, host)
     return 0
 
 
 def host_port(text: str) -> tuple[str, int]:
+    """The host and port of `--http HOST:PORT` (an IPv6 host with or without its brackets).
+
+    Raises:
+        ConfigurationError: It is not HOST:PORT with a port from 1 to 65535.
+    """
     host, _, port = text.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ConfigurationError(f"--http wants HOST:PORT, not {text!r}")
     return host.strip("[]"), int(port)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to `host:port` and listening, for the HTTP server to take over.
+
+    Raises:
+        ConfigurationError: The address cannot be listened on (a port in use, a host that is
+            not this machine's, a port that needs privileges), on one line.
+    """
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        return socket.create_server((host, port), family=found[0][0])
+    except OSError as exc:  # socket.gaierror too: a host name that does not resolve
+        raise ConfigurationError(f"cannot listen on {_shown(host, port)}: {_reason(exc)}") from None
+
+
+def _reason(exc: OSError) -> str:
+    """Why an address cannot be listened on, in a few words ("address already in use")."""
+    # `create_server` adds the address to the system's words; a resolver's errors are negative.
+    code = exc.errno
+    return (os.strerror(code) if code and code > 0 else exc.strerror or str(exc)).lower()
+
+
+def _shown(host: str, port: int) -> str:
+    """`host:port` as a URL writes it (an IPv6 address in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"

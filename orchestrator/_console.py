@@ -55,7 +55,6 @@ _CONTROL = re.compile(
 )
 _DEFAULT_MODE = 0o666
 EXIT_USAGE = 2
-EXIT_PIPE = 141  # 128 + SIGPIPE, as a shell reports a command whose reader left
 
 
 class WriteFailed(OSError):
@@ -93,10 +92,11 @@ def fail(message: str) -> int:
 
 def reader_gone() -> int:
     """The reader of stdout left (`paor show ... | head`): a normal end, not a traceback. Stdout
-    is pointed at /dev/null so the interpreter's final flush does not fail again; returns 141."""
+    is pointed at /dev/null so the interpreter's final flush does not fail again; returns 0 (the
+    reader had what it wanted, and paor exits with none but its documented statuses)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    return EXIT_PIPE
+    return 0
 
 
 async def interrupts(stop: anyio.Event, command: anyio.CancelScope) -> None:

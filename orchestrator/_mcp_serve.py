@@ -6,6 +6,9 @@ Two tools, over stdio or streamable HTTP (the official SDK's server):
 - `run(goal)`: a run over the tools paor was given (`--mcp FILE`'s servers and the corpus's
   search), its answer, status and notes as structured content.
 
+Over HTTP, `serve_http` serves them at `/mcp` on a socket the command bound already (see
+`orchestrator._cli_mcp`): the official SDK's app, under uvicorn, as the SDK would run it.
+
 Each call is one run: its progress goes to the client as MCP progress notifications (one per
 event worth telling: the plan, each sub-agent's start and end, replans, the run's end), and a
 client that cancels its request cancels the run. A run that cannot finish still answers: an
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import io
 import math
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -32,7 +36,7 @@ from orchestrator._orchestrator import Orchestrator
 from orchestrator._progress import Progress
 from orchestrator._research import research
 
-__all__ = ["paor_server"]
+__all__ = ["paor_server", "serve_http"]
 
 _T = TypeVar("_T")
 _INSTRUCTIONS = (
@@ -92,6 +96,22 @@ def paor_server(
         return await _with_progress(ctx, work)
 
     return server
+
+
+async def serve_http(server: MCPServer, listener: socket.socket, host: str) -> None:
+    """Serve `server` over streamable HTTP at `/mcp` on `listener`, a socket already bound and
+    listening, until the process is interrupted (uvicorn closes the socket when it ends).
+
+    Args:
+        server: The MCP server (`paor_server`).
+        listener: The bound socket.
+        host: The host it is bound to (the SDK guards a loopback host against DNS rebinding).
+    """
+    import uvicorn  # comes with the mcp extra
+
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
+    await uvicorn.Server(config).serve(sockets=[listener])
 
 
 async def _with_progress(

@@ -1,9 +1,135 @@
-"""Batch files: reading and checking them (`run_batch` is at the front door)."""
+"""Batch files: reading and checking them (`run_batch` is at the front door).
 
-from orchestrator._batch import OutputLocked, check_output, load_tasks
+A task file is JSON Lines, one `{"id": ..., "goal": ...}` a line. `check_tasks` reads it through
+once, keeping only the ids, so a file is known good before anything runs; `read_tasks` then hands
+its goals out one line at a time, so a batch holds only the goals it is running however long the
+file is. `load_tasks` is both at once, as a list, for a file small enough to hold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agents import ConfigurationError
+from agents.errors import RunError
 
 __all__ = [
     "OutputLocked",
     "check_output",
+    "check_tasks",
     "load_tasks",
+    "read_tasks",
 ]
+
+
+class OutputLocked(RunError):
+    """Another batch is writing the output file: wait for it, or write somewhere else."""
+
+
+class BatchTask(BaseModel):
+    """One line of a batch file: `{"id": "...", "goal": "..."}` (id optional)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str = ""
+    goal: str = Field(min_length=1, pattern=r"\S")  # not blank
+
+    def key(self) -> str:
+        """The id, or a stable one derived from the goal."""
+        return self.id or "goal-" + hashlib.sha1(self.goal.encode()).hexdigest()[:12]
+
+
+@contextmanager
+def read_tasks(path: Path) -> Iterator[Iterator[BatchTask]]:
+    """The tasks of a batch file, each read and checked when it is asked for, while the block
+    lasts (the file is open until it ends). Duplicate ids are not looked for: `check_tasks` first.
+
+    Raises:
+        ConfigurationError: The file is missing or unreadable (at once); a line is not a task,
+            or the file is not UTF-8 (when the iteration reaches it).
+    """
+    if not path.is_file():
+        raise ConfigurationError(f"batch file not found: {path}")
+    try:
+        # Lines end at "\n" (or "\r"): not at U+2028 and the like, which JSON allows in a string.
+        lines = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    with lines:
+        yield _parsed(path, lines)
+
+
+def check_tasks(path: Path) -> None:
+    """Read a whole batch file and check every line, and that no two tasks share an id, keeping
+    only the ids; raise `ConfigurationError` naming the first bad line."""
+    with read_tasks(path) as tasks:
+        _distinct(path, (task.key() for task in tasks))
+
+
+def load_tasks(path: Path) -> list[BatchTask]:
+    """Read and validate a batch file; raise `ConfigurationError` naming the first bad line."""
+    with read_tasks(path) as reading:
+        tasks = list(reading)
+    _distinct(path, (task.key() for task in tasks))
+    return tasks
+
+
+def check_output(tasks_path: Path, out: Path) -> None:
+    """Refuse an output file that is the task file, by whatever path, symlink or hard link:
+    appending results to it would destroy the tasks.
+
+    Raises:
+        ConfigurationError: `out` and `tasks_path` are one file.
+    """
+    try:
+        same = os.path.samefile(tasks_path, out)
+    except OSError:
+        same = False  # one of them does not exist (yet): they are not one file
+    if same:
+        raise ConfigurationError(
+            f"the output {out} is the task file {tasks_path}: writing to it would destroy the "
+            "tasks; choose another output file"
+        )
+
+
+def _parsed(path: Path, lines: Iterable[str]) -> Iterator[BatchTask]:
+    """The tasks on `lines`, blank lines skipped."""
+    try:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                yield _task(path, number, line)
+    except (OSError, UnicodeDecodeError) as exc:  # decoding happens as the file is read
+        raise _unreadable(path, exc) from None
+
+
+def _task(path: Path, number: int, line: str) -> BatchTask:
+    try:
+        return BatchTask.model_validate_json(line)
+    except ValidationError as exc:
+        problem = exc.errors()[0]["msg"]
+        raise ConfigurationError(f"{path}:{number}: not a valid task line ({problem})") from None
+
+
+def _unreadable(path: Path, exc: Exception) -> ConfigurationError:
+    return ConfigurationError(f"cannot read batch file {path}: {exc}")
+
+
+def _distinct(path: Path, keys: Iterable[str]) -> None:
+    """Raise `ConfigurationError` naming the first few ids that occur more than once."""
+    duplicates = sorted(k for k, n in Counter(keys).items() if n > 1)
+    if duplicates:
+        shown = ", ".join(_shown(key) for key in duplicates[:5])
+        raise ConfigurationError(f"{path}: duplicate task ids: {shown}")
+
+
+def _shown(key: str) -> str:
+    """A task id for a one-line message: as it is, or JSON-quoted if it has control characters."""
+    return key if key.isprintable() else json.dumps(key)

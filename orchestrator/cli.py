@@ -4,11 +4,17 @@ Temporal server).
 
 With no endpoint configured (no `--base-url`, `OPENAI_BASE_URL` or `OPENAI_API_KEY`), paor starts
 the embedded local model for the duration of the command. Errors a user can fix (a missing folder,
-a malformed task line, an unreachable endpoint, an unknown or locked run) end with a one-line
+a malformed task line, an unreachable endpoint or one that answers something other than the API,
+an unknown or locked run, an address `paor mcp --http` cannot listen on) end with a one-line
 message and exit status 2; so does a file of the user's that cannot be written (the report, the
 log, a batch output, a page: a full disk), named with its errno. A run that ends "failed" (no
 plan could be made, nothing usable was gathered) writes its report all the same and exits with
 status 1; so does a batch any of whose goals failed, and a replay that drifts.
+
+The exit statuses are those and no others: 0 done, 1 failed, 2 a user's error, 3 paused,
+130 interrupted (`main`). A library's `sys.exit` inside a command (uvicorn's, when its app cannot
+start) is one line and status 1, not its own status; a bug is a traceback and status 1, as
+Python exits; a reader of stdout that left early (`paor runs | head`) ends the command with 0.
 
 `research` and `batch` journal their runs (`$PAOR_HOME/journal.db`, or `--journal PATH`; not with
 `--no-journal`): a research run is stored with its `ResearchSpec`, so that `paor resume RUN_ID` can
@@ -47,7 +53,7 @@ from agents import (
 from agents.approvals import PAUSE, Decision
 from agents.toolkits import Corpus
 from memory.journal import JournalError, default_journal_path
-from orchestrator._batch import BatchTask, check_output, load_tasks, run_batch
+from orchestrator._batch import BatchTask, run_batch
 from orchestrator._cli_approve import (
     answer_arguments,
     approvals,
@@ -104,6 +110,7 @@ from orchestrator._research import (
     research_executor,
     research_orchestrator,
 )
+from orchestrator.batch import check_output, check_tasks, load_tasks, read_tasks
 
 __all__ = ["main"]
 
@@ -144,8 +151,21 @@ def _outcome(args: argparse.Namespace) -> int:
             return reader_gone()
         if isinstance(error, PaorError | WriteFailed):
             return fail(str(error))
+        if isinstance(error, SystemExit):
+            return _exited(error)
         raise
     return status
+
+
+def _exited(exc: SystemExit) -> int:
+    """A `sys.exit` inside the command, a library's: its status means nothing in paor's table
+    (uvicorn's 3, when its app cannot start, would read as "paused"), so it is `EXIT_FAILED`."""
+    if exc.code is None or exc.code == 0:
+        return 0
+    say(
+        f"paor: error: the command was ended by a library (sys.exit({exc.code!r}))", file=sys.stderr
+    )
+    return EXIT_FAILED
 
 
 async def _command(args: argparse.Namespace) -> int:
@@ -536,15 +556,20 @@ async def _replay(args: argparse.Namespace) -> int:
 
 
 def _batch_tasks(args: argparse.Namespace) -> list[BatchTask]:
-    """The task file's goals, checked, before any work: and the output must be another file."""
-    tasks = load_tasks(args.tasks)
+    """The task file's goals as a list (Temporal cuts it into chunks), checked before any work."""
+    _check_batch(args)
+    return load_tasks(args.tasks)
+
+
+def _check_batch(args: argparse.Namespace) -> None:
+    """Before any work: every line of the task file, and that the output is another file."""
+    check_tasks(args.tasks)
     check_output(args.tasks, args.out)
     _check_writable(args.out)
-    return tasks
 
 
 async def _batch(args: argparse.Namespace) -> int:
-    tasks = _batch_tasks(args)
+    _check_batch(args)
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     # One set of limits for the whole command: its deadline bounds the batch, not each task.
     limits = Limits(
@@ -564,15 +589,16 @@ async def _batch(args: argparse.Namespace) -> int:
             model, corpus, limits=limits.agent, tools=tools, approve=args.approve,
             approver=approver, grounded=not args.ungrounded,
         )  # fmt: skip
-        summary = await run_batch(
-            tasks,
-            executor=executor,
-            out=args.out,
-            concurrency=args.concurrency,
-            limits=limits,
-            on_result=lambda key, report: say(f"{key}: {report.status}", file=sys.stderr),
-            journal=journal,
-        )
+        with read_tasks(args.tasks) as tasks:  # a line at a time, as workers come free
+            summary = await run_batch(
+                tasks,
+                executor=executor,
+                out=args.out,
+                concurrency=args.concurrency,
+                limits=limits,
+                on_result=lambda key, report: say(f"{key}: {report.status}", file=sys.stderr),
+                journal=journal,
+            )
     say(summary.line())
     if summary.waiting:
         return batch_paused(summary.waiting, args)

@@ -88,7 +88,7 @@ def researcher(goal: str, step: int) -> ServerAction:
     turns = {
         TOPIC: text("Generators pause at yield until next() [generators].", usage=USAGE),
         GEN: text("A generator pauses at each yield [generators].", usage=USAGE),
-        STOP: text("Raising StopIteration ends the iteration [iterators].", usage=USAGE),
+        STOP: text("StopIteration ends the iteration [iterators].", usage=USAGE),
     }
     assert step == 0, "each agent answers from its first look"
     return turns[goal]

@@ -15,7 +15,14 @@ import anyio.abc
 import pytest
 
 from agents import ConfigurationError
-from agents.testing import FakeOpenAIServer, ServerAction, hang, text
+from agents.testing import (
+    FakeOpenAIServer,
+    MalformedBody,
+    ServerAction,
+    hang,
+    malformed_body,
+    text,
+)
 from memory import Journal
 from memory.journal import JournalError
 from orchestrator import cli
@@ -102,6 +109,57 @@ async def test_an_unreachable_url_with_credentials_is_reported_masked(
     assert err.startswith("paor: error: cannot reach the model endpoint")
     assert "topsecret" not in err
     assert len(err.splitlines()) == 1
+
+
+PORTAL = b"<html><head><title>Sign in to Hotel WiFi</title></head><body>...</body></html>"
+
+
+def portal_page(_body: dict[str, Any]) -> MalformedBody:
+    """A captive portal's login page, whatever was asked."""
+    return malformed_body(PORTAL, content_type="text/html")
+
+
+@pytest.mark.parametrize("command", ["research", "batch"])
+async def test_an_endpoint_that_answers_html_is_a_one_line_error(
+    command: str, docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A base URL that answers a captive portal's HTML is one line naming it, exit status 2,
+    before any work: no traceback, no output file."""
+    out = tmp_path / "out"
+    async with FakeOpenAIServer(portal_page, models=portal_page({})) as server:
+        url = server.base_url
+        if command == "research":
+            argv = research_args(server, docs, out)
+        else:
+            argv = batch_args(server, docs, write_tasks(tmp_path / "tasks.jsonl", "a"), out)
+        status = await paor(*argv, "--no-journal")
+        assert server.requests == []
+    assert status == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"paor: error: {url} answered HTML, not the OpenAI API (status 200, text/html): "
+        "'Sign in to Hotel WiFi'\n"
+    )
+    assert captured.out == ""
+    assert not out.exists()
+
+
+async def test_completions_that_are_html_end_the_run_saying_so(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An endpoint whose models list is fine but whose completions are HTML: the run ends as
+    far as it got, its report and its status line naming what the endpoint answered, with no
+    traceback."""
+    out = tmp_path / "report.md"
+    async with FakeOpenAIServer(portal_page) as server:
+        status = await paor(*research_args(server, docs, out), "--no-journal")
+    said = "answered HTML, not the OpenAI API (status 200, text/html): 'Sign in to Hotel WiFi'"
+    assert status in (0, 1)  # the run's own status: incomplete (0) or failed (1)
+    captured = capsys.readouterr()
+    (last,) = captured.out.splitlines()
+    assert said in last
+    assert "Traceback" not in captured.err
+    assert said in out.read_text(encoding="utf-8")
 
 
 async def test_model_written_escapes_reach_neither_the_terminal_nor_the_report(

@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from agents.testing import FakeOpenAIServer, ServerAction, json_content, text
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
-from tests.test_cli import API_KEY, PARALLEL, USAGE, _endpoint, citations, docs
+from tests.test_cli import API_KEY, PARALLEL, USAGE, _endpoint, citations, closed_port, docs
 from tests.test_mcp import _wait_for_port
 
 pytestmark = pytest.mark.anyio
@@ -109,3 +109,41 @@ def test_a_bad_http_address_is_a_one_line_error(capsys: pytest.CaptureFixture[st
 
     assert main(["mcp", "--http", "nowhere", "--base-url", "http://127.0.0.1:9/v1"]) == 2
     assert capsys.readouterr().err.strip() == "paor: error: --http wants HOST:PORT, not 'nowhere'"
+
+
+def test_a_port_in_use_is_one_line_and_nothing_is_announced(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--http` on a port another server listens on: one line and exit status 2, before the
+    model is reached, and "serving on" is never said."""
+    from orchestrator.cli import main
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        status = main(["mcp", "--http", f"127.0.0.1:{port}", "--base-url", "http://127.0.0.1:9/v1"])
+    assert status == 2
+    captured = capsys.readouterr()
+    assert (
+        captured.err == f"paor: error: cannot listen on 127.0.0.1:{port}: address already in use\n"
+    )
+    assert captured.out == ""
+
+
+async def test_a_librarys_exit_is_one_line_and_a_documented_status(
+    docs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A `sys.exit(3)` inside the command (uvicorn's, when its app cannot start) exits with
+    status 1 and one line, never with its own 3, which paor documents as "paused"."""
+    import orchestrator._mcp_serve
+    from orchestrator.cli import main
+
+    async def refused(*_args: Any) -> None:
+        raise SystemExit(3)
+
+    monkeypatch.setattr(orchestrator._mcp_serve, "serve_http", refused)
+    async with FakeOpenAIServer([]) as model:
+        argv = _paor_mcp(model, docs, "--http", f"127.0.0.1:{closed_port()}")[2:]
+        status = await anyio.to_thread.run_sync(main, argv)
+    assert status == 1
+    err = capsys.readouterr().err
+    assert err.endswith("paor: error: the command was ended by a library (sys.exit(3))\n")

@@ -17,15 +17,22 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from structlog.testing import capture_logs
 
 import agents._openai
+import agents._streaming
 from agents import ConfigurationError, Executor, OpenAIChatModel, Usage, tool
 from agents._completion import OUTPUT_TOKENS
-from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
+from agents.errors import (
+    MalformedResponse,
+    ModelError,
+    ModelRequestError,
+    ModelRetryableError,
+)
 from agents.models import ModelRequest, OutputSchema, ToolSpec
 from agents.testing import (
     FakeOpenAIServer,
     LoopbackServer,
     MalformedBody,
     ScriptedModel,
+    Status,
     TokenUsage,
     block_model_requests,
     call,
@@ -490,13 +497,134 @@ def test_a_base_url_it_cannot_use_is_a_configuration_error(url: str) -> None:
 
 
 async def test_a_body_that_is_no_completion_raises_malformed_response() -> None:
-    """A 200 that is not a chat completion raises MalformedResponse, not an AttributeError."""
+    """A 200 of JSON that is not a chat completion raises MalformedResponse, not an
+    AttributeError."""
     async with (
-        FakeOpenAIServer([status(200, "<html>proxy</html>")]) as server,
+        FakeOpenAIServer([status(200, {"object": "list", "data": []})]) as server,
         chat_model(server) as model,
     ):
         with pytest.raises(MalformedResponse, match="no choices"):
             await model.complete(ASK)
+
+
+PORTAL = b"<!DOCTYPE html>\n<html><head><title>Hotel WiFi:\n sign in</title></head><body/></html>"
+LIES = {
+    "portal": (
+        malformed_body(PORTAL, content_type="text/html; charset=utf-8"),
+        ModelRequestError,
+        "answered HTML, not the OpenAI API (status 200, text/html): 'Hotel WiFi: sign in'",
+    ),
+    "proxy-502": (
+        malformed_body(b"<html><title>502 Bad Gateway</title></html>", code=502),
+        ModelRetryableError,
+        "answered HTML, not the OpenAI API (status 502, application/json): '502 Bad Gateway'",
+    ),
+    "text-404": (
+        malformed_body(b"Not Found\n", code=404, content_type="text/plain"),
+        ModelRequestError,
+        "answered plain text, not the OpenAI API (status 404, text/plain): 'Not Found'",
+    ),
+    "truncated": (
+        malformed_body(),
+        ModelRetryableError,
+        "answered broken JSON (status 200, application/json)",
+    ),
+    "bytes-200": (
+        malformed_body(b"\x00\x01\x02", content_type="application/octet-stream"),
+        ModelRequestError,
+        "answered a body that is not JSON, not the OpenAI API (status 200, "
+        "application/octet-stream)",
+    ),
+}
+PATHS = ["complete", "own-client", "stream", "local-stream"]
+
+
+async def sink(_text: str, _restart: bool) -> None:
+    """Takes streamed text and drops it."""
+
+
+async def complete_by(path: str, server: FakeOpenAIServer) -> None:
+    """`ASK` sent along one of the model's paths: a plain completion (paor's own client, or the
+    caller's through the SDK), a completion streamed to a live sink, or a local server's stream."""
+    options: dict[str, Any] = {"max_retries": 0, "local": path == "local-stream"}
+    if path == "own-client":
+        options["client"] = openai.AsyncOpenAI(
+            base_url=server.base_url, api_key="test", max_retries=0
+        )
+    model = OpenAIChatModel("fake-model", base_url=server.base_url, api_key="test", **options)
+    try:
+        if path == "stream":
+            with agents._streaming.text_to(sink):
+                await model.complete(ASK)
+        else:
+            await model.complete(ASK)
+    finally:
+        await model.aclose()
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("lie", list(LIES))
+async def test_a_body_that_is_not_json_names_the_endpoint_and_what_it_answered(
+    lie: str, path: str
+) -> None:
+    """HTML, plain text, bytes or broken JSON, at 200 or an error status, on every path, is one
+    line naming the endpoint and what it answered; retryable only if its status or a transport
+    fault says so."""
+    action, kind, said = LIES[lie]
+    async with FakeOpenAIServer([action]) as server:
+        url = server.base_url
+        with pytest.raises(ModelError) as caught:
+            await complete_by(path, server)
+    assert type(caught.value) is kind
+    assert str(caught.value) == f"{url} {said}"
+    assert len(server.requests) == 1
+
+
+async def test_a_broken_event_in_a_stream_names_the_endpoint() -> None:
+    """A streamed reply with an event that is not JSON is a retryable one-line error."""
+    broken = malformed_body(b'data: {"id": "x", "choi\n\n', content_type="text/event-stream")
+    async with FakeOpenAIServer([broken]) as server:
+        url = server.base_url
+        with pytest.raises(ModelRetryableError) as caught:
+            await complete_by("local-stream", server)
+    assert str(caught.value).startswith(f"{url} answered broken JSON in its event stream")
+    assert "\n" not in str(caught.value)
+
+
+async def test_a_portal_page_is_not_retried(sleeps: SleepSpy) -> None:
+    """A 200 page that is not the API is asked for once: a retry would meet the same page."""
+    portal = malformed_body(PORTAL, content_type="text/html")
+    async with FakeOpenAIServer([portal, text("never")]) as server, chat_model(server) as model:
+        with pytest.raises(ModelRequestError, match="answered HTML"):
+            await model.complete(ASK)
+    assert len(server.requests) == 1
+    assert sleeps.delays == []
+
+
+@pytest.mark.parametrize("lie", ["portal", "proxy-502", "text-404"])
+async def test_ping_refuses_an_endpoint_that_is_not_the_api(lie: str) -> None:
+    """`ping` raises the one-line error of a models list that is HTML or text, at any status."""
+    action, kind, said = LIES[lie]
+    assert isinstance(action, MalformedBody)
+    async with FakeOpenAIServer([], models=action) as server, chat_model(server) as model:
+        url = server.base_url
+        with pytest.raises(ModelError) as caught:
+            await model.ping()
+    assert type(caught.value) is kind
+    assert str(caught.value) == f"{url} {said}"
+
+
+@pytest.mark.parametrize(
+    "models",
+    [None, status(404), malformed_body(b"", code=405, content_type="text/plain")],
+    ids=["models", "json-404", "bare-405"],
+)
+async def test_ping_takes_any_status_with_json_or_no_body(
+    models: Status | MalformedBody | None,
+) -> None:
+    """An endpoint without a models list still answers: a JSON error or a bare status pass."""
+    async with FakeOpenAIServer([], models=models) as server, chat_model(server) as model:
+        await model.ping()
 
 
 async def test_auto_protocol_falls_back_to_json_after_a_400_on_tools() -> None:

@@ -101,9 +101,18 @@ class Hang(ServerAction):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MalformedBody(ServerAction):
-    """Answer 200 with a body that is not valid JSON."""
+    """Answer with a body that is not valid JSON: truncated JSON by default, or any bytes, such
+    as the HTML page of a captive portal or a proxy.
+
+    Attributes:
+        body: The bytes sent, as they are (for a stream request too).
+        code: The HTTP status.
+        content_type: The Content-Type header.
+    """
 
     body: bytes = b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": ['
+    code: int = 200
+    content_type: str = "application/json"
 
 
 ServerScript = (
@@ -143,9 +152,18 @@ def hang(seconds: float = 3600.0) -> Hang:
     return Hang(seconds=seconds)
 
 
-def malformed_body() -> MalformedBody:
-    """A 200 answer whose body is truncated JSON."""
-    return MalformedBody()
+def malformed_body(
+    body: bytes | None = None, *, code: int = 200, content_type: str = "application/json"
+) -> MalformedBody:
+    """An answer whose body is not JSON: truncated JSON by default.
+
+    ```python
+    portal = malformed_body(b"<html><title>Sign in</title></html>", content_type="text/html")
+    ```
+    """
+    if body is None:
+        return MalformedBody(code=code, content_type=content_type)
+    return MalformedBody(body=body, code=code, content_type=content_type)
 
 
 def completion_body(

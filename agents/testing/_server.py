@@ -93,6 +93,8 @@ class FakeOpenAIServer(LoopbackServer):
     Args:
         script: The actions to play in order, or a function of each request body.
         model: The model name reported when a request names none.
+        models: The answer to every `GET /v1/models` (a `Status` or a `MalformedBody`, such as
+            a captive portal's page), instead of the list of `model`.
 
     Attributes:
         requests: Every chat completion request body, parsed, in arrival order.
@@ -100,10 +102,17 @@ class FakeOpenAIServer(LoopbackServer):
             raised by a script function, unreadable bodies. Each was answered with an error status.
     """
 
-    def __init__(self, script: ServerScript, *, model: str = "fake-model") -> None:
+    def __init__(
+        self,
+        script: ServerScript,
+        *,
+        model: str = "fake-model",
+        models: Status | MalformedBody | None = None,
+    ) -> None:
         self._decide = script if callable(script) else None
         self._pending: deque[ServerAction] = deque(() if callable(script) else script)
         self.model = model
+        self._models = models
         self.requests: list[dict[str, Any]] = []
         self.failures: list[str] = []
         self._ids = itertools.count(1)
@@ -150,6 +159,8 @@ class FakeOpenAIServer(LoopbackServer):
         match request.method, request.path:
             case "POST", "/v1/chat/completions":
                 return await self._chat(request.body)
+            case "GET", "/v1/models" if self._models is not None:
+                return _reply_of(self._models)
             case "GET", "/v1/models":
                 models = [{"id": self.model, "object": "model", "created": 0, "owned_by": "paor"}]
                 return _json(200, {"object": "list", "data": models})
@@ -169,10 +180,8 @@ class FakeOpenAIServer(LoopbackServer):
             case Hang(seconds=seconds):
                 await anyio.sleep(seconds)
                 return None
-            case MalformedBody(body=broken):
-                return _Reply(code=200, body=broken)
-            case Status():
-                return _status_reply(action)
+            case MalformedBody() | Status():
+                return _reply_of(action)
             case Completion():
                 reply = completion_body(action, body, ids=self._ids, model=self.model)
                 if body.get("stream") is True and action.stream_s > 0:
@@ -224,6 +233,12 @@ async def _read_request(reader: BufferedByteReceiveStream) -> _Request:
     body = await reader.receive_exactly(int(length)) if int(length) else b""
     keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
     return _Request(method=method, path=target.partition("?")[0], keep_alive=keep_alive, body=body)
+
+
+def _reply_of(action: Status | MalformedBody) -> _Reply:
+    if isinstance(action, MalformedBody):
+        return _Reply(code=action.code, body=action.body, content_type=action.content_type)
+    return _status_reply(action)
 
 
 def _status_reply(action: Status) -> _Reply:
