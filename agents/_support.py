@@ -17,11 +17,12 @@ the research synthesis):
    that unit in what the tools showed, wherever the tools showed that number at all ("12-month"
    is not "12 weeks"). Numbers the tools never showed are `unseen_numbers`'s business.
 3. A name the task asks about ("New York", "Zurich") must be mentioned by some passage.
-4. One passage the tools showed (two sentences under their document's title and section, or the
-   document's id) must hold a sentence of the answer (all its numbers; or, without numbers, more
-   than half of its own words), most of what the task asks about (at least half of the task's
-   terms, each weighted by how rare it is among the passages), and most of what that sentence
-   says it is about (two thirds of the weight of the task's terms it repeats: "the monthly
+4. Passages the tools showed (two sentences under their document's title and section, or the
+   document's id) must hold sentences of the answer (each one: all its numbers, or, without
+   numbers, more than half of its own words), together most of what the task asks about (at
+   least half of the task's terms, each weighted by how rare it is among the passages: a task in
+   several parts may be answered from several passages), each most of what its sentence says it
+   is about (two thirds of the weight of the task's terms it repeats: "the monthly
    internet allowance is EUR 400" is not held by a sentence about a EUR 400 desk allowance).
 
 An answer that fails is sent back once with the reason, then the result is `partial` (the
@@ -40,6 +41,7 @@ __all__ = ["sourced", "unsupported"]
 
 # Two sentences: an answer often joins a fact to the condition in the next sentence.
 _WINDOW_SENTENCES = 2
+_HEADING_CHARS = 120  # a longer line is text
 _COVERAGE = 0.5  # of the task's term weight, in one passage
 _HALF = 0.5  # of a number-free answer sentence's own words: more than this, in that passage
 _ABOUT = 2 / 3  # of the weight of the task's terms an answer sentence repeats, in that passage
@@ -187,16 +189,19 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
         )
     weights = _weights(asked, windows)
     total = sum(weights.values())
+    # Each sentence may rest on its own passage (a task in several parts is answered from
+    # several); together, the passages behind the answer must cover most of the task.
+    backing: set[str] = set()
     for sentence in said:
         # What this sentence says it is about (the task's terms it repeats) must be there too.
         about = {term: w for term, w in weights.items() if term in _stems(sentence)}
         for window in windows:
-            if (
-                _holds(window, sentence, asked)
-                and _covered(window, weights) >= _COVERAGE * total
-                and _covered(window, about) >= _ABOUT * sum(about.values())
+            if _holds(window, sentence, asked) and (
+                _covered(window, about) >= _ABOUT * sum(about.values())
             ):
-                return None
+                backing |= window.stems
+    if backing and sum(w for term, w in weights.items() if term in backing) >= _COVERAGE * total:
+        return None
     terms = ", ".join(sorted(weights, key=lambda t: -weights[t])[:3])
     return (
         "no passage the tools returned says this about what the task asks "
@@ -262,7 +267,10 @@ def _paragraphs(passage: str) -> Iterator[tuple[str, str, str]]:
 
 
 def _heading(line: str, following: str) -> str:
-    """The heading `line` is (a Markdown one, or one underlined by `following`), or ""."""
+    """The heading `line` is (a Markdown one, or one underlined by `following`), or "". A long
+    line is text, whatever it starts with (a chunk flattened to one line keeps its "# Title")."""
+    if len(line) > _HEADING_CHARS:
+        return ""
     marked = _HEADING.match(line)
     if marked:
         return marked[1]

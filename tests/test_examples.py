@@ -53,9 +53,13 @@ def cite_first_hit(request: ModelRequest) -> Turn:
     last = request.messages[-1]
     if not isinstance(last, ToolMessage):
         return call("search_docs", query=task_of(request))
-    hit = json.loads(observation(last.content))[0]
-    quote = re.sub(r"[\[\]]", "", hit["text"])[:120]  # grammar snippets hold brackets
-    return reply(f"{quote} [{hit['doc']}]")
+    hits = json.loads(observation(last.content))
+    # A question in several parts (the research topic) is answered from several hits.
+    shown = hits[:3] if task_of(request) == research_report.TOPIC else hits[:1]
+    quotes = (re.sub(r"[\[\]]", "", hit["text"]) for hit in shown)  # grammar snippets: brackets
+    return reply(
+        " ".join(f"{quote} [{hit['doc']}]" for quote, hit in zip(quotes, shown, strict=True))
+    )
 
 
 def tool_names(request: ModelRequest) -> set[str]:

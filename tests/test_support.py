@@ -253,3 +253,16 @@ async def test_a_last_word_that_passes_every_check_is_done() -> None:
     assert (done.status, done.stop_reason) == ("done", None)
     assert any(note.startswith("stopped in a loop") for note in done.notes)
     assert (partial.status, partial.stop_reason) == ("partial", "stuck")
+
+
+def test_a_task_in_two_parts_is_answered_from_two_passages() -> None:
+    """Each sentence rests on its own passage; together they cover the task. A chunk flattened
+    to one long line that starts with its "# Title" is read as text, not as a heading."""
+    task = "What is the hotel limit per night in London, and how long is the probation period?"
+    answer = (
+        "The hotel limit is EUR 240 per night in London [travel]. New employees serve a "
+        "probation period of 4 months [probation-and-notice]."
+    )
+    assert unsupported(answer, task, POLICIES) is None
+    flattened = [" ".join(p.split()) for p in POLICIES]
+    assert unsupported(answer, task, flattened) is None
