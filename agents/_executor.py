@@ -298,7 +298,6 @@ class Executor(Configured):
             )  # fmt: skip
             s.allowed = narrow(self.allowed_tools, allowed_tools)
             s.direct = call
-            s.given = bool(context.strip())
             s.context = context
             s.require_evidence = (
                 self.require_evidence if require_evidence is None else require_evidence
@@ -570,9 +569,7 @@ class Executor(Configured):
         the acceptance check up to `max_rejections` times."""
         s.malformed = 0
         junk = self._unusable(s, answer)
-        problem = (
-            junk or self._ungrounded(s) or self._invented(s, answer) or self._unsupported(s, answer)
-        )
+        problem = junk or self._unfounded(s, answer)
         strict = problem is not None  # paor's own rules: one more chance, not several
         if problem is None and self.acceptance is not None:
             problem = self.acceptance(answer, s.evidence)
@@ -604,6 +601,10 @@ class Executor(Configured):
             "give only the numbers the tools returned"
         )
 
+    def _unfounded(self, s: AgentState, answer: str) -> str | None:
+        """paor's rules on what an answer rests on: the evidence, number and support rules."""
+        return self._ungrounded(s) or self._invented(s, answer) or self._unsupported(s, answer)
+
     def _unsupported(self, s: AgentState, answer: str) -> str | None:
         """The support rule of cited runs (see `agents._support`): the answer must say what a
         passage the tools showed says about what the task asks. Only with `cite` and evidence."""
@@ -622,7 +623,7 @@ class Executor(Configured):
         tools = (
             set(self.toolbox.names) if s.allowed is None else s.allowed & set(self.toolbox.names)
         )
-        if not tools or (s.require_evidence is None and s.given):
+        if not tools or (s.require_evidence is None and s.context.strip()):
             return None
         return (
             "no tool result backs your answer; call a tool to find or check it, then answer "
@@ -653,7 +654,7 @@ class Executor(Configured):
         only when it passes every check a final answer must, that rule and acceptance included."""
         if not self.cite or not s.evidence:
             return False
-        if self._ungrounded(s) or self._invented(s, answer) or self._unsupported(s, answer):
+        if self._unfounded(s, answer):
             return False
         return self.acceptance is None or self.acceptance(answer, s.evidence) is None
 

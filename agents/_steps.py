@@ -87,8 +87,7 @@ class AgentState:
     seen_ids: set[str] = field(default_factory=set)
     allowed: frozenset[str] | None = None
     direct: ToolCall | None = None  # the task is this one tool call (see `Executor.run`)
-    given: bool = False  # earlier results came with the task (`Executor.run(context=...)`)
-    context: str = ""  # those results, as the task gave them
+    context: str = ""  # earlier results that came with the task (`Executor.run(context=...)`)
     require_evidence: bool | None = None  # the evidence rule for this run (`Executor.run`)
     turn: tuple[ToolCall, ...] = ()
     results: dict[str, ToolResult] = field(default_factory=dict)

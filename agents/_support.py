@@ -194,7 +194,8 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
     backing: set[str] = set()
     for sentence in said:
         # What this sentence says it is about (the task's terms it repeats) must be there too.
-        about = {term: w for term, w in weights.items() if term in _stems(sentence)}
+        stems = set(_stems(sentence))
+        about = {term: w for term, w in weights.items() if term in stems}
         for window in windows:
             if _holds(window, sentence, asked) and (
                 _covered(window, about) >= _ABOUT * sum(about.values())
