@@ -30,7 +30,7 @@ import anyio.lowlevel
 import structlog
 
 from agents import _telemetry as telemetry
-from agents._answers import Parrot, described, unseen_numbers, unusable_answer
+from agents._answers import Parrot, described
 from agents._approval import Approver, Decide
 from agents._configured import Configured
 from agents._effects import AgentCall, Effects, LiveEffects
@@ -60,9 +60,9 @@ from agents._steps import (
 )
 from agents._stop import Stop, set_when
 from agents._streaming import streaming, wants_text
-from agents._support import sourced, unsupported
 from agents._toolbox import Toolbox
 from agents._tools import Tool
+from agents._verdict import LOOK_INTRO, AnswerRules
 from agents._waits import check_decider, run_waits
 from memory import (
     AssistantMessage,
@@ -82,7 +82,6 @@ DEFAULT_INSTRUCTIONS = (
     "you found contradicts the task's assumptions, call report_issue."
 )
 _MAX_CITABLE = 16
-_LOOK_INTRO = "What a first search for the task found:"
 _CUT_REASONS = ("cancelled", "deadline")
 
 
@@ -213,8 +212,13 @@ class Executor(Configured):
         self.approver = Approver.of(approver)
         # What the model is told, so that an answer copying it is refused (see `_answers`).
         specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))
-        self._parrot = Parrot([instructions, *described(specs)])
-        self._names = frozenset((*self.toolbox.names, *self.control.names))
+        self._rules = AnswerRules(
+            parrot=Parrot([instructions, *described(specs)]),
+            names=frozenset((*self.toolbox.names, *self.control.names)),
+            tools=frozenset(self.toolbox.names),
+            cite=cite,
+            acceptance=acceptance,
+        )
         self._seal()
 
     def with_effects(self, effects: Effects) -> Executor:
@@ -545,8 +549,12 @@ class Executor(Configured):
         before = s.transcript.messages
         s.transcript.append(s.unique_ids(AssistantMessage(tool_calls=(call,))))
         await self._run_turn(s, (call,))
-        found = s.transcript.messages[-1].content
-        s.transcript = Transcript([*before, UserMessage(content=f"{_LOOK_INTRO}\n{found}")])
+        found = s.transcript.messages[-1].content or ""
+        if found.startswith("[OBSERVE]"):
+            # The call's line is for a call the model made; shown here, a small model copies
+            # it as a call of its own (`{"name": "search_docs", "arguments": "[OBSERVE] ..."}`).
+            found = found.partition("\n")[2]
+        s.transcript = Transcript([*before, UserMessage(content=f"{LOOK_INTRO}\n{found}")])
         return _Decide()
 
     async def _direct(self, s: AgentState, call: ToolCall) -> _Step:
@@ -568,8 +576,8 @@ class Executor(Configured):
         unusable answer or one resting on no tool result is sent back once, an answer failing
         the acceptance check up to `max_rejections` times."""
         s.malformed = 0
-        junk = self._unusable(s, answer)
-        problem = junk or self._unfounded(s, answer)
+        junk = self._rules.unusable(s, answer)
+        problem = junk or self._rules.unfounded(s, answer)
         strict = problem is not None  # paor's own rules: one more chance, not several
         if problem is None and self.acceptance is not None:
             problem = self.acceptance(answer, s.evidence)
@@ -578,65 +586,20 @@ class Executor(Configured):
         s.rejections += 1
         s.notes.append(f"answer not accepted: {problem}")
         if s.rejections > (1 if strict else self.max_rejections):
-            if junk or self._unusable(s, answer):
+            if junk or self._rules.unusable(s, answer):
                 # Never keep a junk answer, nor quote it (the problem may quote the copy).
                 answer = digest_of(s, "acceptance", "no usable answer")
             return _Finish(s.report(status="partial", answer=answer, stop_reason="acceptance"))
         tell(s, f"Your answer was not accepted: {problem}. Fix it.")
         return _Decide()
 
-    def _unusable(self, s: AgentState, answer: str) -> str | None:
-        return unusable_answer(answer, parrot=self._parrot, tools=self._names, task=s.task)
-
-    def _invented(self, s: AgentState, answer: str) -> str | None:
-        """Numbers in a grounded answer that no tool result, nor the task, showed (see
-        `agents._answers.unseen_numbers`): only where the evidence rule holds and tools ran."""
-        if s.require_evidence is False or not s.evidence:
-            return None
-        unseen = unseen_numbers(answer, _shown(s.transcript.messages))
-        if not unseen:
-            return None
-        return (
-            f"your answer has numbers that no tool result shows ({', '.join(unseen[:5])}); "
-            "give only the numbers the tools returned"
-        )
-
-    def _unfounded(self, s: AgentState, answer: str) -> str | None:
-        """paor's rules on what an answer rests on: the evidence, number and support rules."""
-        return self._ungrounded(s) or self._invented(s, answer) or self._unsupported(s, answer)
-
-    def _unsupported(self, s: AgentState, answer: str) -> str | None:
-        """The support rule of cited runs (see `agents._support`): the answer must say what a
-        passage the tools showed says about what the task asks. Only with `cite` and evidence."""
-        if not self.cite or not s.evidence:
-            return None
-        found = [m.content or "" for m in s.transcript.messages if m.role == "tool" or _looked(m)]
-        # An excerpt is headed by its source: a document's id often names what it is about.
-        excerpts = (sourced(e.source, e.excerpt) for e in s.evidence)
-        passages = [*found, s.context, *excerpts]
-        return unsupported(answer, s.task, [p for p in passages if p])
-
-    def _ungrounded(self, s: AgentState) -> str | None:
-        """The evidence rule (see `require_evidence`): why the answer rests on nothing, if so."""
-        if s.require_evidence is False or s.evidence:
-            return None
-        tools = (
-            set(self.toolbox.names) if s.allowed is None else s.allowed & set(self.toolbox.names)
-        )
-        if not tools or (s.require_evidence is None and s.context.strip()):
-            return None
-        return (
-            "no tool result backs your answer; call a tool to find or check it, then answer "
-            "from what it returns"
-        )
-
     async def _wrap_up(self, s: AgentState, step: _WrapUp, stop: Stop | None) -> _Finish:
         """End early with the best answer available: one last tool-less call, else a digest."""
         await settle_turn(s, self.toolbox, self.control, cancelled=True)
         answer = None
-        if step.reason in ("steps", "tool_calls", "stuck"):
+        if step.reason in ("steps", "tool_calls", "stuck") or self._garbled(s, step):
             answer = await self._last_word(s, step, stop)
-        if answer is not None and self._holds_up(s, answer):
+        if answer is not None and self._rules.holds_up(s, answer):
             return _Finish(s.report(status="done", answer=answer))
         fallback = answer is None
         status: ReportStatus = "partial" if (s.evidence or not fallback) else "failed"
@@ -648,15 +611,11 @@ class Executor(Configured):
             )
         )
 
-    def _holds_up(self, s: AgentState, answer: str) -> bool:
-        """Whether a last word, given after a loop or a limit stopped the agent, is as good as
-        a final answer: only in a cited run (where the support rule checks what it says), and
-        only when it passes every check a final answer must, that rule and acceptance included."""
-        if not self.cite or not s.evidence:
-            return False
-        if self._unfounded(s, answer):
-            return False
-        return self.acceptance is None or self.acceptance(answer, s.evidence) is None
+    def _garbled(self, s: AgentState, step: _WrapUp) -> bool:
+        """Whether the agent stopped on a run of unusable replies with something gathered: a
+        small model that keeps imitating a tool call often answers well once no tool is on the
+        menu, so it gets the tool-less last word that a limit gets."""
+        return step.reason == "error" and s.malformed > self.max_malformed and bool(s.evidence)
 
     async def _last_word(self, s: AgentState, step: _WrapUp, stop: Stop | None) -> str | None:
         why = step.detail or f"the {step.reason.replace('_', ' ')} limit was reached"
@@ -686,7 +645,7 @@ class Executor(Configured):
                 return None  # the deadline cut this call when it was recorded
             s.transcript.append(response.message)
             answer = (response.message.content or "").strip()
-            problem = self._unusable(s, answer)
+            problem = self._rules.unusable(s, answer)
             if problem:
                 s.notes.append(f"last answer unusable: {problem}")
                 return None
@@ -701,19 +660,3 @@ class Executor(Configured):
 
         choice = await self.effects.choice(s.site(), pick, options=("stopped", "going on"))
         return choice == "stopped"
-
-
-def _shown(messages: Iterable[Message]) -> list[str]:
-    """What the model was shown of the world: the instructions, the task with its context, the
-    first look and every tool result; not its own words, nor paor's messages to it (a refusal
-    quotes the very numbers it refuses)."""
-    return [
-        m.content or ""
-        for index, m in enumerate(messages)
-        if m.role in ("system", "tool") or (m.role == "user" and (index == 1 or _looked(m)))
-    ]
-
-
-def _looked(message: Message) -> bool:
-    """Whether `message` hands the model the first look's result."""
-    return message.role == "user" and (message.content or "").startswith(_LOOK_INTRO)

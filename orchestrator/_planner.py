@@ -315,6 +315,11 @@ class Planner:
         model fails, the answer is the results joined as they were reported, and `problem` says
         why. With `on_text`, its text goes there as the model writes it (see `agents._streaming`).
         """
+        alone = _answered_alone(goal, reports, note, known)
+        if alone is not None:
+            if on_text is not None:
+                await on_text(alone, False)
+            return Synthesis(answer=alone)
         body = "\n\n".join(_report_text(r) for r in reports) or "(no results)"
         prompt = f"{_goal(goal, known)}\n\nResults from the agents:\n\n{body}"
         if note:
@@ -597,6 +602,24 @@ def _joined(reports: Sequence[AgentReport], note: str | None) -> str:
     parts = [f"{head}Results gathered by the agents:"]
     parts += [_report_text(r) for r in reports]
     return "\n\n".join(parts) if reports else f"{head}No results were gathered."
+
+
+def _answered_alone(
+    goal: str, reports: Sequence[AgentReport], note: str | None, known: str
+) -> str | None:
+    """The one result's answer when it is the whole run's: a complete run whose one subtask
+    asked the goal itself needs no join. Its answer passed the sub-agent's checks; a second
+    model call rewriting it could only lose what it says (or spend a small model's deadline)."""
+    if note or known or len(reports) != 1:
+        return None
+    (report,) = reports
+    if report.status != "done" or _words(report.task) != _words(goal):
+        return None
+    return report.answer
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 def _restarted(sink: TextSink | None) -> TextSink | None:

@@ -42,10 +42,11 @@ __all__ = [
 
 RESEARCH_PLANNER = (
     "You plan research in a document collection. Write at most {max_subtasks} subtasks. The first "
-    "subtask's goal is the topic itself, as one question. Each other subtask asks about one "
-    "specific part of the topic (a term, a rule or a case the topic names), in plain words; no "
-    "two ask the same thing. The subtasks are independent: leave depends_on empty. Reply with "
-    "JSON only."
+    "subtask's goal is the topic itself, as one question. When the topic asks for one fact (a "
+    "number, a date, a name, a single rule), that one subtask is the whole plan. Otherwise each "
+    "other subtask asks about one specific part of the topic (a term, a rule or a case the topic "
+    "names), in plain words; no two ask the same thing. The subtasks are independent: leave "
+    "depends_on empty. Reply with JSON only."
 )
 RESEARCH_AGENT = (
     "You research one question in a document collection. Use search_docs to find passages and "

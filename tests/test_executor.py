@@ -432,7 +432,7 @@ async def test_malformed_reply_is_fed_back_and_the_model_recovers() -> None:
 
 async def test_too_many_malformed_replies_end_the_run() -> None:
     """Past max_malformed unusable replies in a row the run ends with a report, not an error."""
-    bad = [MalformedResponse(f"bad {i}", raw="?") for i in range(3)]
+    bad = [MalformedResponse(f"bad {i}", raw="?") for i in range(4)]
     model = ScriptedModel([call("search", query="a"), *bad])
     report = await Executor(model, tools=[search], max_malformed=2).run("t")
     model.assert_complete()
@@ -441,6 +441,29 @@ async def test_too_many_malformed_replies_end_the_run() -> None:
         "Incomplete: stopped early (error: 3 unusable replies in a row)"
     )
     assert "result for a" in report.answer
+    # With something gathered, the streak is followed by one tool-less last word.
+    assert model.requests[-1].tools == ()
+    assert model.requests[-1].purpose == "wrap_up"
+
+
+async def test_a_streak_of_unusable_replies_ends_with_a_tool_less_last_word() -> None:
+    """A model that keeps imitating a call is asked once more with no tool on the menu; its
+    answer is kept (partial: a last word is not a checked final answer in an uncited run)."""
+    bad = [MalformedResponse(f"bad {i}", raw="?") for i in range(3)]
+    model = ScriptedModel([call("search", query="a"), *bad, "From the search: a."])
+    report = await Executor(model, tools=[search], max_malformed=2).run("t")
+    model.assert_complete()
+    assert (report.status, report.stop_reason) == ("partial", "error")
+    assert report.answer == "From the search: a."
+    assert "3 unusable replies in a row" in (model.requests[-1].messages[-1].content or "")
+
+
+async def test_no_last_word_after_unusable_replies_with_nothing_gathered() -> None:
+    """With nothing gathered there is nothing to answer from: the streak ends the run."""
+    model = ScriptedModel([MalformedResponse(f"bad {i}", raw="?") for i in range(3)])
+    report = await Executor(model, tools=[search], max_malformed=2).run("t")
+    model.assert_complete()
+    assert (report.status, report.stop_reason) == ("failed", "error")
 
 
 async def test_too_many_empty_replies_end_the_run() -> None:

@@ -270,7 +270,8 @@ async def test_research_plans_researches_and_writes_a_cited_report() -> None:
     assert len(stop) == 2
     first_look = stop[0].messages[2]
     assert isinstance(first_look, UserMessage)
-    assert first_look.content.startswith("What a first search for the task found:\n")
+    assert first_look.content.startswith("What a first search for the task found:\n[{")
+    assert "[OBSERVE]" not in first_look.content  # a small model copies the call's line
     assert '"doc": "py/iterators"' in first_look.content
     assert [m.role for m in stop[0].messages] == ["system", "user", "user"]
     rejection = stop[1].messages[-1]

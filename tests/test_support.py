@@ -196,12 +196,12 @@ async def test_without_cite_the_rule_does_not_apply() -> None:
 # Through an Orchestrator: a synthesis no result supports leaves the run incomplete.
 
 
-def team(synthesis: str) -> FunctionModel:
-    """One subtask (the goal), answered right; the synthesis answers `synthesis`."""
+def team(synthesis: str, *, subtask: str = f"{LONDON} (travel policy)") -> FunctionModel:
+    """One subtask (`subtask`), answered right; the synthesis answers `synthesis`."""
 
     def turn(request: ModelRequest) -> Turn:
         if request.output is not None:
-            return json.dumps({"subtasks": [{"id": "hotel", "goal": LONDON}]})
+            return json.dumps({"subtasks": [{"id": "hotel", "goal": subtask}]})
         if request.purpose == "synthesis":
             return synthesis
         if not any(m.role == "tool" for m in request.messages):
@@ -228,6 +228,20 @@ async def test_a_cited_runs_synthesis_must_say_what_a_result_says() -> None:
         "complete",
         "Hotels in London: EUR 240 per night [search_docs].",
     )
+
+
+async def test_a_plan_of_the_goal_alone_needs_no_synthesis() -> None:
+    """A complete run whose one subtask asked the goal itself answers with that subtask's
+    checked answer: no join call, which could only lose what the answer says."""
+    model = team("Business class is not available [search_docs].", subtask=LONDON)
+
+    result = await Orchestrator(model, tools=[search_docs], cite=True).run(LONDON)
+
+    assert (result.status, result.answer) == (
+        "complete",
+        "The hotel limit in London is EUR 240 per night [search_docs].",
+    )
+    assert not [r for r in model.requests if r.purpose == "synthesis"]
 
 
 def looping(last_word: str) -> FunctionModel:
