@@ -32,6 +32,7 @@ import structlog
 from agents import _telemetry as telemetry
 from agents._answers import Parrot, described
 from agents._approval import Approver, Decide
+from agents._brief import asked
 from agents._configured import Configured
 from agents._effects import AgentCall, Effects, LiveEffects
 from agents._errors import (
@@ -385,7 +386,7 @@ class Executor(Configured):
             return _Decide()
         if s.allowed is not None and look.tool not in s.allowed:
             return _Decide()
-        return _Look(look.call(s.task))
+        return _Look(look.call(asked(s.task)))
 
     def _arm(self, s: AgentState, scope: anyio.CancelScope, stop: Stop | None) -> None:
         if stop is not None:

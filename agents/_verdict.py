@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agents._answers import Parrot, unseen_numbers, unusable_answer
+from agents._brief import asked
 from agents._report import AcceptanceCheck
 from agents._steps import AgentState
 from agents._support import sourced, unsupported
@@ -71,7 +72,7 @@ class AnswerRules:
         # An excerpt is headed by its source: a document's id often names what it is about.
         excerpts = (sourced(e.source, e.excerpt) for e in s.evidence)
         passages = [*found, s.context, *excerpts]
-        return unsupported(answer, s.task, [p for p in passages if p])
+        return unsupported(answer, asked(s.task), [p for p in passages if p])
 
 
 def _ungrounded(s: AgentState, tools: frozenset[str]) -> str | None:

@@ -1,4 +1,4 @@
-"""The executor's prompt, its first look, its answer check, and its report's statuses.
+"""The executor's prompt, its tasks, its first look, its answer check, and its report's statuses.
 
 `described` lists every description a model reads about some tools (the answer check's `Parrot`
 is told them, so an answer that only copies them is not taken). `Configured` is the frozen base
@@ -6,6 +6,7 @@ of `Executor` and `Orchestrator`: options fixed when one is built, `clone()` for
 """
 
 from agents._answers import Parrot, described, unseen_numbers, unusable_answer
+from agents._brief import asked, task_brief
 from agents._configured import Configured
 from agents._executor import DEFAULT_INSTRUCTIONS
 from agents._first_look import FirstLook
@@ -19,10 +20,12 @@ __all__ = [
     "FirstLook",
     "Parrot",
     "ReportStatus",
+    "asked",
     "cited_ids",
     "described",
     "sourced",
     "strip_markers",
+    "task_brief",
     "unseen_numbers",
     "unsupported",
     "unusable_answer",

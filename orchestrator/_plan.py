@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.effects import RESERVED_AGENTS
 from agents.errors import RunError
-from agents.executor import strip_markers
+from agents.executor import strip_markers, task_brief
 from memory import ToolCall
 
 __all__ = ["Plan", "PlanDiff", "PlanDraft", "PlanError", "PlannedCall", "Subtask", "SubtaskDraft"]
@@ -97,12 +97,9 @@ class Subtask(_Frozen):
 
     def brief(self) -> str:
         """The task text a sub-agent is given."""
-        parts = [self.goal]
-        if self.expected_output:
-            parts.append(f"Expected output: {self.expected_output}")
-        if self.acceptance:
-            parts.append(f"A good answer: {self.acceptance}")
-        return "\n".join(parts)
+        return task_brief(
+            self.goal, expected_output=self.expected_output, acceptance=self.acceptance
+        )
 
 
 class CallDraft(BaseModel):

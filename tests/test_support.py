@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents import Executor, tool
-from agents.executor import unsupported
+from agents.executor import asked, task_brief, unsupported
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call
 from orchestrator import Orchestrator
@@ -196,12 +196,15 @@ async def test_without_cite_the_rule_does_not_apply() -> None:
 # Through an Orchestrator: a synthesis no result supports leaves the run incomplete.
 
 
-def team(synthesis: str, *, subtask: str = f"{LONDON} (travel policy)") -> FunctionModel:
+def team(
+    synthesis: str, *, subtask: str = "The travel policy: hotel limit per night in London?"
+) -> FunctionModel:
     """One subtask (`subtask`), answered right; the synthesis answers `synthesis`."""
 
     def turn(request: ModelRequest) -> Turn:
         if request.output is not None:
-            return json.dumps({"subtasks": [{"id": "hotel", "goal": subtask}]})
+            plan = {"id": "hotel", "goal": subtask, "expected_output": "The limit in EUR."}
+            return json.dumps({"subtasks": [plan]})
         if request.purpose == "synthesis":
             return synthesis
         if not any(m.role == "tool" for m in request.messages):
@@ -280,3 +283,13 @@ def test_a_task_in_two_parts_is_answered_from_two_passages() -> None:
     assert unsupported(answer, task, POLICIES) is None
     flattened = [" ".join(p.split()) for p in POLICIES]
     assert unsupported(answer, task, flattened) is None
+
+
+def test_the_rule_weighs_the_question_not_the_briefs_labels() -> None:
+    """An orchestrator's sub-agent gets its question with what a good answer looks like; the
+    support rule and the first look read the question alone."""
+    task = task_brief(LONDON, expected_output="The limit in EUR.", acceptance="Names the city.")
+
+    assert task.startswith(f"{LONDON}\nExpected output: ")
+    assert asked(task) == LONDON
+    assert asked("Line one\nLine two") == "Line one\nLine two"
