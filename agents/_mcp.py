@@ -8,7 +8,11 @@ the effect boundary, the toolbox's breakers, the journal and replay like any too
 - a result is the server's structured content when it has one, else its text (images and other
   media are named, not inlined); an error result is a tool failure the model reads;
 - a server that dies makes its calls fail (which trips their breakers) and is restarted on the next
-  call, a bounded number of times in a row; leaving the block (Ctrl-C included) stops it.
+  call, a bounded number of times in a row; leaving the block (Ctrl-C included) stops it;
+- starting it (the process or connection, the MCP handshake and the tool listing) has a bound of
+  its own, `start_timeout` (30 s), or less when a run's deadline leaves less (`start(within=...)`):
+  the SDK's handshake would otherwise wait 60 s for a silent server. A server that does not start
+  is one `ConfigurationError` line with the last words it wrote on stderr.
 
 Annotations mean something: a read-only or idempotent tool's call in flight at a crash runs again on
 resume; any other is a side effect, which is never repeated unverified (see `JournaledEffects`).
@@ -21,21 +25,17 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, Self, TextIO, cast
 
 import anyio
 import anyio.abc
-from pydantic import BaseModel, ConfigDict
 
 from agents._errors import ConfigurationError, ToolFailure
-from agents._model import ToolSpec
-from agents._tools import Tool
+from agents._mcp_tool import AnyArgs, MCPTool, result_value, tool_name
 from agents._tracing import logger, redact_url
 
 try:
-    import jsonschema
     from mcp import Client
     from mcp import types as mcp_types
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -46,59 +46,13 @@ except ImportError as _missing:  # pragma: no cover - the extra is not installed
 else:
     _MISSING = None
 
-__all__ = ["MCPServer", "MCPTool"]
+__all__ = ["START_TIMEOUT", "MCPServer", "MCPTool"]
 
 _log = logger()
 _CONNECTION_CLOSED = -32000
 _STDERR_TAIL = 400
-
-
-class _AnyArgs(BaseModel):
-    """Arguments pass through unchanged: the server's JSON schema validates them (`MCPTool.parse`)."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MCPTool(Tool):
-    """A tool of an MCP server (built by `MCPServer`).
-
-    Attributes:
-        server: The server's name.
-        remote_name: The tool's name on the server (`name` may carry a prefix).
-        schema: The server's JSON schema of its arguments.
-        read_only: The server says it changes nothing (`readOnlyHint`).
-        destructive: The server says it may destroy data (`destructiveHint`; MCP's default is
-            true for a tool that is not read-only).
-    """
-
-    server: str = ""
-    remote_name: str = ""
-    schema: Mapping[str, Any] = field(default_factory=dict)
-    read_only: bool = False
-    destructive: bool = True
-    _validator: Any = field(default=None, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        parameters = _strip_titles(dict(self.schema))
-        parameters.setdefault("type", "object")
-        parameters.setdefault("properties", {})
-        spec = ToolSpec(name=self.name, description=self.description, parameters=parameters)
-        object.__setattr__(self, "_spec", spec)
-        object.__setattr__(self, "_validator", jsonschema.Draft202012Validator(parameters))
-
-    def parse(self, arguments: str) -> dict[str, Any]:
-        """Decode the raw JSON arguments and check them against the server's schema."""
-        return self.parse_bound(arguments)[0]
-
-    def parse_bound(self, arguments: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-        """`parse`, with what schema binding bound (see `agents._binding`), then the server's
-        own schema check on the arguments that will be sent."""
-        args, bound = Tool.parse_bound(self, arguments)
-        problems = sorted(self._validator.iter_errors(args), key=lambda e: list(e.path))
-        if problems:
-            raise ValueError(f"invalid arguments: {'; '.join(_problem(p) for p in problems[:5])}")
-        return args, bound
+START_TIMEOUT = 30.0
+"""Seconds an MCP server may take to start, by default (the SDK's handshake alone waits 60 s)."""
 
 
 class MCPServer:
@@ -114,6 +68,8 @@ class MCPServer:
         prefix: Put this before every tool name (`prefix` + `_` + name); see `MCPServers` for
             prefixes that are added only where names clash.
         timeout: Seconds a call may take.
+        start_timeout: Seconds a start (or restart) may take: the process or connection, the
+            MCP handshake and the tool listing.
         max_restarts: Restarts in a row (without a call succeeding between them) before the
             server is given up on, and every call fails at once.
         needs_approval: "destructive": calls of the tools the server calls destructive wait for
@@ -130,13 +86,14 @@ class MCPServer:
         deny: Sequence[str] = (),
         prefix: str | None = None,
         timeout: float = 60.0,
+        start_timeout: float = START_TIMEOUT,
         max_restarts: int = 3,
         needs_approval: Literal["destructive", "all"] | None = None,
     ) -> None:
         if _MISSING is not None:
             raise ConfigurationError("MCP needs the mcp extra: pip install 'paor[mcp]'") from None
-        if not name or not math.isfinite(timeout) or timeout <= 0:
-            raise ConfigurationError(f"MCP server {name!r}: a name and a positive timeout")
+        if not name or not all(math.isfinite(t) and t > 0 for t in (timeout, start_timeout)):
+            raise ConfigurationError(f"MCP server {name!r}: a name and positive timeouts")
         self.name = name
         self.params = params
         self.headers = dict(headers or {})
@@ -144,6 +101,7 @@ class MCPServer:
         self.deny = frozenset(deny)
         self.prefix = prefix
         self.timeout = timeout
+        self.start_timeout = start_timeout
         self.max_restarts = max_restarts
         self.needs_approval = needs_approval
         self.tools: list[MCPTool] = []
@@ -153,6 +111,8 @@ class MCPServer:
         self._ready = anyio.Event()
         self._gone: str | None = None
         self._failures = 0
+        self._up = False  # started once: a later failure is a loss, not a failed start
+        self._bound = start_timeout
         self._stack = AsyncExitStack()
         self._stderr: TextIO | None = None
 
@@ -183,9 +143,29 @@ class MCPServer:
         return f"MCPServer({self.name!r}, {redact_url(str(where))!r})"
 
     async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    async def start(self, *, within: float | None = None) -> None:
+        """Start the server and list its tools (what entering `async with` does).
+
+        Args:
+            within: Seconds left for it, when fewer than `start_timeout` (what is left of a
+                run's deadline); this bound holds for its restarts too.
+
+        Raises:
+            ConfigurationError: It did not start, or not in time: one line naming it, with the
+                last words it wrote on stderr.
+        """
+        self._bound = self.start_timeout if within is None else min(self.start_timeout, within)
         try:
             if not isinstance(self.params, str):
-                # What the server writes on stderr, kept for the error that reports its death.
+                # What the server writes on stderr, kept for the errors that report its failures.
                 self._stderr = self._stack.enter_context(
                     cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8"))  # noqa: SIM115
                 )
@@ -195,11 +175,9 @@ class MCPServer:
         except BaseException:
             await self._stack.aclose()
             raise
-        return self
 
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def stop(self) -> None:
+        """Stop the server (what leaving `async with` does)."""
         self._gone = "stopped"
         await self._stack.aclose()
 
@@ -214,7 +192,7 @@ class MCPServer:
                 raise ToolFailure(f"MCP server {self.name} exited{self._last_words()}") from None
             raise ToolFailure(f"MCP server {self.name}: {exc.error.message}") from None
         self._failures = 0
-        return _value(result)
+        return result_value(result)
 
     async def _connection(self) -> Client:
         with anyio.move_on_after(self.timeout):
@@ -233,28 +211,35 @@ class MCPServer:
 
     async def _supervise(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         """Keep the server connected: connect, list its tools, wait for a loss, restart."""
-        started = False
         while True:
             try:
-                async with self._client_for() as client:
-                    with anyio.fail_after(self.timeout):
-                        listing = await _list_tools(client)
-                    if not started:
-                        self.tools = self._tools(listing)
-                    self._client = client
-                    self._ready.set()
-                    if not started:
-                        task_status.started()
-                        started = True
-                    await self._lost.wait()
+                await self._session(task_status)
             except Exception as exc:
-                if not started:
-                    raise ConfigurationError(
-                        f"MCP server {self.name} did not start: {_short(exc)}"
-                    ) from exc
+                if not self._up:
+                    raise ConfigurationError(self._start_failure(exc)) from None
                 _log.warning("mcp_server_lost", server=self.name, error=_short(exc))
             if not await self._may_restart():
                 return
+
+    async def _session(self, task_status: anyio.abc.TaskStatus[None]) -> None:
+        """One connection, up (handshake and listing) within the start-up bound, then kept until
+        it is lost. The bound is a deadline on the scope around the whole connection, lifted
+        once it is up: a scope entered around the handshake alone could not be left while the
+        client's own task groups, opened inside it, stay open."""
+        with anyio.CancelScope(deadline=anyio.current_time() + self._bound) as starting:
+            async with self._client_for() as client:
+                listing = await _list_tools(client)
+                starting.deadline = math.inf
+                if not self._up:
+                    self.tools = self._tools(listing)
+                self._client = client
+                self._ready.set()
+                if not self._up:
+                    self._up = True
+                    task_status.started()
+                await self._lost.wait()
+        if starting.cancelled_caught:
+            raise TimeoutError(f"not up within {_seconds(self._bound)} s")
 
     async def _may_restart(self) -> bool:
         """After a loss: wait a little and say whether to start the server again."""
@@ -308,7 +293,7 @@ class MCPServer:
             name=name,
             description=" ".join((remote.description or remote.name).split())[:1024],
             fn=call,
-            args_model=_AnyArgs,
+            args_model=AnyArgs,
             timeout=self.timeout + 5.0,
             side_effects=not repeatable,
             server=self.name,
@@ -320,21 +305,34 @@ class MCPServer:
             or (self.needs_approval == "destructive" and destructive),
         )
 
+    def _start_failure(self, exc: Exception) -> str:
+        """Why the server did not start, on one line, ending with its last words on stderr."""
+        error = _leaf(exc)
+        if isinstance(error, ConfigurationError):  # it started, but lacks a tool asked for
+            return str(error)
+        words = self._stderr_tail()
+        closed = isinstance(error, MCPError) and error.code == _CONNECTION_CLOSED
+        if closed and self._stderr is not None:  # a stdio server's process ended
+            return f"MCP server {self.name} exited at start: {words or '(nothing on stderr)'}"
+        if isinstance(error, TimeoutError):
+            said = f"MCP server {self.name} did not start within {_seconds(self._bound)} s"
+        else:
+            said = f"MCP server {self.name} did not start: {_short(error)}"
+        return f"{said}; its stderr: {words}" if words else said
+
     def _last_words(self) -> str:
         """The end of what the server wrote on stderr, for the error the model (and user) read."""
+        tail = self._stderr_tail()
+        return f" ({tail})" if tail else ""
+
+    def _stderr_tail(self) -> str:
+        """The last words the server wrote on stderr, on one line ("" for none, or HTTP)."""
         if self._stderr is None:
             return ""
         self._stderr.seek(0, 2)
         end = self._stderr.tell()
         self._stderr.seek(max(0, end - _STDERR_TAIL))
-        tail = " ".join(self._stderr.read().split()[-30:])
-        return f" ({tail})" if tail else ""
-
-
-def tool_name(name: str) -> str:
-    """`name` as a model may call it: letters, digits, `_` and `-`, at most 64 characters."""
-    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in name)
-    return cleaned[:64] or "tool"
+        return " ".join(self._stderr.read().split()[-30:])
 
 
 def _http_transport(url: str, headers: Mapping[str, str]) -> Any:
@@ -357,52 +355,19 @@ async def _list_tools(client: Client) -> list[mcp_types.Tool]:
             return tools
 
 
-def _value(result: mcp_types.CallToolResult) -> Any:
-    """What the model reads of a result: structured content, else the text of its blocks."""
-    if result.is_error:
-        raise ToolFailure(_text(result.content) or "the tool reported an error")
-    if result.structured_content is not None:
-        return result.structured_content
-    return _text(result.content)
-
-
-def _text(blocks: Sequence[Any]) -> str:
-    parts: list[str] = []
-    for block in blocks:
-        match block:
-            case mcp_types.TextContent(text=text):
-                parts.append(text)
-            case mcp_types.EmbeddedResource(resource=mcp_types.TextResourceContents() as res):
-                parts.append(res.text)
-            case mcp_types.EmbeddedResource(resource=res):
-                parts.append(f"[resource {res.uri}, {res.mime_type or 'binary'}]")
-            case mcp_types.ResourceLink(uri=uri, name=name):
-                parts.append(f"[link {name}: {uri}]")
-            case mcp_types.ImageContent(mime_type=mime) | mcp_types.AudioContent(mime_type=mime):
-                parts.append(f"[{block.type} {mime}, {len(block.data) * 3 // 4:,} bytes]")
-    return "\n".join(parts)
-
-
-def _problem(error: Any) -> str:
-    where = ".".join(str(p) for p in error.path) or "arguments"
-    return f"{where}: {error.message[:200]}"
-
-
-def _strip_titles(node: Any, *, is_map: bool = False) -> Any:
-    """The schema without `title` keywords, which only cost tokens (names under `properties` stay)."""
-    if isinstance(node, dict):
-        return {
-            k: _strip_titles(v, is_map=not is_map and k in ("properties", "$defs", "definitions"))
-            for k, v in node.items()
-            if is_map or k != "title"
-        }
-    if isinstance(node, list):
-        return [_strip_titles(v) for v in node]
-    return node
+def _leaf(exc: BaseException) -> BaseException:
+    """The exception inside groups of one (the SDK's task groups wrap what they raise)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _short(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
+    exc = _leaf(exc)
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:300]
+
+
+def _seconds(value: float) -> str:
+    """Seconds as a person reads them: "10", "2.5", "0"."""
+    return f"{max(value, 0.0):.1f}".removesuffix(".0")

@@ -3,9 +3,10 @@
 The file is the one Claude Desktop, Cursor and VS Code read: each entry has a `command` with `args`,
 `env` and `cwd` (stdio), or a `url` with `headers` (streamable HTTP; `"type": "http"`). paor adds a
 few keys of its own, which other clients ignore: `allow` and `deny` (tool names), `prefix`,
-`timeout` (seconds per call), `approve` ("destructive" or "all": those calls wait for a person's
-decision) and `disabled`. When two servers offer a tool of the same name, both
-are renamed `<server>_<tool>`, so nothing is shadowed.
+`timeout` (seconds per call), `start_timeout` (seconds to start, 30 by default), `approve`
+("destructive" or "all": those calls wait for a person's decision) and `disabled`. When two
+servers offer a tool of the same name, both are renamed `<server>_<tool>`, so nothing is
+shadowed.
 """
 
 from __future__ import annotations
@@ -21,15 +22,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+import anyio
+
 from agents._errors import ConfigurationError
-from agents._mcp import MCPServer, MCPTool, tool_name
+from agents._mcp import MCPServer
+from agents._mcp_tool import MCPTool, tool_name
 
 __all__ = ["MCPServers", "tools_of"]
 
 _MAX_FILE_BYTES = 1_000_000
 _KEYS = frozenset(
     {"command", "args", "env", "cwd", "url", "headers", "type", "allow", "deny", "prefix"}
-    | {"timeout", "disabled", "description", "approve"}
+    | {"timeout", "start_timeout", "disabled", "description", "approve"}
 )
 
 
@@ -89,29 +93,59 @@ class MCPServers:
         return cls(servers)
 
     async def __aenter__(self) -> Self:
-        try:
-            for server in self.servers:
-                await self._stack.enter_async_context(server)
-        except BaseException:
-            await self._stack.aclose()
-            raise
-        self.tools = _unclash(self.servers)
+        await self.start()
         return self
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        await self.stop()
+
+    async def start(self, *, within: float | None = None) -> None:
+        """Start the servers, one after another (what entering `async with` does).
+
+        Args:
+            within: Seconds for starting them all (what is left of a run's deadline); each
+                server has its own `start_timeout` too.
+
+        Raises:
+            ConfigurationError: A server did not start (the others are stopped again).
+        """
+        ends = math.inf if within is None else anyio.current_time() + within
+        try:
+            for server in self.servers:
+                await server.start(within=ends - anyio.current_time())
+                self._stack.push_async_callback(server.stop)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        self.tools = _unclash(self.servers)
+
+    async def stop(self) -> None:
+        """Stop the servers (what leaving `async with` does)."""
         await self._stack.aclose()
 
 
 @contextlib.asynccontextmanager
-async def tools_of(path: str | Path | None) -> AsyncIterator[list[MCPTool]]:
-    """The tools of the servers in the file at `path` (none if None), while the block runs."""
+async def tools_of(
+    path: str | Path | None, *, within: float | None = None
+) -> AsyncIterator[list[MCPTool]]:
+    """The tools of the servers in the file at `path` (none if None), while the block runs.
+
+    Args:
+        path: The `mcpServers` file.
+        within: Seconds for starting them all (what is left of a run's deadline), if fewer than
+            their own `start_timeout`s allow.
+    """
     if path is None:
         yield []
         return
-    async with MCPServers.from_file(path) as servers:
+    servers = MCPServers.from_file(path)
+    await servers.start(within=within)
+    try:
         yield list(servers.tools)
+    finally:
+        await servers.stop()
 
 
 def _unclash(servers: list[MCPServer]) -> list[MCPTool]:
@@ -167,14 +201,18 @@ def _options(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
         options["needs_approval"] = entry["approve"]
     if "prefix" in entry:
         options["prefix"] = _text(entry["prefix"], where, "prefix")
-    if "timeout" in entry:
-        timeout = entry["timeout"]
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-            raise ConfigurationError(f"{where}: timeout must be a number of seconds")
-        if not math.isfinite(timeout) or timeout <= 0:
-            raise ConfigurationError(f"{where}: timeout must be positive")
-        options["timeout"] = float(timeout)
+    for key in ("timeout", "start_timeout"):
+        if key in entry:
+            options[key] = _seconds(entry[key], where, key)
     return options
+
+
+def _seconds(value: Any, where: str, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigurationError(f"{where}: {key} must be a number of seconds")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigurationError(f"{where}: {key} must be positive")
+    return float(value)
 
 
 def _text(value: Any, where: str, key: str) -> str:

@@ -30,10 +30,10 @@ from contextvars import ContextVar
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from agents._otlp import CLOSE_TIMEOUT, OtlpExport, export_otlp
 from agents._tracing import redact, redact_text
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Span, Tracer
 
     from agents._effects import AgentCall, EffectSite
@@ -49,6 +49,7 @@ except ImportError:  # the extra is not installed: every span helper is a no-op
 
 __all__ = [
     "CAPTURE_ENV",
+    "CLOSE_TIMEOUT",
     "TRACER_NAME",
     "OtlpExport",
     "agent_done",
@@ -373,78 +374,3 @@ def _text_messages(role: str, text: str) -> str:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-class OtlpExport:
-    """paor's spans (and any other library's) sent over OTLP/HTTP until `close()`.
-
-    Use it as a context manager, or call `close()` on exit: it flushes what is buffered.
-
-    Attributes:
-        provider: The SDK tracer provider spans go through.
-    """
-
-    def __init__(self, provider: TracerProvider, *, owned: bool, processor: Any) -> None:
-        self.provider = provider
-        self._owned = owned
-        self._processor = processor
-
-    def flush(self, timeout_s: float = 10.0) -> bool:
-        """Send what is buffered now; whether it all went within `timeout_s`."""
-        return bool(self._processor.force_flush(int(timeout_s * 1000)))
-
-    def close(self) -> None:
-        """Flush and stop exporting (the provider too, when this made it)."""
-        self._processor.force_flush()
-        if self._owned:
-            self.provider.shutdown()
-        else:
-            self._processor.shutdown()
-
-    def __enter__(self) -> OtlpExport:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-
-def export_otlp(endpoint: str | None = None, *, service_name: str | None = None) -> OtlpExport:
-    """Send spans to an OTLP/HTTP collector, through the global tracer provider.
-
-    Sets an SDK `TracerProvider` with a `BatchSpanProcessor` as the global one, or adds the
-    processor to the SDK provider the application already set. The standard variables apply:
-    `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`), `OTEL_EXPORTER_OTLP_HEADERS`,
-    `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`.
-
-    Args:
-        endpoint: The collector's base URL ("http://127.0.0.1:4318"; `/v1/traces` is added).
-            None: from the environment (the OTLP default, 127.0.0.1:4318, without it).
-        service_name: The `service.name` resource attribute (default: `OTEL_SERVICE_NAME`, else
-            "paor").
-
-    Raises:
-        ConfigurationError: The `otel` extra is not installed.
-    """
-    from agents._errors import ConfigurationError
-
-    try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    except ImportError as exc:
-        raise ConfigurationError(
-            "exporting traces needs the otel extra: pip install 'paor[otel]'"
-        ) from exc
-    assert otel is not None
-    url = None if endpoint is None else endpoint.rstrip("/") + "/v1/traces"
-    processor = BatchSpanProcessor(OTLPSpanExporter(endpoint=url))
-    current = otel.get_tracer_provider()
-    if isinstance(current, TracerProvider):
-        current.add_span_processor(processor)
-        return OtlpExport(current, owned=False, processor=processor)
-    name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "paor"
-    provider = TracerProvider(resource=Resource.create({"service.name": name}))
-    provider.add_span_processor(processor)
-    otel.set_tracer_provider(provider)
-    return OtlpExport(provider, owned=True, processor=processor)

@@ -1,4 +1,5 @@
-"""`paor mcp`: serve `research` and `run` as MCP tools (see `orchestrator._mcp_serve`).
+"""`paor mcp`: serve `research` and `run` as MCP tools (see `orchestrator._mcp_serve`); and
+`mcp_tools_within`, the servers of `--mcp FILE` started within a command's `--deadline`.
 
 With `--http HOST:PORT` the address is bound first, before the model is opened: an address that
 cannot be listened on (a port in use) is one line and exit status 2, and "serving on" is said
@@ -11,11 +12,13 @@ import argparse
 import os
 import socket
 import sys
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import agents
-from agents import ConfigurationError
+from agents import ConfigurationError, Tool
 from agents.toolkits import Corpus
 from orchestrator._cli_options import (
     mcp_option,
@@ -28,7 +31,7 @@ from orchestrator._cli_options import (
 from orchestrator._console import say
 from orchestrator._limits import Limits
 
-__all__ = ["mcp_command", "serve"]
+__all__ = ["mcp_command", "mcp_tools_within", "serve"]
 
 
 def mcp_command(commands: Any) -> None:
@@ -75,6 +78,19 @@ async def serve(args: argparse.Namespace) -> int:
             say(f"paor mcp: serving on http://{_shown(host, port)}/mcp", file=sys.stderr)
             await serve_http(server, listener, host)
     return 0
+
+
+def mcp_tools_within(
+    path: Path | str | None, deadline_s: float | None
+) -> AbstractAsyncContextManager[Sequence[Tool]]:
+    """The tools of `--mcp FILE`'s servers, for a command with a `--deadline`: starting them
+    may take no longer than it (nor than each server's `start_timeout`, 30 s by default), so a
+    silent server ends the command within its deadline, one line and exit status 2."""
+    if path is None:
+        return nullcontext(())
+    from agents.mcp import tools_of
+
+    return tools_of(path, within=deadline_s)
 
 
 def host_port(text: str) -> tuple[str, int]:

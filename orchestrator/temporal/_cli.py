@@ -5,11 +5,16 @@ the report here. `show` prints a run's status, plans and sub-agents (a running o
 read with a query that leaves no trace). `resume` continues a run: it follows one still running,
 and restarts one that was terminated, timed out, cancelled or failed from its last completed
 workflow step (Temporal's reset), so nothing completed runs again. `worker` serves runs.
+
+Reaching the server is bounded (`CONNECT_TIMEOUT`, 10 s), and for `research` and `batch` so is
+everything before the run is submitted, by the command's `--deadline`: a server that never answers
+ends the command with one line and exit status 2, not after the SDK's own 30 s of retries.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import uuid
 from collections.abc import Callable
@@ -42,7 +47,7 @@ from orchestrator._state import RunResult
 from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
 from orchestrator.temporal._batch import batch_on_temporal
-from orchestrator.temporal._client import connect, list_runs, start
+from orchestrator.temporal._client import CONNECT_TIMEOUT, connect, list_runs, start
 from orchestrator.temporal._follow import follow_deciding
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._remote import RemoteRun, run_result
@@ -66,8 +71,9 @@ async def research(
     """`paor research --temporal`: the run on the workers, its events shown as they happen;
     with `--approve`, what waits is asked on the terminal (else the command ends, exit 3, and
     the run waits on Temporal for `paor approve --temporal`)."""
-    client = await _connect(args)
-    tools = await _mcp_names(args)
+    ends = _ends(args)
+    client = await _connect(args, ends)
+    tools = await _mcp_names(args, ends)
     approve_mode = getattr(args, "approve", None)
     questions = getattr(args, "questions", 0) or 0
     print(f"paor: submitted to {args.task_queue!r} on {args.temporal}", file=sys.stderr)
@@ -95,8 +101,9 @@ async def batch(
 ) -> BatchSummary:
     """`paor batch --temporal`: the goals in workflows of up to 100; results appended per workflow.
     `--deadline` is one instant for all; `--max-tokens` is split evenly among the workflows."""
-    client = await _connect(args)
-    tools = await _mcp_names(args)
+    ends = _ends(args)
+    client = await _connect(args, ends)
+    tools = await _mcp_names(args, ends)
     print(f"paor: submitting {len(tasks)} goals to {args.task_queue!r}", file=sys.stderr)
     return await batch_on_temporal(
         client,
@@ -222,21 +229,31 @@ async def worker(
             await anyio.sleep_forever()
 
 
-async def _mcp_names(args: argparse.Namespace) -> tuple[str, ...]:
+async def _mcp_names(args: argparse.Namespace, ends: float) -> tuple[str, ...]:
     """The names of the tools of `--mcp FILE`'s servers, which the workers serve (they were
-    started with the same file): the servers are started here just long enough to list them."""
+    started with the same file): the servers are started here just long enough to list them,
+    by `ends` (the command's deadline, on anyio's clock)."""
     if args.mcp is None:
         return ()
     from agents.mcp import tools_of
 
-    async with tools_of(args.mcp) as tools:
+    async with tools_of(args.mcp, within=ends - anyio.current_time()) as tools:
         return tuple(t.name for t in tools)
 
 
-async def _connect(args: argparse.Namespace) -> Client:
+def _ends(args: argparse.Namespace) -> float:
+    """When the command's `--deadline` ends, on anyio's clock (never, without one)."""
+    seconds: float | None = getattr(args, "deadline", None)
+    return math.inf if seconds is None else anyio.current_time() + seconds
+
+
+async def _connect(args: argparse.Namespace, ends: float = math.inf) -> Client:
+    """A client of the `--temporal` server, waited for `CONNECT_TIMEOUT` at most, and no later
+    than `ends` (the command's deadline, on anyio's clock)."""
     if args.blobs is not None:
         args.blobs.mkdir(parents=True, exist_ok=True)  # a wrong path fails now, not mid-run
-    return await connect(args.temporal, blobs=args.blobs)
+    left = min(CONNECT_TIMEOUT, ends - anyio.current_time())
+    return await connect(args.temporal, blobs=args.blobs, timeout_s=left)
 
 
 def _asker() -> Approver | None:

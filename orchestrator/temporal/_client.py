@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import anyio
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client, Interceptor, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
@@ -22,6 +23,7 @@ from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
 from orchestrator.temporal._workflows import RunWorkflow
 
 __all__ = [
+    "CONNECT_TIMEOUT",
     "WorkflowRun",
     "connect",
     "list_runs",
@@ -31,6 +33,8 @@ __all__ = [
 ]
 
 _PAOR_WORKFLOWS = "WorkflowType IN ('paor.Run', 'paor.Batch')"
+CONNECT_TIMEOUT = 10.0
+"""Seconds `connect` waits for the server by default (the SDK alone retries for about 30 s)."""
 
 
 class WorkflowRun(BaseModel):
@@ -61,6 +65,7 @@ async def connect(
     namespace: str = "default",
     blobs: BlobStore | Path | None = None,
     inline_limit: int = DEFAULT_INLINE_LIMIT,
+    timeout_s: float = CONNECT_TIMEOUT,
 ) -> Client:
     """A client of the Temporal server at `target` ("HOST:PORT"), with paor's data converter.
 
@@ -74,17 +79,26 @@ async def connect(
             machines, or any `BlobStore`). Without one, a payload over 1.5 MiB fails with advice
             rather than hitting Temporal's 2 MB limit.
         inline_limit: The largest payload, in serialized bytes, sent inline.
+        timeout_s: Seconds to wait for the server to answer (a command gives what is left of
+            its deadline, when that is less).
 
     Raises:
-        ConfigurationError: The server cannot be reached.
+        ConfigurationError: The server cannot be reached, or does not answer within
+            `timeout_s`: one line naming it.
     """
     converter = dataclasses.replace(
         pydantic_data_converter, payload_codec=codec_for(blobs, inline_limit=inline_limit)
     )
     try:
-        return await Client.connect(
-            target, namespace=namespace, data_converter=converter, interceptors=_tracing()
-        )
+        with anyio.fail_after(timeout_s):
+            return await Client.connect(
+                target, namespace=namespace, data_converter=converter, interceptors=_tracing()
+            )
+    except TimeoutError:
+        shown = f"{max(timeout_s, 0.0):.1f}".removesuffix(".0")
+        raise ConfigurationError(
+            f"the Temporal server at {target} did not answer within {shown} s"
+        ) from None
     except RuntimeError as exc:
         raise ConfigurationError(f"cannot reach the Temporal server at {target}") from exc
 
