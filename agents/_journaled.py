@@ -10,6 +10,10 @@ that address it is served, as long as it was asked for the same thing (same requ
 - Another digest is drift: `replay` raises `ReplayDrift`; `resume` logs `journal_drift`, drops the
   agent's later records and continues that agent live.
 
+A tool result longer than `MAX_RESULT_CHARS` (64 Ki characters of JSON) is stored as the first
+64 Ki characters (or the tool's `max_chars`, if more) of the text the model's observation is cut
+from, with its full size and sha256, and replays to the same observation (see `agents._capped`).
+
 Tool calls write an `intent` record before they run. On resume, an intent with no result marks a
 call that was in flight when the run crashed. It runs again if the tool is not side-effecting, or
 if it is and takes a `ToolContext`, which carries the same idempotency key as the first attempt.
@@ -37,6 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_jsonable_python
 
 from agents import _telemetry as telemetry
+from agents._capped import served_outcome, stored_outcome
 from agents._effects import AgentCall, Effects, EffectSite, traced_sub_agent
 from agents._errors import (
     MalformedResponse,
@@ -211,14 +216,14 @@ class JournaledEffects:
             with telemetry.tool_span(site, tool, args, ctx, replayed=True) as span:
                 if record.outcome == "cancelled":
                     raise ReplayedCancellation(f"{site.key} ({tool.name}) was cut short")
-                outcome = ToolOutcome.model_validate(record.payload["outcome"])
+                outcome = served_outcome(record.payload)
                 telemetry.tool_done(span, outcome)
                 return outcome
         if self._interrupted(site, digest):
             if tool.side_effects and not tool.takes_context:
                 _log.warning("tool_unverified", tool=tool.name, seq=site.seq)
                 outcome = ToolOutcome(ok=False, error="unverified", message=UNVERIFIED)
-                await self._append(site, "tool", digest, "ok", _tool_payload(tool, outcome))
+                await self._append(site, "tool", digest, "ok", stored_outcome(tool, outcome))
                 return outcome
             _log.info("tool_rerun", tool=tool.name, seq=site.seq, key=ctx.idempotency_key)
         # As JSON data: arguments may be enums, dates... (the tool gets them as they are).
@@ -230,7 +235,7 @@ class JournaledEffects:
             "tool",
             digest,
             lambda: self.inner.tool_call(site, tool, args, ctx),
-            lambda outcome: _tool_payload(tool, outcome),
+            lambda outcome: stored_outcome(tool, outcome),
         )
 
     async def now(self, site: EffectSite) -> float:
@@ -372,10 +377,6 @@ def _digest(value: Any) -> str:
 
 def _dump(response: ModelResponse) -> Any:
     return response.model_dump(mode="json")
-
-
-def _tool_payload(tool: Tool, outcome: ToolOutcome) -> dict[str, Any]:
-    return {"tool": tool.name, "outcome": outcome.model_dump(mode="json")}
 
 
 def _model_result(site: EffectSite, record: EffectRecord) -> ModelResponse:

@@ -2,11 +2,16 @@
 
 Two tables. `runs` has a row per run: its goal, status, owner lease, result and metadata. `effects`
 has one record per effect, addressed by (run, agent, seq, kind): a model reply, a tool outcome, a
-clock read, a recorded choice, or the intent written just before a tool runs. Every record carries a
-CRC32 of its contents. `load` checks it and keeps each agent's records only up to its first damaged
-one, so a damaged record behaves like a run that stopped just before it. A write torn by a killed
-process never commits: SQLite's WAL drops the torn frame, and the run resumes from the last whole
-record.
+clock read, a recorded choice, or the intent written just before a tool runs. What a record holds
+is bounded: a reply read over HTTP is at most 8 MiB (`max_response_bytes`), a call's arguments 64
+KiB (`MAX_ARG_CHARS`), and a tool result longer than 64 Ki characters of JSON is stored as the
+start of the text the model's observation is cut from (64 Ki characters, or the tool's
+`max_chars` if more), with the whole result's size and sha256 (see `agents._capped`).
+
+Every record carries a CRC32 of its contents. `load` checks it and keeps each agent's records only
+up to its first damaged one, so a damaged record behaves like a run that stopped just before it. A
+write torn by a killed process never commits: SQLite's WAL drops the torn frame, and the run
+resumes from the last whole record.
 
 One process at a time may continue a run. `claim` takes the run's lease in a `BEGIN IMMEDIATE`
 transaction. It succeeds if nobody holds the lease, or if the holder's heartbeat is older than
@@ -76,6 +81,7 @@ RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed", "p
 that waits for people's decisions (both resumable)."""
 FINISHED_RUNS: frozenset[str] = frozenset({"complete", "incomplete", "failed"})
 _T = TypeVar("_T")
+_NUMBERS_BYTES = 16  # a record's seq and crc, as SQLite's 8-byte integers at most
 _log = logger("paor.journal")
 _HOST = socket.gethostname()
 _RUN_COLUMNS = (
@@ -147,6 +153,11 @@ class EffectRecord(BaseModel):
         """The CRC32 over every stored field, so damage anywhere in the row is caught."""
         fields = (self.agent_id, str(self.seq), self.kind, self.digest, self.outcome)
         return zlib.crc32("\x1f".join((*fields, self.payload_json())).encode())
+
+    def size(self) -> int:
+        """The bytes the record's fields take in the journal (SQLite's own overhead aside)."""
+        texts = (self.agent_id, self.kind, self.digest, self.outcome, self.payload_json())
+        return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) + _NUMBERS_BYTES
 
 
 class RunInfo(BaseModel):

@@ -8,8 +8,10 @@ checked whole first, by `check_tasks`, so a bad line stops the batch before anyt
 
 Results are appended to a JSON Lines file the moment each one finishes (flushed and synced), so a
 crash loses at most the goals in flight; a re-run skips every id already in the output. A line is
-written whole or not at all: a write that fails (a full disk) is cut back to where the line began
-and raises `WriteFailed` (an `OSError`), so the file holds only whole records. A goal that cannot
+written whole or not at all, in one `write` ending with its newline: a write that fails (a full
+disk) is cut back to where the line began and raises `WriteFailed` (an `OSError`), so the file
+holds only whole records. A line torn all the same (the machine crashed mid-write) is moved aside
+to `OUT.torn` when the batch starts again, and its goal runs again (`orchestrator.batch`). A goal that cannot
 start because the budget is spent is not written, so a re-run with a fresh budget does it; once
 one goal has found the budget spent, the rest are counted as not started without being handed out.
 
@@ -57,6 +59,7 @@ from orchestrator._durable import hold_lease
 from orchestrator._limits import Limits
 from orchestrator._run_stream import PAUSE_SETTLE_S  # a batch pauses as a run does
 from orchestrator.batch import BatchTask, OutputLocked, check_output, load_tasks
+from orchestrator.batch import repair_tail as repair_tail  # re-exported for the Temporal batch
 
 __all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_tasks", "run_batch"]
 # Also shared with the Temporal batch: finished_ids, run_prefix, repair_tail, append_line, record,
@@ -78,6 +81,7 @@ class BatchSummary:
     not_started: int = 0
     tokens: int = 0
     waiting: list[ApprovalRequest] = field(default_factory=list)
+    torn: Path | None = None  # where the output's torn last line was moved, if it had one
 
     def line(self) -> str:
         """A one-line summary."""
@@ -87,7 +91,8 @@ class BatchSummary:
             parts.append(f"{self.not_started} not started (budget spent)")
         if self.waiting:
             parts.append(f"{len({w.run_id for w in self.waiting})} paused (waiting for decisions)")
-        return f"batch: {', '.join(parts)}; {self.tokens} tokens"
+        torn = "" if self.torn is None else f"; a torn last line was moved to {self.torn}"
+        return f"batch: {', '.join(parts)}; {self.tokens} tokens{torn}"
 
 
 def finished_ids(path: Path) -> set[str]:
@@ -156,11 +161,12 @@ async def run_batch(
         assert limits is not None
         budget = await _ledger(executor, limits)
     with exclusive_output(out) as sink:
+        torn = repair_tail(out)  # before the ids are read: a torn line's goal runs again
         batch = _Batch(
             executor=executor, budget=budget, journal=journal, prefix=run_prefix(out),
             sink=sink, on_result=on_result, done=finished_ids(out),
         )  # fmt: skip
-        repair_tail(out)
+        batch.summary.torn = torn
         goals = iter(tasks)
         with unwrapped(), run_waits(batch.waits):
             await batch.run(goals, concurrency)
@@ -384,15 +390,19 @@ async def _spent(executor: Executor, budget: Budget, task: BatchTask) -> bool:
 
 
 def append_line(sink: TextIO, line: str) -> None:
-    """Append `line` (one or more whole records) and make it durable before going on.
+    """Append `line` (one or more whole records, each ended by a newline) and make it durable
+    before going on.
 
     The bytes go to the file in one `write` (again for the rest only if the system took part of
     them), past the text layer's buffer. If writing fails, the file is cut back to where the
     line began, so no torn record is left: what a re-run reads is whole.
 
     Raises:
+        ValueError: `line` does not end with a newline.
         WriteFailed: The line could not be written (a full disk); the file is as it was.
     """
+    if line and not line.endswith("\n"):
+        raise ValueError("append_line writes whole lines: end each with a newline")
     fd = sink.fileno()
     sink.flush()  # nothing should wait there: every record goes through here
     start = os.fstat(fd).st_size
@@ -405,17 +415,6 @@ def append_line(sink: TextIO, line: str) -> None:
         with suppress(OSError):  # if even this fails, `finished_ids` skips the torn line
             os.ftruncate(fd, start)
         raise WriteFailed(sink.name, exc) from exc
-
-
-def repair_tail(out: Path) -> None:
-    """End a file torn mid-line with a newline, so the next record starts on its own line."""
-    if out.exists() and out.stat().st_size:
-        with out.open("rb") as existing:
-            existing.seek(-1, os.SEEK_END)
-            torn = existing.read(1) != b"\n"
-        if torn:
-            with out.open("a", encoding="utf-8") as sink:
-                sink.write("\n")
 
 
 def record(task: BatchTask, report: AgentReport) -> dict[str, Any]:

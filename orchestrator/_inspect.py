@@ -2,13 +2,15 @@
 
 The trace is the journal itself, one line per effect in the order they were written: what each
 agent asked its model and got back, which tools ran and how they ended, and the run's recorded
-choices. Clock reads are left out. Tool arguments were redacted before they were stored.
+choices. Clock reads are left out. Tool arguments were redacted before they were stored. Above it,
+what the run's records take in the journal: the bytes by kind, and the largest record.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,11 +46,40 @@ def render_run(info: RunInfo, records: Sequence[EffectRecord]) -> str:
     ]
     if info.meta.get("command"):
         lines.append(f"command: paor {info.meta['command']}")
-    lines += ["", *_outcome(info)]
+    lines += ["", *_outcome(info), "", *_footprint(records)]
     shown = [r for r in records if r.kind != "clock"]
     lines += ["", f"trace ({len(shown)} effects, clock reads left out):"]
     lines += [f"  {_step(r)}" for r in shown]
     return "\n".join(lines)
+
+
+def _footprint(records: Sequence[EffectRecord]) -> list[str]:
+    """What the run's records take in the journal: in all, by kind (the most first), and the
+    largest record (a capped tool result says how big the whole result was)."""
+    if not records:
+        return ["journal: no records"]
+    sized = [(r.size(), r) for r in records]
+    total: Counter[str] = Counter()
+    count: Counter[str] = Counter()
+    for size, record in sized:
+        total[record.kind] += size
+        count[record.kind] += 1
+    kinds = ", ".join(f"{kind} {n:,} in {count[kind]}" for kind, n in total.most_common())
+    size, big = max(sized, key=lambda pair: pair[0])
+    return [
+        f"journal: {total.total():,} bytes in {len(records)} records ({kinds})",
+        f"largest: {big.agent_id}#{big.seq} {big.kind}, {size:,} bytes{_capped(big, sha=True)}",
+    ]
+
+
+def _capped(record: EffectRecord, *, sha: bool = False) -> str:
+    """How big a capped tool result was (and its sha256), as a note ("" for any other record)."""
+    payload: Any = record.payload
+    capped = payload.get("capped") if isinstance(payload, dict) else None
+    if record.kind != "tool" or not isinstance(capped, dict):
+        return ""
+    digest = f"; sha256 {capped.get('sha256')}" if sha else ""
+    return f" (a {capped.get('bytes', 0):,}-byte result, capped{digest})"
 
 
 def _outcome(info: RunInfo) -> list[str]:
@@ -127,7 +158,8 @@ def _summary(record: EffectRecord) -> str:
     if record.kind == "tool":
         outcome = payload.get("outcome", {})
         if outcome.get("ok"):
-            return f"{payload.get('tool')}: {_cut(json.dumps(outcome.get('value'), ensure_ascii=False))}"
+            value = _cut(json.dumps(outcome.get("value"), ensure_ascii=False))
+            return f"{payload.get('tool')}{_capped(record)}: {value}"
         return f"{payload.get('tool')} failed ({outcome.get('error')}): {_cut(outcome.get('message', ''))}"
     return _cut(str(payload.get("value")))
 

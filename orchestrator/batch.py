@@ -4,6 +4,11 @@ A task file is JSON Lines, one `{"id": ..., "goal": ...}` a line. `check_tasks` 
 once, keeping only the ids, so a file is known good before anything runs; `read_tasks` then hands
 its goals out one line at a time, so a batch holds only the goals it is running however long the
 file is. `load_tasks` is both at once, as a list, for a file small enough to hold.
+
+An output file holds whole lines only. `repair_tail` makes it so before a batch appends to it
+again: a last line without its newline (a crash or a full disk mid-write) is ended if it is a
+whole record, and otherwise moved aside to `OUT.torn` and cut off, with a one-line warning, so its
+goal runs again.
 """
 
 from __future__ import annotations
@@ -15,11 +20,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents import ConfigurationError
 from agents.errors import RunError
+from agents.telemetry import logger
+from orchestrator._console import WriteFailed
 
 __all__ = [
     "OutputLocked",
@@ -27,7 +35,13 @@ __all__ = [
     "check_tasks",
     "load_tasks",
     "read_tasks",
+    "repair_tail",
 ]
+
+TORN_SUFFIX = ".torn"
+"""Added to an output file's name to name where its torn last lines are kept."""
+_BLOCK = 65_536  # bytes read at a time, backwards, looking for the last line's start
+_log = logger("paor.batch")
 
 
 class OutputLocked(RunError):
@@ -133,3 +147,75 @@ def _distinct(path: Path, keys: Iterable[str]) -> None:
 def _shown(key: str) -> str:
     """A task id for a one-line message: as it is, or JSON-quoted if it has control characters."""
     return key if key.isprintable() else json.dumps(key)
+
+
+def repair_tail(out: Path) -> Path | None:
+    """Leave `out` ending with a whole line (or empty). A last line without its newline is ended
+    if it is whole JSON, and otherwise is torn: it is appended to `OUT.torn` (on a line of its
+    own, its bytes as they were), cut off, and named in a `batch_output_torn` warning.
+
+    Returns:
+        Where a torn line went, if one did.
+
+    Raises:
+        WriteFailed: The torn line could not be kept or cut (`out` is then as it was, or its
+            torn line is kept twice, never lost).
+    """
+    try:
+        with out.open("r+b") as file:
+            start = _last_line_start(file)
+            if start is None:
+                return None
+            file.seek(start)
+            tail = file.read()
+            if _whole(tail):
+                _append(file, b"\n")
+                return None
+            aside = out.with_name(out.name + TORN_SUFFIX)
+            with aside.open("ab") as kept:
+                _append(kept, tail + b"\n")
+            file.truncate(start)
+            os.fsync(file.fileno())
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise WriteFailed(exc.filename or out, exc) from exc
+    _log.warning("batch_output_torn", out=str(out), torn_bytes=len(tail), kept_in=str(aside))
+    return aside
+
+
+def _last_line_start(file: BinaryIO) -> int | None:
+    """Where the file's last line begins, if that line has no newline (None: the file is empty
+    or ends with one)."""
+    end = file.seek(0, os.SEEK_END)
+    if end == 0:
+        return None
+    file.seek(end - 1)
+    if file.read(1) == b"\n":
+        return None
+    where = end
+    while where > 0:
+        size = min(_BLOCK, where)
+        where -= size
+        file.seek(where)
+        found = file.read(size).rfind(b"\n")
+        if found >= 0:
+            return where + found + 1
+    return 0
+
+
+def _whole(line: bytes) -> bool:
+    """Whether a line is whole JSON (a record whose newline alone was lost)."""
+    try:
+        json.loads(line.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return False
+    return True
+
+
+def _append(file: BinaryIO, data: bytes) -> None:
+    """Write `data` at the end of `file` and make it durable."""
+    file.seek(0, os.SEEK_END)
+    file.write(data)
+    file.flush()
+    os.fsync(file.fileno())

@@ -19,7 +19,8 @@ Python exits; a reader of stdout that left early (`paor runs | head`) ends the c
 `research` and `batch` journal their runs (`$PAOR_HOME/journal.db`, or `--journal PATH`; not with
 `--no-journal`): a research run is stored with its `ResearchSpec`, so that `paor resume RUN_ID` can
 rebuild the same corpus, tools and limits (the API key comes from the environment again). The
-first Ctrl-C stops a research run and writes the report from what exists; the second aborts it.
+first Ctrl-C or SIGTERM stops a research run and writes the report from what exists; the second
+of either aborts it, as the first aborts any other command (status 130).
 With `--temporal HOST:PORT` the backend is chosen once (`_on_temporal`): `research` runs on the
 `paor worker`s of that server and writes the same report, `batch` spreads its goals over workflows
 there and writes the same output file, and `runs`, `show` and `resume` list, inspect and continue
@@ -76,7 +77,7 @@ from orchestrator._cli_journal import (
     runs,
     show,
 )
-from orchestrator._cli_mcp import mcp_command
+from orchestrator._cli_mcp import mcp_command, mcp_tools_within
 from orchestrator._cli_options import (
     blobs_option,
     count,
@@ -123,16 +124,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        log_file = configure_logging(args.log_json)
+        logs = configure_logging(args.log_json)
     except WriteFailed as exc:
         return fail(f"cannot open the log file: {exc.filename}: [Errno {exc.errno}] {exc.strerror}")
     try:
         status = _outcome(args)
     finally:
-        if log_file is not None:
-            log_file.close()
-    if log_file is not None and log_file.error is not None:  # the run went on; its log did not
-        return fail(str(log_file.error))
+        logs.close()
+    if logs.error is not None:  # the run went on; its log did not
+        return fail(str(logs.error))
     return status
 
 
@@ -169,21 +169,37 @@ def _exited(exc: SystemExit) -> int:
 
 
 async def _command(args: argparse.Namespace) -> int:
-    """The command's handler; `research` and `resume` stop gracefully on the first Ctrl-C."""
+    """The command's handler, under `interrupts`: `research`, `resume`, `approve` and `answer`
+    stop gracefully on the first Ctrl-C or SIGTERM and abort on the second; the others abort on
+    the first. Either way the blocks holding child processes (MCP servers, the local model) are
+    left, which stops them. `paor mcp --http` is left to uvicorn, which stops on both itself (a
+    cancel beside its own shutdown would cut its lifespan short)."""
     args.stop = anyio.Event()
-    if getattr(args, "temporal", None) and args.command != "worker":
-        return await _on_temporal(args)
-    if args.handler not in (_research, _resume, _approve, _answer) or not in_main_thread():
-        return int(await args.handler(args))
+    # No signal handlers outside the main thread (tests call `main` from worker threads).
+    if not in_main_thread() or (args.command == "mcp" and args.http):
+        return await _handler(args)
+    graceful = args.handler in (_research, _resume, _approve, _answer) and not _temporal(args)
     status = None
     async with anyio.create_task_group() as tg:
-        tg.start_soon(interrupts, args.stop, tg.cancel_scope)
-        status = int(await args.handler(args))
+        await tg.start(interrupts, args.stop if graceful else None, tg.cancel_scope)
+        status = await _handler(args)
         tg.cancel_scope.cancel()
-    if status is None:  # aborted by a second Ctrl-C
+    if status is None:  # aborted by a signal
         say("paor: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     return status
+
+
+def _temporal(args: argparse.Namespace) -> bool:
+    """Whether the command runs on a Temporal server (`worker` serves one instead)."""
+    return bool(getattr(args, "temporal", None)) and args.command != "worker"
+
+
+async def _handler(args: argparse.Namespace) -> int:
+    """The command's exit status: its handler's, or on Temporal `_on_temporal`'s."""
+    if _temporal(args):
+        return await _on_temporal(args)
+    return int(await args.handler(args))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -363,7 +379,7 @@ async def _research(args: argparse.Namespace) -> int:
     approver = cli_approver(spec.approve, journaled=path is not None, questions=spec.questions)
     async with (
         maybe_journal(path) as journal,
-        mcp_tools(spec.mcp) as tools,
+        mcp_tools_within(spec.mcp, spec.limits.deadline_s) as tools,
         model_of(args) as model,
     ):
         report = await research(
@@ -516,7 +532,10 @@ async def _resume(args: argparse.Namespace, decisions: dict[str, Decision] | Non
         corpus = spec.corpus()
         progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
         timeout = getattr(args, "request_timeout", None)
-        async with mcp_tools(spec.mcp) as tools, model_of(spec, request_timeout=timeout) as model:
+        async with (
+            mcp_tools_within(spec.mcp, spec.limits.deadline_s) as tools,
+            model_of(spec, request_timeout=timeout) as model,
+        ):
             report = await research(
                 info.goal,
                 model=model,
@@ -582,7 +601,7 @@ async def _batch(args: argparse.Namespace) -> int:
     approver = cli_approver(args.approve, journaled=_journal_path(args) is not None)
     async with (
         maybe_journal(_journal_path(args)) as journal,
-        mcp_tools(args.mcp) as tools,
+        mcp_tools_within(args.mcp, limits.deadline_s) as tools,
         model_of(args) as model,
     ):
         executor = research_executor(

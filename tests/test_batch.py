@@ -218,7 +218,7 @@ async def test_run_batch_skips_ids_already_in_the_output(tmp_path: Path) -> None
 
 
 async def test_run_batch_reruns_a_torn_record_on_a_line_of_its_own(tmp_path: Path) -> None:
-    """After a crash mid-write the torn task runs again and its record starts on a new line."""
+    """After a crash mid-write the torn task runs again, its half line moved aside to OUT.torn."""
     out = write_lines(tmp_path / "results.jsonl", json.dumps({"id": "a", "status": "done"}))
     torn = b'{"id": "b", "goal": "Goal b", "answer": "caf' + "é".encode()[:1]
     with out.open("ab") as sink:
@@ -231,9 +231,9 @@ async def test_run_batch_reruns_a_torn_record_on_a_line_of_its_own(tmp_path: Pat
 
     assert asked_goals(model.requests) == ["Goal b"]
     lines = out.read_bytes().split(b"\n")
-    assert lines[1] == torn
-    assert json.loads(lines[2])["id"] == "b"
-    assert lines[3:] == [b""]
+    assert json.loads(lines[1])["id"] == "b"
+    assert lines[2:] == [b""]
+    assert (tmp_path / "results.jsonl.torn").read_bytes() == torn + b"\n"
 
 
 @dataclass(kw_only=True, slots=True)

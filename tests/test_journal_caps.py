@@ -1,0 +1,205 @@
+"""What the journal keeps of a tool result: a long one capped to what the model could read (with
+its size and sha256), replayed to the same observation, transcript and answer."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agents import Tool, ToolContext, tool
+from agents._capped import MAX_RESULT_CHARS
+from agents.effects import EffectSite, JournaledEffects, LiveEffects
+from agents.testing import ScriptedModel, call
+from agents.tools import Toolbox, ToolResult
+from memory import Journal, ToolCall, ToolMessage
+from memory.journal import EffectRecord
+from orchestrator import Orchestrator
+from orchestrator.cli import main
+from tests._team import Team, plan, script, sub
+
+pytestmark = pytest.mark.anyio
+
+GUARD_S = 20  # a guard against a hang, not a timing claim
+BIG = 1_000_000  # characters: well past the cap, small enough for a quick test
+
+
+def page(chars: int) -> str:
+    """Text whose every stretch differs ("0000000 0000001 ..."), so a cut anywhere shows."""
+    return "".join(f"{i:07d} " for i in range(chars // 8))
+
+
+def fetching(result: Any, **options: Any) -> Tool:
+    """A `fetch` tool that returns `result`."""
+
+    @tool(name="fetch", **options)
+    async def fetch(url: str) -> Any:
+        """Fetch a page.
+
+        Args:
+            url: The page.
+        """
+        return result
+
+    return fetch
+
+
+def raw_json(value: Any) -> bytes:
+    """A result's JSON as the journal measures and hashes it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def tool_record(records: list[EffectRecord]) -> EffectRecord:
+    """The one tool result among `records`."""
+    (found,) = [r for r in records if r.kind == "tool"]
+    return found
+
+
+@pytest.fixture
+async def journal(tmp_path: Path) -> AsyncIterator[Journal]:
+    """An open, empty journal."""
+    async with Journal(tmp_path / "journal.db") as opened:
+        yield opened
+
+
+class Sink:
+    """A `RecordSink` that keeps records in a dict."""
+
+    def __init__(self) -> None:
+        self.records: dict[tuple[str, int, str], EffectRecord] = {}
+
+    async def append(self, run_id: str, record: EffectRecord) -> None:
+        """Keep `record`."""
+        self.records[(record.agent_id, record.seq, record.kind)] = record
+
+    async def forget(self, run_id: str, agent_id: str, from_seq: int) -> None:
+        """Nothing to forget in these tests."""
+
+
+SHAPES: dict[str, tuple[Any, dict[str, Any]]] = {
+    "text": (page(BIG), {}),
+    "fields": ({"id": 7, "body": page(300_000), "junk": page(400_000)}, {"fields": ("id", "body")}),
+    "wide": (page(BIG), {"max_chars": 100_000}),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
+async def test_a_long_result_is_stored_capped_and_replays_to_the_same_run(
+    journal: Journal, shape: str
+) -> None:
+    """A result past the cap is stored as the start of the text the observation is cut from
+    (64 Ki characters, or the tool's `max_chars` if more), with its full size and sha256; the
+    replay asks for exactly what the live run asked (no drift: every request, the transcript
+    with the tool's observation in it, is the same) and ends with the same answer and reports."""
+    value, options = SHAPES[shape]
+    fetch = fetching(value, **options)
+    team = Team([plan(sub("a"))], {"a": script(call("fetch", url="u"), "A: fetched")})
+    with anyio.fail_after(GUARD_S):
+        recorded = await Orchestrator(team.model, [fetch], journal=journal).run("goal")
+        offline = ScriptedModel([])
+        report = await Orchestrator(offline, [fetch], journal=journal).replay(recorded.run_id)
+
+    stored = tool_record(await journal.load(recorded.run_id))
+    full = raw_json(value)
+    keep = max(MAX_RESULT_CHARS, fetch.max_chars)
+    assert stored.payload["capped"]["bytes"] == len(full)
+    assert stored.payload["capped"]["sha256"] == hashlib.sha256(full).hexdigest()
+    assert len(stored.payload["outcome"]["value"]) == keep
+    assert stored.size() < keep + 1024 < len(full) // 3
+    seen = team.of("a")[1].messages[-1]
+    assert isinstance(seen, ToolMessage)
+    assert f"[truncated: showing {fetch.max_chars} of " in seen.content
+    assert report.ok, report.drift
+    assert report.result is not None
+    assert report.result.answer == recorded.answer
+    assert report.result.reports == recorded.reports
+    assert offline.requests == []
+
+
+async def test_a_served_capped_outcome_gives_the_loop_the_same_result() -> None:
+    """Through the effect boundary, the outcome a capped record serves back is judged, shaped and
+    cited (`Toolbox.finish`) exactly as the live one was."""
+    fetch = fetching({"id": 7, "body": page(BIG)}, fields=("body",))
+    sink, site = Sink(), EffectSite(run_id="r", agent_id="a", seq=1, step=1)
+    ctx = ToolContext(run_id="r", agent_id="a", call_id="c1", idempotency_key="r:a:1")
+    live = await JournaledEffects(LiveEffects(), sink, "r").tool_call(
+        site, fetch, {"url": "u"}, ctx
+    )
+    replaying = JournaledEffects(
+        LiveEffects(), sink, "r", mode="replay", records=sink.records.values()
+    )
+    served = await replaying.tool_call(site, fetch, {"url": "u"}, ctx)
+
+    asked = ToolCall(id="c1", name="fetch", arguments='{"url": "u"}')
+    prepared = Toolbox([fetch]).prepare(asked, 0.0)
+    assert not isinstance(prepared, ToolResult)
+    shown_live = Toolbox([fetch]).finish(prepared, live, 0.0)
+    shown_replayed = Toolbox([fetch]).finish(prepared, served, 0.0)
+    assert shown_replayed == shown_live
+    assert served.value != live.value  # what was not kept is not pretended
+    assert sink.records[("a", 1, "tool")].size() < MAX_RESULT_CHARS + 1024
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"success": lambda v: bool(v)}, {"evidence": lambda a, v: [("page", str(v)[-20:])]}],
+    ids=["success-check", "evidence-hook"],
+)
+async def test_a_result_read_by_the_tools_own_code_is_stored_whole(
+    journal: Journal, options: dict[str, Any]
+) -> None:
+    """A tool whose success check or evidence hook reads the whole value keeps it whole: the
+    replay hands that code what it had."""
+    value = page(200_000)
+    fetch = fetching(value, **options)
+    team = Team([plan(sub("a"))], {"a": script(call("fetch", url="u"), "A: fetched")})
+    recorded = await Orchestrator(team.model, [fetch], journal=journal).run("goal")
+    report = await Orchestrator(ScriptedModel([]), [fetch], journal=journal).replay(recorded.run_id)
+
+    stored = tool_record(await journal.load(recorded.run_id))
+    assert "capped" not in stored.payload
+    assert stored.payload["outcome"]["value"] == value
+    assert report.ok, report.drift
+
+
+async def test_a_result_under_the_cap_is_stored_as_it_was(journal: Journal) -> None:
+    """A result of at most 64 Ki characters of JSON is stored whole, as before."""
+    value = {"id": 7, "body": page(MAX_RESULT_CHARS - 100)}
+    team = Team([plan(sub("a"))], {"a": script(call("fetch", url="u"), "A: fetched")})
+    recorded = await Orchestrator(team.model, [fetching(value)], journal=journal).run("goal")
+
+    stored = tool_record(await journal.load(recorded.run_id))
+    assert stored.payload == {"tool": "fetch", "outcome": stored.payload["outcome"]}
+    assert stored.payload["outcome"]["value"] == value
+
+
+async def test_show_prints_what_the_run_takes_in_the_journal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`paor show` says how many bytes the run's records take, by kind (the most first), and
+    names the largest record, with the size and sha256 of a capped result."""
+    path = tmp_path / "journal.db"
+    value = page(BIG)
+    team = Team([plan(sub("a"))], {"a": script(call("fetch", url="u"), "A: fetched")})
+    async with Journal(path) as journal:
+        await Orchestrator(team.model, [fetching(value)], journal=journal).run("g", run_id="big")
+        records = await journal.load("big")
+    capsys.readouterr()
+
+    assert await anyio.to_thread.run_sync(main, ["show", "big", "--journal", str(path)]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    total = sum(r.size() for r in records)
+    (footprint,) = [line for line in lines if line.startswith("journal: ")]
+    assert footprint.startswith(f"journal: {total:,} bytes in {len(records)} records (tool ")
+    stored = tool_record(records)
+    digest = hashlib.sha256(raw_json(value)).hexdigest()
+    assert (
+        f"largest: a#{stored.seq} tool, {stored.size():,} bytes "
+        f"(a {len(raw_json(value)):,}-byte result, capped; sha256 {digest})"
+    ) in lines
