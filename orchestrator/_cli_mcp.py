@@ -28,7 +28,7 @@ from orchestrator._cli_options import (
     otel_option,
     positive,
 )
-from orchestrator._console import say
+from orchestrator._console import EXIT_INTERRUPTED, say
 from orchestrator._limits import Limits
 
 __all__ = ["mcp_command", "mcp_tools_within", "serve"]
@@ -53,8 +53,9 @@ def mcp_command(commands: Any) -> None:
 
 
 async def serve(args: argparse.Namespace) -> int:
-    """Serve until the client goes (stdio) or the process is interrupted (HTTP). Nothing but the
-    protocol is written on stdout."""
+    """Serve until the client goes (stdio) or the process is interrupted (HTTP: a signal shuts
+    the server down gracefully, then the status is 130, as for any interrupted command). Nothing
+    but the protocol is written on stdout."""
     try:
         from orchestrator._mcp_serve import paor_server, serve_http
     except ImportError:
@@ -76,8 +77,8 @@ async def serve(args: argparse.Namespace) -> int:
         async with mcp_tools(args.mcp) as tools, model_of(args) as model:
             server = paor_server(model, corpus, tools=tools, limits=limits)
             say(f"paor mcp: serving on http://{_shown(host, port)}/mcp", file=sys.stderr)
-            await serve_http(server, listener, host)
-    return 0
+            stopped = await serve_http(server, listener, host)
+    return EXIT_INTERRUPTED if stopped else 0
 
 
 def mcp_tools_within(

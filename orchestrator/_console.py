@@ -37,6 +37,8 @@ from anyio.abc import TaskStatus
 from agents.telemetry import redact_text
 
 __all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
     "LogFile",
     "Logs",
     "WriteFailed",
@@ -64,6 +66,7 @@ _CONTROL = re.compile(
 )
 _DEFAULT_MODE = 0o666
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # Standard levels: structlog names a record's level by these alone.
 _LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)

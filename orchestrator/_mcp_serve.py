@@ -18,10 +18,11 @@ server starts, and shared by every call.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import socket
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -98,7 +99,7 @@ def paor_server(
     return server
 
 
-async def serve_http(server: MCPServer, listener: socket.socket, host: str) -> None:
+async def serve_http(server: MCPServer, listener: socket.socket, host: str) -> bool:
     """Serve `server` over streamable HTTP at `/mcp` on `listener`, a socket already bound and
     listening, until the process is interrupted (uvicorn closes the socket when it ends).
 
@@ -106,12 +107,29 @@ async def serve_http(server: MCPServer, listener: socket.socket, host: str) -> N
         server: The MCP server (`paor_server`).
         listener: The bound socket.
         host: The host it is bound to (the SDK guards a loopback host against DNS rebinding).
+
+    Returns:
+        Whether a signal (Ctrl-C, SIGTERM) stopped it, after a graceful shutdown.
     """
     import uvicorn  # comes with the mcp extra
 
+    class Server(uvicorn.Server):
+        """uvicorn's server, except that once a signal has shut it down gracefully it does not
+        raise that signal again (the process would die by it, with no status of paor's)."""
+
+        stopped_by: tuple[int, ...] = ()
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                self.stopped_by = tuple(self._captured_signals)
+                self._captured_signals.clear()  # what uvicorn would raise again on the way out
+
     app = server.streamable_http_app(host=host)
-    config = uvicorn.Config(app, log_level=server.settings.log_level.lower())
-    await uvicorn.Server(config).serve(sockets=[listener])
+    serving = Server(uvicorn.Config(app, log_level=server.settings.log_level.lower()))
+    await serving.serve(sockets=[listener])
+    return bool(serving.stopped_by)
 
 
 async def _with_progress(

@@ -92,6 +92,7 @@ from orchestrator._cli_options import (
 )
 from orchestrator._cli_spec import ResearchSpec
 from orchestrator._console import (
+    EXIT_INTERRUPTED,
     WriteFailed,
     clean,
     configure_logging,
@@ -117,7 +118,6 @@ __all__ = ["main"]
 
 EXIT_DRIFT = 1
 EXIT_FAILED = 1  # the run ended "failed": nothing usable was gathered, or no plan could be made
-EXIT_INTERRUPTED = 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
