@@ -25,9 +25,11 @@ from collections.abc import Collection, Mapping
 from difflib import SequenceMatcher
 
 from agents.executor import Parrot
-from orchestrator._plan import Plan, PlanDraft
+from orchestrator._plan import Plan, PlanDraft, SubtaskDraft
 
-__all__ = ["anchored", "first_plan_repairs", "goal_problems", "subtask_ids"]
+__all__ = ["anchored", "asking_goal", "first_plan_repairs", "goal_problems", "subtask_ids"]
+
+_MIN_GOAL_WORDS = 3  # fewer words (an id, a date) ask nothing
 
 _COPY_WORDS = 6  # a phrase of a tool's description, not a shared term
 _COPY_RATIO = 0.8
@@ -170,3 +172,33 @@ def _words(text: str) -> list[str]:
 def subtask_ids(found: list[str], plan: Plan) -> set[str]:
     """The ids of the subtasks that `goal_problems` found problems with."""
     return {sub.id for sub in plan.subtasks if any(f"subtask {sub.id}'s " in p for p in found)}
+
+
+def asking_goal(draft: PlanDraft, goal: str, room: int) -> PlanDraft:
+    """The draft with the goal itself as its first subtask (added if the planner left it out,
+    the last subtask making room), and without subtasks that ask nothing (see `_asks`) or ask
+    what an earlier one asks, word for word (a small model repeats the goal N times)."""
+    wanted = _words(goal)
+    kept, asked = [], set()
+    for d in draft.subtasks:
+        words = tuple(_words(d.goal))
+        if _asks(d.goal) and words not in asked:
+            kept.append(d)
+            asked.add(words)
+    dropped = {d.id for d in draft.subtasks} - {d.id for d in kept}
+    kept = [
+        d.model_copy(update={"depends_on": [x for x in d.depends_on if x not in dropped]})
+        for d in kept
+    ]
+    if any(_words(d.goal) == wanted for d in kept):
+        return draft.model_copy(update={"subtasks": kept})
+    ids = {d.id for d in kept}
+    first = SubtaskDraft(
+        id=next(i for i in ("goal", "goal-0", "goal-00") if i not in ids), goal=goal
+    )
+    return draft.model_copy(update={"subtasks": [first, *kept][: max(room, 1)]})
+
+
+def _asks(goal: str) -> bool:
+    """Whether a subtask's goal is words at all (not an id, a number, a date or a URL)."""
+    return "://" not in goal and len(re.findall(r"\b[^\W\d_]{2,}\b", goal)) >= _MIN_GOAL_WORDS

@@ -1,0 +1,95 @@
+"""What the planner model writes, read: a draft parsed and validated (its problems said in words
+a model or a report reader understands), and what a replan is shown of the plan and may change.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from agents import AgentReport
+from orchestrator._plan import Plan, SubtaskDraft
+
+__all__ = [
+    "ReplanDraft",
+    "base_schema",
+    "parse_draft",
+    "plan_status",
+    "removable_ids",
+    "validation_problems",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ReplanDraft(BaseModel):
+    """A replan as the planner model writes it: what to drop and what to add."""
+
+    remove: list[str] = []
+    add: list[SubtaskDraft] = []
+    rationale: str = ""
+
+
+@functools.cache
+def base_schema(schema: type[BaseModel]) -> str:
+    """The model's JSON schema, made once: pydantic takes about a millisecond to generate it, on
+    the critical path of every plan and replan."""
+    return json.dumps(schema.model_json_schema())
+
+
+def parse_draft(text: str, model: type[M]) -> M | list[str]:
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return [f"the reply is not valid JSON ({exc.msg} at char {exc.pos})"]
+    except RecursionError:
+        return ["the reply is not valid JSON (nested too deep)"]
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]]
+
+
+def validation_problems(exc: ValidationError) -> list[str]:
+    """Subtask field errors in words (a regex means nothing to a model, or to a report reader)."""
+    found = []
+    for error in exc.errors()[:5]:
+        field = ".".join(map(str, error["loc"]))
+        if error["type"] == "string_pattern_mismatch":
+            shown = str(error.get("input", ""))[:60]
+            found.append(
+                f"{field}: {shown!r} is not a valid id: use 1 to 40 letters, digits, '_', '-' or '.'"
+            )
+        else:
+            found.append(f"{field}: {error['msg']}")
+    return found
+
+
+def removable_ids(
+    plan: Plan, status: dict[str, str], trigger: str, *, invalidated: bool
+) -> set[str]:
+    """What a replan may remove: pending subtasks; running ones only when the trigger's finding
+    invalidates the plan's assumptions, or when they depend on the trigger. A subtask that merely
+    failed says nothing about the running agents on other questions: they keep their work."""
+    downstream = plan.dependents(trigger)
+    return {
+        i
+        for i, st in status.items()
+        if st == "pending" or (st == "running" and (invalidated or i in downstream))
+    }
+
+
+def plan_status(plan: Plan, status: dict[str, str], reports: dict[str, AgentReport]) -> str:
+    lines = []
+    for sub in plan.subtasks:
+        line = f"- {sub.id} [{status.get(sub.id, 'pending')}] {sub.goal}"
+        if sub.depends_on:
+            line += f" (after {', '.join(sub.depends_on)})"
+        report = reports.get(sub.id)
+        if report is not None:
+            line += f"\n  result: {report.answer[:300]}"
+        lines.append(line)
+    return "\n".join(lines)

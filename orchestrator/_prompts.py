@@ -1,0 +1,29 @@
+"""What paor tells the planner model: its instructions, and the parts a run's options add.
+
+The research command's own prompts live with it (`orchestrator._research`); the final writer's
+with the synthesis (`orchestrator._synthesis`).
+"""
+
+__all__ = ["DIRECT_CALLS", "MAY_ASK", "PLANNER_INSTRUCTIONS"]
+
+PLANNER_INSTRUCTIONS = (
+    "You are the planner of a team of research and action agents. Split the goal into a few "
+    "subtasks (at most {max_subtasks}) that agents can do independently; give each a short id, a "
+    "self-contained goal, the ids it depends on (only when it truly needs their results, so that "
+    "the rest run in parallel), the tools it may use (empty for all), what a good result contains, "
+    "and the expected output. Reply with JSON only."
+)
+"""The planner's system prompt (`{max_subtasks}` is filled in)."""
+DIRECT_CALLS = (
+    "A subtask that is exactly one tool call whose arguments you already know needs no agent: "
+    'write the call in "call" ({"tool": name, "arguments": {...}}) and it runs as it is, its '
+    'result being the tool\'s output. An argument written "$ID" is replaced by the result of '
+    'subtask ID, which it must depend on. Leave "call" out wherever a step needs reasoning.'
+)
+"""With `direct_calls`: a subtask may be one tool call, written out."""
+MAY_ASK = (
+    "Only if the goal lacks something only the user can tell you, without which the plan would "
+    'be wrong (a budget, a city, a date), also write one short question in "question": you will '
+    "plan again with the answer. Otherwise leave it out."
+)
+"""With `questions`: the planner may ask the user one question instead of planning."""

@@ -1,0 +1,181 @@
+"""The synthesis: the run's final answer, written from what its sub-agents reported.
+
+The writer sees each result under its task (cut at `RESULT_CHARS`) with its sources, and its answer
+is checked like a sub-agent's (`Planner.synthesise`); when it fails twice, the answer is the results
+joined as they were reported (`joined`). A complete run whose one subtask asked the goal itself
+needs no writer at all (`answered_alone`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from agents import AgentReport
+from agents.errors import ModelError
+from agents.events import TextSink
+from agents.executor import sourced, unsupported
+from agents.models import ModelRequest, ModelResponse
+from agents.telemetry import logger
+from memory import AssistantMessage, Message, SystemMessage, UserMessage
+
+__all__ = [
+    "RESULT_CHARS",
+    "SYNTHESIS_INSTRUCTIONS",
+    "SYNTHESIS_TRIES",
+    "Synthesis",
+    "Writer",
+    "answered_alone",
+    "goal_text",
+    "joined",
+    "passages",
+    "report_text",
+    "restarted",
+]
+
+SYNTHESIS_INSTRUCTIONS = (
+    "You write the final answer to the goal from the results your agents reported. Use only those "
+    "results; keep their citations in [brackets]; say plainly what is missing or uncertain."
+)
+RESULT_CHARS = 1500
+"""The most of one result the writer sees."""
+_log = logger("paor.planner")
+SYNTHESIS_TRIES = 2
+"""The answer, and once more with the reason it was not accepted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesis:
+    """The run's final answer, and why it is not the model's when it is not."""
+
+    answer: str
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Writer:
+    """The synthesis step of a run's planner.
+
+    Attributes:
+        ask: The planner's model call (through the effect boundary, charged to the run's
+            budget; text to the sink as it comes, when one is given).
+        instructions: The writer's system prompt.
+        judge: Why an answer is no answer (`(goal, answer, prompt) -> problem`), if it is not.
+        cite: The run asks for citations: a complete run's answer must say what a result or an
+            excerpt says (`agents.executor.unsupported`).
+    """
+
+    ask: Callable[[ModelRequest, TextSink | None], Awaitable[ModelResponse]]
+    instructions: str
+    judge: Callable[[str, str, str], str | None]
+    cite: bool
+
+    async def write(
+        self,
+        goal: str,
+        reports: Sequence[AgentReport],
+        note: str | None,
+        *,
+        known: str = "",
+        on_text: TextSink | None = None,
+    ) -> Synthesis:
+        """The final answer from the reports; never raises. An answer that fails the answer
+        check (paor's own text or layout, a copy of the goal or the prompt, a raw call,
+        nothing) is sent back once with the reason; if the second is no better, or the model
+        fails, the answer is the results joined as they were reported, and `problem` says why.
+        With `on_text`, its text goes there as the model writes it."""
+        alone = answered_alone(goal, reports, note, known)
+        if alone is not None:
+            if on_text is not None:
+                await on_text(alone, False)
+            return Synthesis(answer=alone)
+        body = "\n\n".join(report_text(r) for r in reports) or "(no results)"
+        prompt = f"{goal_text(goal, known)}\n\nResults from the agents:\n\n{body}"
+        if note:
+            prompt += f"\n\nNote: the run is incomplete ({note}); say what is missing."
+        messages: list[Message] = [
+            SystemMessage(content=self.instructions),
+            UserMessage(content=prompt),
+        ]
+        problem = ""
+        for attempt in range(SYNTHESIS_TRIES):
+            try:
+                request = ModelRequest(messages=tuple(messages), purpose="synthesis")
+                response = await self.ask(request, restarted(on_text) if attempt else on_text)
+            except (ModelError, TimeoutError) as exc:
+                problem = f"the synthesis failed ({str(exc) or 'the deadline was reached'})"
+                break
+            answer = (response.message.content or "").strip()
+            problem = self.judge(goal, answer, prompt) or ""
+            if not problem and self.cite and note is None:
+                problem = unsupported(answer, goal, passages(reports)) or ""
+            if not problem:
+                return Synthesis(answer=answer)
+            _log.warning("synthesis_rejected", problem=problem)
+            messages += [
+                AssistantMessage(content=answer or "(empty)"),
+                UserMessage(content=f"Your answer was not accepted: {problem}. Write it again."),
+            ]
+        why = f"{problem}; the answer is the agents' results as they reported them"
+        return Synthesis(answer=joined(reports, note), problem=why)
+
+
+def report_text(report: AgentReport) -> str:
+    sources = ", ".join(dict.fromkeys(f"[{e.source}]" for e in report.evidence))
+    text = f"## {report.agent_id} ({report.status})\nTask: {report.task}\n{report.answer[:RESULT_CHARS]}"
+    return f"{text}\nSources: {sources}" if sources else text
+
+
+def passages(reports: Sequence[AgentReport]) -> list[str]:
+    """What a synthesis may rest on: each answer under the task it answers (checked against its
+    own sources when the run cites), and each excerpt its tools showed, under its source."""
+    passages = [f"# {r.task}\n{r.answer}" for r in reports]
+    return passages + [sourced(e.source, e.excerpt) for r in reports for e in r.evidence]
+
+
+def joined(reports: Sequence[AgentReport], note: str | None) -> str:
+    """The fallback answer when synthesis fails: every result, as it was reported."""
+    head = f"Incomplete ({note}). " if note else ""
+    parts = [f"{head}Results gathered by the agents:"]
+    parts += [report_text(r) for r in reports]
+    return "\n\n".join(parts) if reports else f"{head}No results were gathered."
+
+
+def answered_alone(
+    goal: str, reports: Sequence[AgentReport], note: str | None, known: str
+) -> str | None:
+    """The one result's answer when it is the whole run's: a complete run whose one subtask
+    asked the goal itself needs no join. Its answer passed the sub-agent's checks; a second
+    model call rewriting it could only lose what it says (or spend a small model's deadline)."""
+    if note or known or len(reports) != 1:
+        return None
+    (report,) = reports
+    wanted = _words(goal)
+    # The task is the subtask's brief: its goal, then what a good answer looks like.
+    if report.status != "done" or _words(report.task)[: len(wanted)] != wanted:
+        return None
+    return report.answer
+
+
+def restarted(sink: TextSink | None) -> TextSink | None:
+    """`sink` for a second reply: its first piece replaces what the first reply streamed."""
+    if sink is None:
+        return None
+    first = True
+
+    async def send(text: str, restart: bool) -> None:
+        nonlocal first
+        restart, first = restart or first, False
+        await sink(text, restart)
+
+    return send
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def goal_text(goal: str, known: str) -> str:
+    """The goal, with the long-term facts the run knows (rendered) when there are any."""
+    return f"Goal: {goal}\n\n{known}" if known else f"Goal: {goal}"
