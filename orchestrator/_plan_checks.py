@@ -27,9 +27,17 @@ from difflib import SequenceMatcher
 from agents.executor import Parrot
 from orchestrator._plan import Plan, PlanDraft, SubtaskDraft
 
-__all__ = ["anchored", "asking_goal", "first_plan_repairs", "goal_problems", "subtask_ids"]
+__all__ = [
+    "anchored",
+    "asking_goal",
+    "first_plan_repairs",
+    "goal_problems",
+    "same_question",
+    "subtask_ids",
+]
 
 _MIN_GOAL_WORDS = 3  # fewer words (an id, a date) ask nothing
+_SAME_RATIO = 0.8
 
 _COPY_WORDS = 6  # a phrase of a tool's description, not a shared term
 _COPY_RATIO = 0.8
@@ -175,10 +183,9 @@ def subtask_ids(found: list[str], plan: Plan) -> set[str]:
 
 
 def asking_goal(draft: PlanDraft, goal: str, room: int) -> PlanDraft:
-    """The draft with the goal itself as its first subtask (added if the planner left it out,
-    the last subtask making room), and without subtasks that ask nothing (see `_asks`) or ask
+    """The draft with the goal itself as its first subtask (added if the planner left it out or
+    reworded it beyond `same_question`, the last subtask making room), and without subtasks that ask nothing (see `_asks`) or ask
     what an earlier one asks, word for word (a small model repeats the goal N times)."""
-    wanted = _words(goal)
     kept, asked = [], set()
     for d in draft.subtasks:
         words = tuple(_words(d.goal))
@@ -190,7 +197,7 @@ def asking_goal(draft: PlanDraft, goal: str, room: int) -> PlanDraft:
         d.model_copy(update={"depends_on": [x for x in d.depends_on if x not in dropped]})
         for d in kept
     ]
-    if any(_words(d.goal) == wanted for d in kept):
+    if any(same_question(d.goal, goal) for d in kept):
         return draft.model_copy(update={"subtasks": kept})
     ids = {d.id for d in kept}
     first = SubtaskDraft(
@@ -202,3 +209,13 @@ def asking_goal(draft: PlanDraft, goal: str, room: int) -> PlanDraft:
 def _asks(goal: str) -> bool:
     """Whether a subtask's goal is words at all (not an id, a number, a date or a URL)."""
     return "://" not in goal and len(re.findall(r"\b[^\W\d_]{2,}\b", goal)) >= _MIN_GOAL_WORDS
+
+
+def same_question(one: str, other: str) -> bool:
+    """Whether two questions are one, reworded by a word or two: every word of one is in the
+    other, and their words mostly run in the same order ("How many days..." is "For how many
+    days..."; "... in London?" is not "... in Paris?")."""
+    a, b = _words(one), _words(other)
+    if not a or not b or not (set(a) <= set(b) or set(b) <= set(a)):
+        return False
+    return SequenceMatcher(None, a, b, autojunk=False).ratio() >= _SAME_RATIO

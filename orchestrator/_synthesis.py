@@ -8,17 +8,17 @@ needs no writer at all (`answered_alone`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from agents import AgentReport
 from agents.errors import ModelError
 from agents.events import TextSink
-from agents.executor import sourced, unsupported
+from agents.executor import asked, sourced, unsupported
 from agents.models import ModelRequest, ModelResponse
 from agents.telemetry import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
+from orchestrator._plan_checks import same_question
 
 __all__ = [
     "RESULT_CHARS",
@@ -146,14 +146,13 @@ def answered_alone(
     goal: str, reports: Sequence[AgentReport], note: str | None, known: str
 ) -> str | None:
     """The one result's answer when it is the whole run's: a complete run whose one subtask
-    asked the goal itself needs no join. Its answer passed the sub-agent's checks; a second
+    asked the goal itself (`same_question`) needs no join. Its answer passed the sub-agent's checks; a second
     model call rewriting it could only lose what it says (or spend a small model's deadline)."""
     if note or known or len(reports) != 1:
         return None
     (report,) = reports
-    wanted = _words(goal)
-    # The task is the subtask's brief: its goal, then what a good answer looks like.
-    if report.status != "done" or _words(report.task)[: len(wanted)] != wanted:
+    # The task is the subtask's brief: its question, then what a good answer looks like.
+    if report.status != "done" or not same_question(asked(report.task), goal):
         return None
     return report.answer
 
@@ -170,10 +169,6 @@ def restarted(sink: TextSink | None) -> TextSink | None:
         await sink(text, restart)
 
     return send
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
 
 
 def goal_text(goal: str, known: str) -> str:

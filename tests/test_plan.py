@@ -16,6 +16,7 @@ from agents.testing import FunctionModel, Turn, call, reply
 from memory import AssistantMessage, UserMessage
 from orchestrator import Event, Limits, Orchestrator, Plan, Subtask
 from orchestrator._plan import problems, salvage
+from orchestrator._plan_checks import same_question
 from orchestrator.events import PlanCreated, Replanned, RunFinished
 from orchestrator.plans import PlanDraft, ReplanDraft, SubtaskDraft
 from tests._team import PLANNER, WRITER, PlannerTurn, Team, lookup, opening, plan, script, sub
@@ -518,3 +519,46 @@ async def test_paors_markers_are_taken_out_of_a_plans_fields() -> None:
     (sub_a,) = result.plans[0].subtasks
     assert sub_a.expected_output == "the number of days"
     assert "[OBSERVE]" not in opening(team.of("a")[0])
+
+
+@pytest.mark.parametrize(
+    ("one", "other", "same"),
+    [
+        pytest.param(
+            "For how many days is it paid?", "How many days is it paid?", True, id="a word"
+        ),
+        pytest.param(
+            "What is the limit in London?", "What is the limit in Paris?", False, id="name"
+        ),
+        pytest.param(
+            "What is the limit?", "What is the limit per night in London?", False, id="more"
+        ),
+        pytest.param("What is the limit?", "", False, id="empty"),
+    ],
+)
+def test_a_question_reworded_by_a_word_is_the_same_question(
+    one: str, other: str, same: bool
+) -> None:
+    assert same_question(one, other) is same
+    assert same_question(other, one) is same
+
+
+async def test_a_plan_of_the_goal_reworded_is_not_given_the_goal_twice() -> None:
+    """A small planner drops a word of the goal ("For how many days..." planned as "How many
+    days..."): that is the goal, so no second agent is started on it, and its checked answer
+    is the run's, with no synthesis."""
+    goal = "For how many days can an employee self-certify an absence?"
+
+    def decide(request: ModelRequest) -> Any:
+        if request.output is not None:
+            reworded = {"id": "1", "goal": "How many days can an employee self-certify an absence?"}
+            return json.dumps({"subtasks": [reworded]})
+        return "Up to 7 calendar days."
+
+    orch = Orchestrator(FunctionModel(decide), ask_goal=True)
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run(goal)
+    assert [s.goal for s in result.plans[0].subtasks] == [
+        "How many days can an employee self-certify an absence?"
+    ]
+    assert (result.status, result.answer) == ("complete", "Up to 7 calendar days.")
