@@ -45,7 +45,7 @@ from agents._steps import (
 )
 from agents._stop import Stop
 from agents._streaming import streaming, wants_text
-from agents._toolbox import Toolbox
+from agents._toolbox import Toolbox, ToolResult
 from agents._verdict import LOOK_INTRO, AnswerRules
 from memory import AssistantMessage, Compactor, Message, ToolCall, Transcript, UserMessage
 
@@ -335,26 +335,25 @@ class AgentLoop:
 
     async def _look(self, s: AgentState, call: ToolCall) -> _Step:
         """The first look: run it as a turn (journaled, its results evidence), then hand its
-        result to the model as part of the task. Shown as a call of its own, a small model
-        repeats it; shown as what is known, it answers from it."""
+        result to the model as part of the task, without the call's `[OBSERVE]` line. Shown as
+        a call of its own, a small model repeats it, or copies that line as a call of its own;
+        shown as what is known, it answers from it."""
         before = s.transcript.messages
-        s.transcript.append(s.unique_ids(AssistantMessage(tool_calls=(call,))))
-        await self._run_turn(s, (call,))
-        found = s.transcript.messages[-1].content or ""
-        if found.startswith("[OBSERVE]"):
-            # The call's line is for a call the model made; shown here, a small model copies
-            # it as a call of its own (`{"name": "search_docs", "arguments": "[OBSERVE] ..."}`).
-            found = found.partition("\n")[2]
+        found = (await self._call_once(s, call)).content
         s.transcript = Transcript([*before, UserMessage(content=f"{LOOK_INTRO}\n{found}")])
         return _Decide()
 
-    async def _direct(self, s: AgentState, call: ToolCall) -> _Step:
-        """The task is one tool call: its result is the answer (a failure, a failed report)."""
+    async def _call_once(self, s: AgentState, call: ToolCall) -> ToolResult:
+        """Make `call` for the model, as a turn of its own; its result."""
         asked = s.unique_ids(AssistantMessage(tool_calls=(call,)))
         s.transcript.append(asked)
         (call,) = asked.tool_calls
         await self._run_turn(s, (call,))
-        result = s.results[call.id]
+        return s.results[call.id]
+
+    async def _direct(self, s: AgentState, call: ToolCall) -> _Step:
+        """The task is one tool call: its result is the answer (a failure, a failed report)."""
+        result = await self._call_once(s, call)
         if not result.ok:
             s.notes.append(
                 f"{call.name} failed: {' '.join(result.content.split())[:EXCERPT_CHARS]}"

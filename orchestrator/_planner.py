@@ -281,12 +281,8 @@ class Planner:
         known: str = "",
         on_text: TextSink | None = None,
     ) -> Synthesis:
-        """The final answer from the reports; never raises. An answer that fails the answer check
-        (`agents._answers`: paor's own text or layout, a copy of the goal or the prompt, a raw
-        call, nothing) is sent back once with the reason; if the second is no better, or the
-        model fails, the answer is the results joined as they were reported, and `problem` says
-        why. With `on_text`, its text goes there as the model writes it (see `agents._streaming`).
-        """
+        """The final answer from the reports, checked like an agent's; never raises (see
+        `orchestrator._synthesis.Writer.write`)."""
         writer = Writer(
             ask=self._ask, instructions=self.synthesis_instructions, judge=self._unusable,
             cite=self.cite,
