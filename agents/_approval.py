@@ -3,7 +3,7 @@
 Before a call of a tool that needs approval runs, its sub-agent asks the approver and waits; the
 rest of the run (other sub-agents, the other calls of the turn) goes on meanwhile. A decision is
 to approve (as asked, or with edited arguments, or for every later call of that tool in the
-run) or to deny with a message the model reads. A plan under review (`Orchestrator(review=...)`)
+run) or to deny with a message the model reads. A plan under review (`RunConfig(review=...)`)
 is approved, approved as a person edited it, or rejected with feedback the planner reads. Each
 decision is a recorded choice of the effect boundary, so a replay or a resume meets the same
 decisions without asking anyone (and a call approved "always" is recorded as such, wherever the

@@ -12,7 +12,7 @@ import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,6 +44,19 @@ class AgentLimits(BaseModel):
     max_requests: int | None = Field(default=None, ge=1)
 
 
+class Caps(Protocol):
+    """Limits a ledger can be made from (`AgentLimits`, `orchestrator.Limits`)."""
+
+    @property
+    def deadline_s(self) -> float | None: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def max_requests(self) -> int | None: ...
+    @property
+    def max_tool_calls(self) -> int | None: ...
+
+
 @dataclass(kw_only=True, slots=True)
 class Budget:
     """A spending ledger with caps, optionally nested in a parent ledger.
@@ -65,10 +78,9 @@ class Budget:
     used: Usage = field(default_factory=Usage)
 
     @classmethod
-    def from_limits(
-        cls, limits: AgentLimits, *, now: float, parent: Budget | None = None
-    ) -> Budget:
-        """A ledger for `limits` starting at `now`, nested in `parent`."""
+    def from_limits(cls, limits: Caps, *, now: float, parent: Budget | None = None) -> Budget:
+        """A ledger for `limits` (an agent's, a run's or a batch's) starting at `now`, nested in
+        `parent`: the one place limits become a ledger."""
         deadline = None if limits.deadline_s is None else now + limits.deadline_s
         return cls(
             max_tokens=limits.max_tokens,

@@ -11,7 +11,7 @@ async def ask_a_person(request: ApprovalRequest) -> Decision:
     return approve()
 
 
-orch = Orchestrator(model, [transfer], approver=ask_a_person)
+result = await Orchestrator(model, [transfer]).run(goal, approver=ask_a_person)
 ```
 
 For a loop of one's own (the orchestrator's is one), the machinery underneath:

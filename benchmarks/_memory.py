@@ -79,8 +79,8 @@ async def _paor_http(n: int, max_in_flight: int = 1000) -> Rendezvous:
         await model.complete(ModelRequest(messages=(UserMessage(content="warm up"),)))
         scenario = s7(n)
         meet = Rendezvous(n, "the fact")
-        orch = orchestrator_for(scenario, model, meet, keep_events=False, tool_timeout=600.0)
-        await _measured(orch.run(scenario.goal))
+        orch = orchestrator_for(scenario, model, meet, tool_timeout=600.0)
+        await _measured(orch.run(scenario.goal, keep_events=False))
         await model.aclose()
         await server.stdin.aclose()
     return meet

@@ -14,7 +14,7 @@ from benchmarks._run import TOOL_DESCRIPTION, RunRecord
 from benchmarks._scenarios import Scenario, ScenarioScript
 from benchmarks._sim import Reply, Simulator, Who
 from memory import AssistantMessage, Compactor, ToolCall, UserMessage
-from orchestrator import Limits, Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 
 __all__ = [
     "LeanModel",
@@ -44,7 +44,6 @@ def orchestrator_for(
     model: agents.ChatModel,
     body: Lookup,
     *,
-    keep_events: bool = True,
     eager: bool = False,
     tool_timeout: float = 60.0,
 ) -> Orchestrator:
@@ -68,12 +67,13 @@ def orchestrator_for(
     return Orchestrator(
         model,
         [lookup_tool(body, max_chars=max_chars, timeout=tool_timeout)],
-        limits=limits,
-        instructions=DEFAULT_INSTRUCTIONS + scenario.brief,
         compactor=compactor,
-        keep_events=keep_events,
-        direct_calls=eager,
-        stream_plans=eager,
+        config=RunConfig(
+            limits=limits,
+            instructions=DEFAULT_INSTRUCTIONS + scenario.brief,
+            direct_calls=eager,
+            stream_plans=eager,
+        ),
     )
 
 

@@ -426,11 +426,12 @@ def _research_setup() -> tuple[dict[str, str], tuple[str, ...]]:
     # The tools' descriptions do not depend on the corpus, so a one-document corpus will do.
     corpus = Corpus([Document(id="unused", title="unused", text="unused")])
     orch = research_orchestrator(_Unused(), corpus)
-    specs = orch.executor.toolbox.menu(0.0) + orch.executor.control.menu(0.0)
+    executor = orch.executor()
+    specs = executor.toolbox.menu(0.0) + executor.control.menu(0.0)
     prompts = {
-        "research planner prompt": orch.planner_instructions,
-        "research agent prompt": orch.executor.instructions,
-        "research synthesis prompt": orch.synthesis_instructions,
+        "research planner prompt": orch.config.planner_instructions,
+        "research agent prompt": executor.instructions,
+        "research synthesis prompt": orch.config.synthesis_instructions,
         "default planner prompt": PLANNER_INSTRUCTIONS,
         "default synthesis prompt": SYNTHESIS_INSTRUCTIONS,
         "default agent prompt": DEFAULT_INSTRUCTIONS,

@@ -40,7 +40,7 @@ from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from agents.toolkits import Corpus, Document, research_tools
 from benchmarks._paor import lookup_tool
-from orchestrator import Limits, Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._research import RESEARCH_AGENT
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
@@ -240,10 +240,10 @@ async def _overhead(bench: _Bench, runs: int, calls: int) -> dict[str, Any]:
 
 async def _local_run(bench: _Bench) -> float:
     """One run in process; its wall seconds."""
-    orch = Orchestrator(bench.team, [bench.tool()], limits=LIMITS, keep_events=False)
+    orch = Orchestrator(bench.team, [bench.tool()], config=RunConfig(limits=LIMITS))
     start = time.perf_counter()
     with anyio.fail_after(GUARD_S):
-        result = await orch.run(GOAL)
+        result = await orch.run(GOAL, keep_events=False)
     wall = time.perf_counter() - start
     _check(result.status, result.reason)
     return wall

@@ -50,7 +50,7 @@ from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from benchmarks._paor import lookup_tool
 from memory import AssistantMessage, Journal
-from orchestrator import Limits, Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 
 __all__ = ["Config", "Sample", "main", "measure"]
 
@@ -116,7 +116,9 @@ def _orchestrator(config: Config, journal: Journal | None) -> Orchestrator:
         agent=agents.AgentLimits(max_steps=config.steps + 2),
     )
     model = FunctionModel(_decide(config), name="bench")
-    return Orchestrator(model, [lookup_tool(_lookup)], limits=limits, journal=journal)
+    return Orchestrator(
+        model, [lookup_tool(_lookup)], journal=journal, config=RunConfig(limits=limits)
+    )
 
 
 async def _timed(orch: Orchestrator) -> tuple[float, float]:

@@ -84,6 +84,7 @@ _T = TypeVar("_T")
 _NUMBERS_BYTES = 16  # a record's seq and crc, as SQLite's 8-byte integers at most
 _log = logger("paor.journal")
 _HOST = socket.gethostname()
+_CONFIG_KEY = "paor.config"  # the run's configuration, kept beside its starter's meta
 _RUN_COLUMNS = (
     "run_id", "goal", "status", "created", "updated", "owner", "heartbeat", "result_json",
     "meta_json",
@@ -175,6 +176,8 @@ class RunInfo(BaseModel):
         heartbeat: When the holder last said it was alive.
         meta: What its starter stored to rebuild it (e.g. the command line's arguments).
         result: The finished run's result, as JSON data.
+        config: The configuration it started with (`orchestrator.RunConfig`, as JSON data), if
+            its starter gave one.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -188,6 +191,7 @@ class RunInfo(BaseModel):
     heartbeat: float | None = None
     meta: dict[str, Any] = {}
     result: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -244,14 +248,23 @@ class Journal(Pauses):
         self.owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lost: dict[str, JournalError] = {}
 
-    async def begin(self, run_id: str, goal: str, *, meta: dict[str, Any] | None = None) -> None:
-        """Register a new run, owned by this journal.
+    async def begin(
+        self,
+        run_id: str,
+        goal: str,
+        *,
+        meta: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        """Register a new run, owned by this journal, with its starter's `meta` and the
+        `config` it runs under (both JSON data).
 
         Raises:
             JournalError: The run id is taken.
         """
         now = time.time()
-        row = (run_id, goal, "running", now, now, self.owner, now, None, _dumps(meta or {}))
+        kept = {**(meta or {}), _CONFIG_KEY: config} if config is not None else meta or {}
+        row = (run_id, goal, "running", now, now, self.owner, now, None, _dumps(kept))
         sql = f"INSERT INTO runs VALUES ({', '.join('?' * len(_RUN_COLUMNS))})"
         try:
             await self._run(lambda conn: conn.execute(sql, row))
@@ -453,10 +466,13 @@ class Journal(Pauses):
         result = fields.pop("result_json")
         meta = fields.pop("meta_json")
         try:
+            kept = json.loads(meta or "{}")
+            config = kept.pop(_CONFIG_KEY, None) if isinstance(kept, dict) else None
             return RunInfo(
                 **fields,
-                meta=json.loads(meta or "{}"),
+                meta=kept,
                 result=None if result is None else json.loads(result),
+                config=config,
             )
         except (ValueError, ValidationError) as exc:
             raise JournalError(f"run {fields['run_id']} has a damaged row in {self.path}") from exc

@@ -1,9 +1,9 @@
 """paor orchestrator: plans, the eager DAG scheduler, replanning, the run, and its events.
 
 ```python
-from orchestrator import Orchestrator, Limits
+from orchestrator import Limits, Orchestrator, RunConfig
 
-orch = Orchestrator(model=model, tools=[search_docs], limits=Limits(deadline_s=120))
+orch = Orchestrator(model, [search_docs], config=RunConfig(limits=Limits(deadline_s=120)))
 result = await orch.run("goal")               # RunResult
 async with orch.stream("goal") as events:     # the same run, as typed events
     async for event in events:
@@ -17,6 +17,7 @@ backend).
 """
 
 from orchestrator._batch import BatchSummary, BatchTask, run_batch
+from orchestrator._config import RunConfig
 from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._orchestrator import Orchestrator, RunStream
@@ -32,6 +33,7 @@ __all__ = [
     "Orchestrator",
     "Plan",
     "ResearchReport",
+    "RunConfig",
     "RunResult",
     "RunStream",
     "Subtask",

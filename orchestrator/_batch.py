@@ -375,12 +375,7 @@ async def _ledger(executor: Executor, limits: Limits) -> Budget:
     """The batch's shared ledger from its limits, the deadline read on the effect clock."""
     site = EffectSite(run_id="batch", agent_id=BATCH_AGENT, seq=0, step=0)
     now = await executor.effects.now(site)
-    return Budget(
-        max_tokens=limits.max_tokens,
-        max_requests=limits.max_requests,
-        max_tool_calls=limits.max_tool_calls,
-        deadline=None if limits.deadline_s is None else now + limits.deadline_s,
-    )
+    return Budget.from_limits(limits, now=now)
 
 
 async def _spent(executor: Executor, budget: Budget, task: BatchTask) -> bool:

@@ -57,6 +57,7 @@ async def open_run(
     mode: JournalMode,
     goal: str,
     meta: dict[str, Any] | None,
+    config: dict[str, Any] | None = None,
 ) -> tuple[str, JournaledEffects]:
     """Register (record), claim (resume) or read (replay) the run; returns its goal and effects.
 
@@ -65,7 +66,7 @@ async def open_run(
         RunLocked: Another live process holds the run.
     """
     if mode == "record":
-        await journal.begin(run_id, goal, meta=meta)
+        await journal.begin(run_id, goal, meta=meta, config=config)
         return goal, JournaledEffects(inner, journal, run_id)
     info = await journal.run(run_id)
     if info is None:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from memory.journal import EffectRecord, RunInfo
+from orchestrator._config import RunConfig
 from orchestrator._plan import Plan, PlanDiff
 from orchestrator._state import RunResult
 
@@ -46,11 +47,28 @@ def render_run(info: RunInfo, records: Sequence[EffectRecord]) -> str:
     ]
     if info.meta.get("command"):
         lines.append(f"command: paor {info.meta['command']}")
+    if info.config is not None:
+        lines.append(f"config: {_config(info.config)}")
     lines += ["", *_outcome(info), "", *_footprint(records)]
     shown = [r for r in records if r.kind != "clock"]
     lines += ["", f"trace ({len(shown)} effects, clock reads left out):"]
     lines += [f"  {_step(r)}" for r in shown]
     return "\n".join(lines)
+
+
+def _config(given: dict[str, Any]) -> str:
+    """What a run's configuration sets apart from the defaults, a prompt by its length."""
+    defaults = RunConfig().model_dump(mode="json")
+    said = []
+    for key, value in given.items():
+        if value == defaults.get(key):
+            continue
+        if key == "limits" and isinstance(value, dict):
+            base = defaults["limits"]
+            value = {k: v for k, v in value.items() if v != base.get(k)}
+        shown = f"{len(value):,} chars" if key.endswith("instructions") else json.dumps(value)
+        said.append(f"{key}={shown}")
+    return ", ".join(said) or "the defaults"
 
 
 def _footprint(records: Sequence[EffectRecord]) -> list[str]:

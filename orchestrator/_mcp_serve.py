@@ -31,6 +31,7 @@ from mcp.types import ToolAnnotations
 
 from agents import ChatModel, Tool
 from agents.toolkits import Corpus, research_tools
+from orchestrator import RunConfig
 from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._orchestrator import Orchestrator
@@ -85,7 +86,9 @@ def paor_server(
         Args:
             goal: What to do.
         """
-        orch = Orchestrator(model, [*research_tools(corpus), *tools], limits=limits)
+        orch = Orchestrator(
+            model, [*research_tools(corpus), *tools], config=RunConfig(limits=limits)
+        )
 
         async def work(on_event: Callable[[Event], None]) -> dict[str, Any]:
             async with orch.stream(goal) as events:

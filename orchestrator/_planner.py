@@ -95,9 +95,9 @@ class Planner:
         synthesis_instructions: The joiner's system prompt.
         ask_goal: Every first plan asks the goal itself (see `Orchestrator`).
         calls: Each tool's parameters ("key: string"), when a subtask may be one tool call the
-            planner writes out (`Orchestrator(direct_calls=True)`); None: every subtask is a
+            planner writes out (`RunConfig(direct_calls=True)`); None: every subtask is a
             sub-agent.
-        cite: The run asks for citations (`Orchestrator(cite=True)`): the synthesis of a run
+        cite: The run asks for citations (`RunConfig(cite=True)`): the synthesis of a run
             that would be complete must say what a result says about the goal (the support
             rule, `agents.executor.unsupported`).
     """

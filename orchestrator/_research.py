@@ -22,6 +22,7 @@ from agents.executor import FirstLook, described
 from agents.toolkits import Corpus, research_tools
 from agents.tools import SIGNALS
 from memory import Journal
+from orchestrator._config import RunConfig
 from orchestrator._events import Event
 from orchestrator._limits import Limits
 from orchestrator._orchestrator import Orchestrator, RunStream
@@ -35,6 +36,7 @@ __all__ = [
     "grounding",
     "render_report",
     "research",
+    "research_config",
     "research_executor",
     "research_orchestrator",
     "with_approval",
@@ -149,12 +151,17 @@ async def research(
         )
     if model is None:
         raise ConfigurationError("research() in process needs a model")
+    if (approve is not None or questions) and approver is None:
+        raise ConfigurationError("approve= and questions= need an approver= to ask")
     orch = research_orchestrator(
         model, corpus, limits=limits, journal=journal, tools=tools, approve=approve,
-        approver=approver, questions=questions,
+        questions=questions,
     )  # fmt: skip
+    asks = approver if approve is not None or questions else None
     stream = (
-        orch.stream_resume(resume, decisions=decisions) if resume else orch.stream(topic, meta=meta)
+        orch.stream_resume(resume, decisions=decisions, approver=asks)
+        if resume
+        else orch.stream(topic, meta=meta, approver=asks)
     )
     async with stream as events, anyio.create_task_group() as tg:
         if stop is not None:
@@ -176,6 +183,26 @@ async def _cancel_run_when_set(stop: anyio.Event, events: RunStream) -> None:
     events.cancel("stopped by the user")
 
 
+def research_config(
+    limits: Limits | None = None, *, approve: Approve | None = None, questions: int = 0
+) -> RunConfig:
+    """What a research run is: its prompts, a single-subtask plan when planning fails, the
+    first look into the corpus, cited answers, the goal asked first; with `approve`, every
+    plan version reviewed ("plan", "all"), and `questions` the run may ask."""
+    return RunConfig(
+        limits=limits or Limits(),
+        instructions=RESEARCH_AGENT,
+        planner_instructions=RESEARCH_PLANNER,
+        synthesis_instructions=RESEARCH_SYNTHESIS,
+        on_plan_failure="single",
+        first_look=RESEARCH_FIRST_LOOK,
+        cite=True,
+        ask_goal=True,
+        review="every" if approve in ("plan", "all") else None,
+        questions=questions,
+    )
+
+
 def research_orchestrator(
     model: ChatModel,
     corpus: Corpus,
@@ -184,31 +211,18 @@ def research_orchestrator(
     journal: Journal | None = None,
     tools: Sequence[Tool] = (),
     approve: Approve | None = None,
-    approver: Approver | None = None,
     questions: int = 0,
 ) -> Orchestrator:
-    """The orchestrator `research` runs: its prompts, tools (the corpus's, then `tools`) and
-    acceptance check (the same one must replay a recorded research run); with `approve`, what
-    waits for `approver`, and with `questions`, how many the run may ask it (it is required
-    for either)."""
-    if (approve is not None or questions) and approver is None:
-        raise ConfigurationError("approve= and questions= need an approver= to ask")
+    """The orchestrator `research` runs: its configuration (`research_config`), tools (the
+    corpus's, then `tools`, those that change something waiting for a person under `approve`)
+    and acceptance check (the same one must replay a recorded research run). With `approve` or
+    `questions`, its runs need an approver (`RunOptions`)."""
     return Orchestrator(
         model,
         with_approval([*research_tools(corpus), *tools], approve),
-        limits=limits,
+        config=research_config(limits, approve=approve, questions=questions),
         acceptance=cites_evidence,
-        instructions=RESEARCH_AGENT,
-        planner_instructions=RESEARCH_PLANNER,
-        synthesis_instructions=RESEARCH_SYNTHESIS,
-        on_plan_failure="single",
         journal=journal,
-        first_look=RESEARCH_FIRST_LOOK,
-        cite=True,
-        ask_goal=True,
-        approver=approver if approve is not None or questions else None,
-        review="every" if approve in ("plan", "all") else None,
-        questions=questions,
     )
 
 

@@ -19,14 +19,16 @@ import anyio
 import structlog
 
 from agents import telemetry
-from agents.approvals import Decision, Pending, RunWaits, run_waits
-from agents.effects import RUN_AGENT, Drift, Effects, JournaledEffects, JournalMode
+from agents.approvals import Approver, Decision, Pending, RunWaits, run_waits
+from agents.effects import RUN_AGENT, Drift, Effects, JournaledEffects, JournalMode, LiveEffects
 from agents.events import wanting_text
 from agents.telemetry import redact_text
 from memory import Journal
 from memory.journal import RunInfo
+from orchestrator._config import RunOptions
 from orchestrator._durable import hold_lease, open_run, run_ended
 from orchestrator._events import RunPaused
+from orchestrator._setup import set_up
 from orchestrator._state import Answered, Halt, RunDeps, RunResult, RunState
 from orchestrator._stream import EventStream
 
@@ -54,12 +56,19 @@ class RunStream(EventStream):
         meta: dict[str, Any] | None = None,
         text: bool = False,
         decisions: Mapping[str, Decision] | None = None,
+        options: RunOptions | None = None,
     ) -> None:
         super().__init__()
+        given = options or RunOptions()
         self.run_id = run_id
         self.text = text
         self.mode: JournalMode = mode
         self.meta = meta
+        self.config = given.get("config") or orchestrator.config
+        self.approver = Approver.of(given.get("approver"))
+        self.config.check(self.approver)
+        self._keep_events = given.get("keep_events", True)
+        self._live = given.get("effects") or LiveEffects()
         self._orchestrator = orchestrator
         self._goal = goal
         self._effects: JournaledEffects | None = None
@@ -107,23 +116,23 @@ class RunStream(EventStream):
         return self._result
 
     async def _produce(self) -> None:
-        orch = self._orchestrator
+        journal = self._orchestrator.journal
         async with self._send:  # closing it ends the consumer's iteration
-            if orch.journal is None:
-                self._result = await self._run(self._goal, orch.effects)
+            if journal is None:
+                self._result = await self._run(self._goal, self._live)
                 return
-            before = await self._take_decisions(orch.journal) if self.mode == "resume" else None
+            before = await self._take_decisions(journal) if self.mode == "resume" else None
             goal, self._effects = await open_run(
-                orch.journal, orch.effects, self.run_id, mode=self.mode, goal=self._goal,
-                meta=self.meta,
+                journal, self._live, self.run_id, mode=self.mode, goal=self._goal,
+                meta=self.meta, config=self.config.model_dump(mode="json"),
             )  # fmt: skip
             if self.mode == "resume":
-                await self._resume_waits(orch.journal, before)
+                await self._resume_waits(journal, before)
             if self.mode == "replay":
                 self._result = await self._run(goal, self._effects)
                 return
             body = partial(self._run, goal, self._effects)
-            self._result = await hold_lease(orch.journal, self.run_id, body, run_ended)
+            self._result = await hold_lease(journal, self.run_id, body, run_ended)
 
     async def _run(self, goal: str, effects: Effects) -> RunResult:
         """The run, in its `invoke_agent run` span (every other span of the run nests in it), its
@@ -134,10 +143,12 @@ class RunStream(EventStream):
             run_waits(self._waits),  # its approvals and clock, for all its sub-agents
             telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span,
         ):
-            orch = self._orchestrator
-            self._state, self._deps = await orch._new_run(
-                goal, self.run_id, self._send, effects, self._waits
-            )
+            run = await set_up(
+                self._orchestrator, self.config, goal=goal, run_id=self.run_id,
+                events=self._send, effects=effects, approver=self.approver, waits=self._waits,
+                keep_events=self._keep_events,
+            )  # fmt: skip
+            self._state, self._deps = run.state, run.deps
             if self._cancelled is not None:  # asked before the run had a state
                 self._deps.done_send.send_nowait(Halt(self._cancelled))
             result: RunResult | None = None
@@ -145,7 +156,7 @@ class RunStream(EventStream):
                 async with anyio.create_task_group() as tg:
                     if self._pauses():
                         tg.start_soon(self._pause_when_quiet, pausing)
-                    result = await orch._loop(self._state, self._deps)
+                    result = await run.loop.execute(self._state)
                     tg.cancel_scope.cancel()
             if result is None:  # paused: nothing was in flight, so nothing was cut
                 result = await self._paused(self._state, self._deps)
@@ -161,13 +172,11 @@ class RunStream(EventStream):
     def _pauses(self) -> bool:
         """Whether the run pauses once only approvals wait: a journaled run, recorded or
         resumed, whose approver leaves decisions to later."""
-        orch = self._orchestrator
-        approver = orch.approver
         return (
-            orch.journal is not None
+            self._orchestrator.journal is not None
             and self.mode != "replay"
-            and approver is not None
-            and approver.pauses
+            and self.approver is not None
+            and self.approver.pauses
         )
 
     async def _pause_when_quiet(self, pausing: anyio.CancelScope) -> None:

@@ -562,9 +562,9 @@ async def _replay(args: argparse.Namespace) -> int:
             orch = research_orchestrator(
                 Offline(), spec.corpus(), limits=spec.limits, journal=journal, tools=tools,
                 approve=spec.approve, questions=spec.questions,
-                approver=PAUSE if spec.approve or spec.questions else None,
             )  # fmt: skip
-            report = await orch.replay(info.run_id)
+            asks = PAUSE if spec.approve or spec.questions else None
+            report = await orch.replay(info.run_id, approver=asks)
     for drift in report.drift:
         say(f"drift: {drift.describe()}")
     if report.ok and report.result is not None:

@@ -19,7 +19,7 @@ import anyio
 from agents.approvals import PAUSE, answer
 from agents.testing import call, observation
 from memory import Journal
-from orchestrator import Orchestrator
+from orchestrator import Orchestrator, RunConfig
 from tests._team import Team, plan, script, sub
 
 RUN_ID = "asks"
@@ -31,12 +31,16 @@ async def _main(journal_path: Path, out: Path, mode: str, *rest: str) -> None:
         {"hotel": script(call("ask_user", question="What is your budget?"), "Hotel Sol, 80 EUR.")},
     )
     async with Journal(journal_path) as journal:
-        orch = Orchestrator(team.model, journal=journal, approver=PAUSE, questions=1)
+        orch = Orchestrator(team.model, journal=journal, config=RunConfig(questions=1))
         if mode == "run":
-            result = await orch.run("Find me a cheap hotel in Porto.", run_id=RUN_ID)
+            result = await orch.run(
+                "Find me a cheap hotel in Porto.", run_id=RUN_ID, approver=PAUSE
+            )
         else:
             approval_id, text = rest
-            result = await orch.resume(RUN_ID, decisions={approval_id: answer(text)})
+            result = await orch.resume(
+                RUN_ID, decisions={approval_id: answer(text)}, approver=PAUSE
+            )
     asked = team.of("hotel")
     told = (
         [observation(str(m.content)) for m in asked[-1].messages if m.role == "tool"]

@@ -19,10 +19,13 @@ from agents import Tool, tool
 from agents.approvals import PAUSE, Decision, approve, deny
 from agents.testing import call, reply
 from memory import Journal
-from orchestrator import Limits, Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 from tests._team import PLANNER, WRITER, Team, plan, script, sub
 
 RUN_ID = "paused"
+
+APPROVER = PAUSE
+"""The approver every run and resume of it is given: every decision waits for people."""
 
 
 def team() -> Team:
@@ -67,14 +70,13 @@ def tools(ledger: Path) -> list[Tool]:
 
 
 def orchestrator(model_team: Team, journal: Journal, ledger: Path) -> Orchestrator:
-    """The run's orchestrator: every plan and every call of `transfer` waits for people."""
+    """The run's orchestrator: with `APPROVER`, every plan and every call of `transfer` waits
+    for people."""
     return Orchestrator(
         model_team.model,
         tools(ledger),
         journal=journal,
-        approver=PAUSE,
-        review="first",
-        limits=Limits(deadline_s=60),
+        config=RunConfig(review="first", limits=Limits(deadline_s=60)),
     )
 
 
@@ -91,9 +93,9 @@ async def _main(mode: str, journal_path: Path, ledger: Path, out: Path, words: l
     async with Journal(journal_path) as journal:
         orch = orchestrator(the_team, journal, ledger)
         if mode == "run":
-            result = await orch.run("Pay what is owed.", run_id=RUN_ID)
+            result = await orch.run("Pay what is owed.", run_id=RUN_ID, approver=APPROVER)
         else:
-            result = await orch.resume(RUN_ID, decisions=_decisions(words))
+            result = await orch.resume(RUN_ID, decisions=_decisions(words), approver=APPROVER)
     asked = {who: len(the_team.of(who)) for who in (PLANNER, WRITER, "a", "b")}
     data = {
         "status": result.status,

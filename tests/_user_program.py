@@ -24,7 +24,7 @@ from structlog.types import Processor
 
 from agents import AgentLimits, AgentReport, Executor, tool
 from agents.testing import ScriptedModel, call, reply
-from orchestrator import Limits, Orchestrator, RunResult
+from orchestrator import Limits, Orchestrator, RunConfig, RunResult
 
 TASK = "Will it rain in Lyon on Saturday?"
 PLAN: dict[str, Any] = {
@@ -61,7 +61,9 @@ async def one_run() -> RunResult:
             reply("It will rain in Lyon on Saturday."),
         ]
     )
-    result = await Orchestrator(model, [forecast], limits=Limits(deadline_s=30)).run(TASK)
+    result = await Orchestrator(
+        model, [forecast], config=RunConfig(limits=Limits(deadline_s=30))
+    ).run(TASK)
     model.assert_complete()
     return result
 

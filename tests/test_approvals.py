@@ -159,9 +159,9 @@ async def test_while_one_call_waits_the_rest_of_the_run_goes_on() -> None:
         return approve()
 
     events: list[Event] = []
-    orch = Orchestrator(team.model, [bank.transfer], approver=decide)
+    orch = Orchestrator(team.model, [bank.transfer])
     with anyio.fail_after(GUARD_S):
-        async with orch.stream("pay") as stream:
+        async with orch.stream("pay", approver=decide) as stream:
             async for event in stream:
                 events.append(event)
                 if isinstance(event, SubtaskFinished) and event.subtask_id == "a":
@@ -184,10 +184,11 @@ async def test_approve_always_covers_the_tool_for_the_rest_of_the_run() -> None:
             return approve(always=True)
 
     events: list[Event] = []
-    orch = Orchestrator(two_payers().model, [bank.transfer], approver=decide)
-    orch = orch.clone(limits=orch.limits.model_copy(update={"max_concurrency": 1}))
+    orch = Orchestrator(two_payers().model, [bank.transfer])
+    limits = orch.config.limits.model_copy(update={"max_concurrency": 1})
+    orch = orch.clone(config=orch.config.model_copy(update={"limits": limits}))
     with anyio.fail_after(GUARD_S):
-        async with orch.stream("pay") as stream:
+        async with orch.stream("pay", approver=decide) as stream:
             async for event in stream:
                 events.append(event)
     decided = [e for e in events if isinstance(e, ApprovalDecided)]
@@ -206,11 +207,11 @@ async def test_a_replay_meets_the_recorded_decisions_without_asking(tmp_path: Pa
         raise AssertionError("a replay asked a person")
 
     async with Journal(tmp_path / "journal.db") as journal:
-        live = await Orchestrator(
-            two_payers().model, [bank.transfer], approver=decide, journal=journal
-        ).run("pay", run_id="r1")
-        offline = Orchestrator(ScriptedModel([]), [bank.transfer], approver=nobody, journal=journal)
-        report = await offline.replay("r1")
+        live = await Orchestrator(two_payers().model, [bank.transfer], journal=journal).run(
+            "pay", run_id="r1", approver=decide
+        )
+        offline = Orchestrator(ScriptedModel([]), [bank.transfer], journal=journal)
+        report = await offline.replay("r1", approver=nobody)
     assert report.ok, report.drift
     assert report.result is not None
     assert report.result.answer == live.answer

@@ -18,7 +18,7 @@ from agents.approvals import ApprovalRequest, Decision, answer, approve
 from agents.events import ApprovalDecided
 from agents.testing import ScriptedModel, call, calls, observation, reply
 from memory import Journal
-from orchestrator import Limits, Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator.cli import main
 from tests._team import PLANNER, Team, opening, plan, script, sub
 
@@ -52,9 +52,9 @@ async def test_a_sub_agent_asks_and_reads_the_answer() -> None:
         {"hotel": script(call("ask_user", question="What is your budget?"), "Hotel Sol, 80 EUR.")},
     )
     user = User("At most 90 EUR a night.")
-    orch = Orchestrator(team.model, approver=user, questions=2)
+    orch = Orchestrator(team.model, config=RunConfig(questions=2))
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("Find me a cheap hotel in Porto.")
+        result = await orch.run("Find me a cheap hotel in Porto.", approver=user)
     assert "ask_user" in {t.name for t in team.of("hotel")[0].tools}
     assert tool_texts(team.of("hotel")) == ["The user answered: At most 90 EUR a night."]
     ((asked),) = user.asked
@@ -77,9 +77,9 @@ async def test_the_planner_asks_before_it_plans_and_everyone_knows_the_answer() 
         ],
         {"hotel": script("Hotel Sol in Porto.")},
     )
-    orch = Orchestrator(team.model, approver=User("Porto."), questions=1)
+    orch = Orchestrator(team.model, config=RunConfig(questions=1))
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("Find me a cheap hotel.")
+        result = await orch.run("Find me a cheap hotel.", approver=User("Porto."))
     assert result.status == "complete"
     first, second = team.of(PLANNER)
     assert '"question"' in opening(first)
@@ -95,9 +95,9 @@ async def test_a_run_asks_at_most_its_limit_and_an_agent_past_it_is_told() -> No
     asking = script(call("ask_user", question="Budget?"), "Done.")
     team = Team([plan(sub("a"), sub("b"))], {"a": asking, "b": asking})
     user = User("100 EUR.", "unused")
-    orch = Orchestrator(team.model, approver=user, questions=1, limits=Limits(max_concurrency=1))
+    orch = Orchestrator(team.model, config=RunConfig(questions=1, limits=Limits(max_concurrency=1)))
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("Plan it.")
+        result = await orch.run("Plan it.", approver=user)
     told = sorted(tool_texts(team.of("a")) + tool_texts(team.of("b")))
     assert told == [
         "Error: ask_user You may not ask: the run has asked the user all the questions it may "
@@ -113,8 +113,12 @@ async def test_without_questions_allowed_the_tool_is_not_offered() -> None:
     model = ScriptedModel([reply("fine")])
     await Executor(model, approver=lambda request: approve()).run("t")  # type: ignore[arg-type, return-value]
     assert "ask_user" not in {t.name for t in model.requests[0].tools}
-    with pytest.raises(ConfigurationError, match="questions= needs an approver="):
-        Orchestrator(model, questions=1)
+    asking = Orchestrator(model, config=RunConfig(questions=1))
+    with pytest.raises(ConfigurationError, match="questions need an approver="):
+        asking.stream("t")
+    with pytest.raises(ConfigurationError, match="questions need an approver="):
+        await asking.run("t")
+    assert len(model.requests) == 1  # refused before any model call
 
 
 async def test_a_question_waits_through_a_pause_and_is_answered_from_another_process(
@@ -154,8 +158,8 @@ async def test_paor_show_says_what_was_asked_and_answered(
     )
     path = tmp_path / "journal.db"
     async with Journal(path) as journal:
-        orch = Orchestrator(team.model, approver=User("90 EUR."), questions=1, journal=journal)
-        await orch.run("Find me a cheap hotel in Porto.", run_id="shown")
+        orch = Orchestrator(team.model, journal=journal, config=RunConfig(questions=1))
+        await orch.run("Find me a cheap hotel in Porto.", run_id="shown", approver=User("90 EUR."))
     assert await anyio.to_thread.run_sync(main, ["show", "shown", "--journal", str(path)]) == 0
     assert "asked by hotel: What is your budget?\n  answered: 90 EUR.\n" in capsys.readouterr().out
 

@@ -16,7 +16,7 @@ from agents.errors import ModelRetryableError
 from agents.models import CacheWarming, ModelRequest
 from agents.testing import FakeOpenAIServer, ServerAction, status, text, tool_calls
 from memory import InMemoryFactStore, SystemMessage, UserMessage
-from orchestrator import Orchestrator
+from orchestrator import Orchestrator, RunConfig
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +57,7 @@ async def test_the_sub_agents_of_a_run_share_one_prefix_and_differ_at_the_end() 
     facts = InMemoryFactStore()
     async with FakeOpenAIServer(script) as server:
         model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
-        orch = Orchestrator(model, [lookup], facts=facts, scope="s")
+        orch = Orchestrator(model, [lookup], facts=facts, config=RunConfig(scope="s"))
         await orch.remember("budget", "500 EUR")
         with anyio.fail_after(GUARD_S):
             result = await orch.run("plan a trip")

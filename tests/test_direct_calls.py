@@ -1,4 +1,4 @@
-"""Subtasks that are one tool call (`Orchestrator(direct_calls=True)`, LLMCompiler's tasks).
+"""Subtasks that are one tool call (`RunConfig(direct_calls=True)`, LLMCompiler's tasks).
 
 The planner writes the call out; it runs as its subtask's only step, through the same tool path
 as a sub-agent's calls (validation, timeouts, events, the journal), with no model call; its output
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,7 +17,7 @@ from agents import tool
 from agents.events import ToolCalled
 from agents.testing import call
 from memory import Journal
-from orchestrator import Limits, Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator.events import SubtaskFailed, SubtaskFinished
 from tests._team import PLANNER, WRITER, Team, opening, plan, script, sub
 
@@ -53,9 +52,9 @@ def _fresh() -> None:
     seen.clear()
 
 
-def _orchestrator(team: Team, *, replans: int = 1, **options: Any) -> Orchestrator:
-    limits = Limits(max_replans=replans)
-    return Orchestrator(team.model, [lookup, broken], limits=limits, direct_calls=True, **options)
+def _orchestrator(team: Team, *, replans: int = 1, journal: Journal | None = None) -> Orchestrator:
+    config = RunConfig(limits=Limits(max_replans=replans), direct_calls=True)
+    return Orchestrator(team.model, [lookup, broken], config=config, journal=journal)
 
 
 async def test_a_planned_call_runs_without_a_model_call_and_is_the_result() -> None:

@@ -67,7 +67,7 @@ from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from agents.toolkits import Corpus
 from memory import Journal, UserMessage
-from orchestrator import Limits, Orchestrator, Plan, RunResult
+from orchestrator import Limits, Orchestrator, Plan, RunConfig, RunResult
 from orchestrator._batch import BatchTask, load_tasks, run_batch
 from orchestrator.cli import main
 from orchestrator.events import (
@@ -611,7 +611,10 @@ async def test_orchestrator_survives_any_plan(
             model = model_for(server, protocol)
             stack.push_async_callback(model.aclose)
             orch = Orchestrator(
-                model, [lookup], limits=PLAN_LIMITS, on_plan_failure=fallback, journal=journal
+                model,
+                [lookup],
+                journal=journal,
+                config=RunConfig(limits=PLAN_LIMITS, on_plan_failure=fallback),
             )
             ended = await outcome(orch)
             if journal is not None:

@@ -37,7 +37,7 @@ from orchestrator import Orchestrator, Plan, RunResult, Subtask
 from orchestrator._html import Wait, render_html, timeline
 from orchestrator.plans import PlanDiff
 from tests._browser import CHROMIUM, Element, elements, render
-from tests._pause_child import RUN_ID, orchestrator
+from tests._pause_child import APPROVER, RUN_ID, orchestrator
 from tests._pause_child import team as pause_team
 from tests._team import Team, plan, script, sub
 from tests.test_cli import paor
@@ -86,10 +86,10 @@ async def approvals_run(tmp: Path, decisions: int) -> tuple[RunInfo, list[Effect
     requests approved (0: its plan waits; 1: b's transfer waits; 2: it is complete)."""
     async with Journal(tmp / "journal.db") as journal:
         orch = orchestrator(pause_team(), journal, tmp / "ledger")
-        result = await orch.run("Pay what is owed.", run_id=RUN_ID)
+        result = await orch.run("Pay what is owed.", run_id=RUN_ID, approver=APPROVER)
         for _ in range(decisions):
             decided = {w.approval_id: approve() for w in result.waiting}
-            result = await orch.resume(RUN_ID, decisions=decided)
+            result = await orch.resume(RUN_ID, decisions=decided, approver=APPROVER)
         info = await journal.run(RUN_ID)
         assert info is not None
         return info, await journal.load(RUN_ID), result

@@ -21,7 +21,7 @@ from agents.models import ModelRequest
 from agents.testing import ScriptedModel, call
 from memory import Journal, ToolMessage
 from memory.journal import JournalError, RunLocked
-from orchestrator import Event, Limits, Orchestrator, RunResult
+from orchestrator import Event, Limits, Orchestrator, RunConfig, RunResult
 from orchestrator._planner import SYNTHESIS_INSTRUCTIONS
 from orchestrator.events import (
     BudgetExhausted,
@@ -190,7 +190,10 @@ async def test_replay_reports_drift_when_the_code_asks_something_else(journal: J
     recorded = await Orchestrator(team.model, [counting(counts)], journal=journal).run("goal")
 
     changed = Orchestrator(
-        ScriptedModel([]), [counting(counts)], journal=journal, instructions="Be brief."
+        ScriptedModel([]),
+        [counting(counts)],
+        journal=journal,
+        config=RunConfig(instructions="Be brief."),
     )
     report = await changed.replay(recorded.run_id)
 
@@ -209,9 +212,11 @@ async def test_a_recorded_model_error_replays_as_the_same_error(journal: Journal
     failing = ModelRetryableError("HTTP 503 from upstream", status=503, retry_after=2.0)
     team = Team([plan(sub("a"))], {"a": script(failing)})
     limits = Limits(max_replans=0)
-    recorded = await Orchestrator(team.model, journal=journal, limits=limits).run("goal")
+    recorded = await Orchestrator(team.model, journal=journal, config=RunConfig(limits=limits)).run(
+        "goal"
+    )
 
-    replayer = Orchestrator(ScriptedModel([]), journal=journal, limits=limits)
+    replayer = Orchestrator(ScriptedModel([]), journal=journal, config=RunConfig(limits=limits))
     report = await replayer.replay(recorded.run_id)
 
     assert report.ok, report.drift
@@ -241,8 +246,12 @@ async def test_a_sub_agent_cut_by_its_deadline_replays_as_cut_by_its_deadline(
     team = Team([plan(sub("a"))], {"a": script(call("stall", key="a"))})
     limits = Limits(max_replans=0, agent=agents.AgentLimits(deadline_s=0.2))
     with anyio.fail_after(GUARD_S):
-        recorded = await Orchestrator(team.model, [stall], journal=journal, limits=limits).run("g")
-        replayer = Orchestrator(ScriptedModel([]), [stall], journal=journal, limits=limits)
+        recorded = await Orchestrator(
+            team.model, [stall], journal=journal, config=RunConfig(limits=limits)
+        ).run("g")
+        replayer = Orchestrator(
+            ScriptedModel([]), [stall], journal=journal, config=RunConfig(limits=limits)
+        )
         report = await replayer.replay(recorded.run_id)
 
     (cut,) = recorded.reports

@@ -16,7 +16,7 @@ from agents.testing import (
     text,
     tool_calls,
 )
-from orchestrator import Limits, Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator.events import Replanned, SubtaskStarted
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS, PlanDraft, ReplanDraft
 from tests._team import goal, plan, sub
@@ -92,7 +92,7 @@ async def test_concurrent_subtasks_a_replan_and_a_synthesis_over_http() -> None:
     async with FakeOpenAIServer(decide) as server:
         model = OpenAIChatModel(base_url=server.base_url, api_key="test")
         try:
-            orch = Orchestrator(model, [meet], limits=Limits(max_concurrency=2))
+            orch = Orchestrator(model, [meet], config=RunConfig(limits=Limits(max_concurrency=2)))
             with anyio.fail_after(GUARD_S):
                 result = await orch.run("What are alpha and beta?")
         finally:

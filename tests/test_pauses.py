@@ -22,7 +22,7 @@ from memory.journal import JournalError
 from orchestrator import Limits, Orchestrator
 from orchestrator.cli import main
 from orchestrator.events import RunPaused
-from tests._pause_child import RUN_ID, orchestrator, team
+from tests._pause_child import APPROVER, RUN_ID, orchestrator, team
 
 pytestmark = pytest.mark.anyio
 
@@ -73,9 +73,9 @@ async def _paused_run(tmp_path: Path, **limits: Any) -> tuple[Journal, Orchestra
     journal = await Journal(tmp_path / "journal.db").open()
     orch = orchestrator(team(), journal, tmp_path / "ledger")
     if limits:
-        orch = orch.clone(limits=Limits(**limits))
+        orch = orch.clone(config=orch.config.model_copy(update={"limits": Limits(**limits)}))
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("Pay what is owed.", run_id=RUN_ID)
+        result = await orch.run("Pay what is owed.", run_id=RUN_ID, approver=APPROVER)
     assert result.status == "paused"
     return journal, orch
 
@@ -93,7 +93,7 @@ async def test_what_waits_is_journaled_and_listed(tmp_path: Path) -> None:
         assert waiting.request["kind"] == "plan"
         assert "- [b] Pay the invoice." in waiting.request["description"]
         assert waiting.decision is None
-        result = await orch.resume(RUN_ID, decisions={"run#4": approve()})
+        result = await orch.resume(RUN_ID, decisions={"run#4": approve()}, approver=APPROVER)
         paused = [e for e in result.events if isinstance(e, RunPaused)]
         assert [w.kind for w in paused[-1].waiting] == ["tool"]
         assert [w.kind for w in result.waiting] == ["tool"]
@@ -109,8 +109,9 @@ async def test_of_two_people_deciding_one_pause_one_wins(tmp_path: Path) -> None
         ):
             await journal.decide(RUN_ID, "run#4", deny("no").model_dump(mode="json"))
         with pytest.raises(JournalError, match="already decided"):
-            await orch.resume(RUN_ID, decisions={"run#4": deny("no")})
-        result = await orch.resume(RUN_ID)  # the decision taken first is the one that counts
+            await orch.resume(RUN_ID, decisions={"run#4": deny("no")}, approver=APPROVER)
+        # The decision taken first is the one that counts.
+        result = await orch.resume(RUN_ID, approver=APPROVER)
         assert [w.kind for w in result.waiting] == ["tool"]
 
 
@@ -119,12 +120,12 @@ async def test_a_decision_for_what_the_run_does_not_wait_for_is_one_line(tmp_pat
     journal, orch = await _paused_run(tmp_path)
     async with journal:
         with pytest.raises(JournalError, match="does not wait for b#9; it waits for: run#4"):
-            await orch.resume(RUN_ID, decisions={"b#9": approve()})
+            await orch.resume(RUN_ID, decisions={"b#9": approve()}, approver=APPROVER)
         with pytest.raises(JournalError, match="no run nobody"):
             await journal.decide("nobody", "run#4", approve().model_dump(mode="json"))
-        await orch.resume(RUN_ID, decisions={"run#4": approve()})
+        await orch.resume(RUN_ID, decisions={"run#4": approve()}, approver=APPROVER)
         result = await orch.resume(
-            RUN_ID, decisions={result_id(await journal.waiting()): approve()}
+            RUN_ID, decisions={result_id(await journal.waiting()): approve()}, approver=APPROVER
         )
         assert result.status == "complete"
         with pytest.raises(JournalError, match="is not waiting for a decision"):
@@ -144,9 +145,9 @@ async def test_time_spent_paused_does_not_count_against_the_deadline(
     real = time.time
     monkeypatch.setattr(time, "time", lambda: real() + 3600)  # the decision comes an hour later
     async with journal:
-        await orch.resume(RUN_ID, decisions={"run#4": approve()})
+        await orch.resume(RUN_ID, decisions={"run#4": approve()}, approver=APPROVER)
         waits = result_id(await journal.waiting())
-        result = await orch.resume(RUN_ID, decisions={waits: approve()})
+        result = await orch.resume(RUN_ID, decisions={waits: approve()}, approver=APPROVER)
     assert result.status == "complete", result.reason
     assert result.waited_s >= 3600
 
@@ -158,9 +159,10 @@ async def test_the_caller_decides_while_the_run_streams(tmp_path: Path) -> None:
     ledger.touch()
     the_team = team()
     orch = orchestrator(the_team, journal=None, ledger=ledger)  # type: ignore[arg-type]
-    assert orch.approver is PAUSE
+    assert APPROVER is PAUSE
     with anyio.fail_after(GUARD_S):
-        async with orch.stream("Pay what is owed.") as stream:
+        async with orch.stream("Pay what is owed.", approver=APPROVER) as stream:
+            assert stream.approver is PAUSE
             async for event in stream:
                 if isinstance(event, ApprovalRequested):
                     answer = approve() if event.kind == "plan" else deny("not this month")
@@ -179,9 +181,11 @@ async def test_a_finished_paused_run_replays_without_asking_anyone(tmp_path: Pat
     """Every decision is recorded: the replay of the run meets them all, with no drift."""
     journal, orch = await _paused_run(tmp_path)
     async with journal:
-        await orch.resume(RUN_ID, decisions={"run#4": approve()})
-        await orch.resume(RUN_ID, decisions={result_id(await journal.waiting()): approve()})
-        report = await orch.replay(RUN_ID)
+        await orch.resume(RUN_ID, decisions={"run#4": approve()}, approver=APPROVER)
+        await orch.resume(
+            RUN_ID, decisions={result_id(await journal.waiting()): approve()}, approver=APPROVER
+        )
+        report = await orch.replay(RUN_ID, approver=APPROVER)
     assert report.ok, report.drift
 
 
@@ -192,13 +196,14 @@ async def test_an_approval_timeout_counts_from_when_it_was_first_asked(
     decision when the run goes on, with no one asked."""
     journal = await Journal(tmp_path / "journal.db").open()
     timed = Approver(timeout=60, default=approve())
-    orch = orchestrator(team(), journal, tmp_path / "ledger").clone(approver=timed)
+    orch = orchestrator(team(), journal, tmp_path / "ledger")
     async with journal:
         with anyio.fail_after(GUARD_S):
-            assert (await orch.run("Pay what is owed.", run_id=RUN_ID)).status == "paused"
+            paused = await orch.run("Pay what is owed.", run_id=RUN_ID, approver=timed)
+            assert paused.status == "paused"
             real = time.time
             monkeypatch.setattr(time, "time", lambda: real() + 3600)
-            result = await orch.resume(RUN_ID)
+            result = await orch.resume(RUN_ID, approver=timed)
     decided = [e for e in result.events if isinstance(e, ApprovalDecided)]
     assert next((d.kind, d.by, d.action) for d in decided) == ("plan", "timeout", "approve")
     assert [w.kind for w in result.waiting] == ["tool"]  # asked now: its own minute starts
@@ -231,17 +236,19 @@ async def test_a_resumed_run_that_crashes_keeps_its_decisions_and_its_clock(
     monkeypatch.setattr(time, "time", lambda: real() + 3600)
     async with journal:
         with anyio.fail_after(GUARD_S):
-            async with orch.stream_resume(RUN_ID, decisions={"run#4": approve()}) as events:
+            async with orch.stream_resume(
+                RUN_ID, decisions={"run#4": approve()}, approver=APPROVER
+            ) as events:
                 async for event in events:
                     if isinstance(event, ApprovalDecided):
                         break  # leaving the block abandons the run: as after a crash
             info = await journal.run(RUN_ID)
             assert info is not None
             assert info.status == "crashed"
-            again = await orch.resume(RUN_ID)
+            again = await orch.resume(RUN_ID, approver=APPROVER)
             assert [w.kind for w in again.waiting] == ["tool"]  # the plan stays approved
             done = await orch.resume(
-                RUN_ID, decisions={result_id(await journal.waiting()): approve()}
+                RUN_ID, decisions={result_id(await journal.waiting()): approve()}, approver=APPROVER
             )
     assert done.status == "complete", done.reason
     assert done.waited_s >= 3600

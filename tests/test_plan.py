@@ -14,7 +14,7 @@ from agents.errors import ModelRequestError
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from memory import AssistantMessage, UserMessage
-from orchestrator import Event, Limits, Orchestrator, Plan, Subtask
+from orchestrator import Event, Limits, Orchestrator, Plan, RunConfig, Subtask
 from orchestrator._plan import problems, salvage
 from orchestrator._plan_checks import same_question
 from orchestrator.events import PlanCreated, Replanned, RunFinished
@@ -104,7 +104,9 @@ async def test_invalid_plan_is_sent_back_for_repair(
     """An invalid plan goes back to the planner with its problem; the repaired plan runs."""
     team = Team([bad, GOOD], {"a": script("A")})
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(team.model, [lookup], limits=limits).run("goal")
+        result = await Orchestrator(team.model, [lookup], config=RunConfig(limits=limits)).run(
+            "goal"
+        )
 
     first, repair = team.of(PLANNER)
     text = feedback(repair)
@@ -129,7 +131,7 @@ async def test_plan_still_invalid_after_the_repairs_ends_the_run_failed(repairs:
     and no sub-agent runs."""
     bad = plan(sub("a", "b"), sub("b", "a"))
     team = Team([bad] * (repairs + 1), {"a": script("A"), "b": script("B")})
-    orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=repairs))
+    orch = Orchestrator(team.model, config=RunConfig(limits=Limits(max_plan_repairs=repairs)))
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal")
 
@@ -147,7 +149,7 @@ async def test_a_plan_that_cannot_be_made_ends_the_stream_with_a_failed_run() ->
     """Streaming, a plan that cannot be made ends with RunFinished(failed) and a failed result;
     the stream never raises for it."""
     team = Team([plan(), plan()], {})
-    orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=1))
+    orch = Orchestrator(team.model, config=RunConfig(limits=Limits(max_plan_repairs=1)))
     seen: list[Event] = []
 
     with anyio.fail_after(GUARD_S):
@@ -195,7 +197,7 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
     """The planner is asked for a PlanDraft as structured output, with no tools, knowing the goal,
     the tools and the size limit."""
     team = Team([GOOD], {"a": script("A")})
-    orch = Orchestrator(team.model, [lookup], limits=Limits(max_subtasks=5))
+    orch = Orchestrator(team.model, [lookup], config=RunConfig(limits=Limits(max_subtasks=5)))
     with anyio.fail_after(GUARD_S):
         await orch.run("Compare two things")
 
@@ -225,8 +227,12 @@ async def test_each_run_edits_its_own_copy_of_the_plan_schema() -> None:
     run with other tools and another size limit leaves an earlier request's schema as it was."""
     first, second = Team([GOOD], {"a": script("A")}), Team([GOOD], {"a": script("A")})
     with anyio.fail_after(GUARD_S):
-        await Orchestrator(first.model, [lookup], limits=Limits(max_subtasks=5)).run("g")
-        await Orchestrator(second.model, [], limits=Limits(max_subtasks=3)).run("g")
+        await Orchestrator(
+            first.model, [lookup], config=RunConfig(limits=Limits(max_subtasks=5))
+        ).run("g")
+        await Orchestrator(second.model, [], config=RunConfig(limits=Limits(max_subtasks=3))).run(
+            "g"
+        )
 
     def limits(team: Team) -> tuple[object, object, object]:
         (request,) = team.of(PLANNER)
@@ -257,7 +263,7 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
             {"remove": [], "add": [sub("b2", "a", "ghost")]},
         ],
     )
-    orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=3))
+    orch = Orchestrator(team.model, config=RunConfig(limits=Limits(max_plan_repairs=3)))
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal")
 
@@ -328,7 +334,7 @@ async def test_replan_that_cannot_be_repaired_lets_the_run_go_on() -> None:
         replans=[{"remove": ["a"]}, {"remove": ["a"]}],
         synthesis="Only A.",
     )
-    orch = Orchestrator(team.model, limits=Limits(max_plan_repairs=1))
+    orch = Orchestrator(team.model, config=RunConfig(limits=Limits(max_plan_repairs=1)))
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal")
 
@@ -417,7 +423,8 @@ async def test_single_subtask_fallback_when_planning_fails() -> None:
         return "The whole goal, answered." if request.tools else "Summary."
 
     orch = Orchestrator(
-        FunctionModel(decide), limits=Limits(max_plan_repairs=1), on_plan_failure="single"
+        FunctionModel(decide),
+        config=RunConfig(limits=Limits(max_plan_repairs=1), on_plan_failure="single"),
     )
     with anyio.fail_after(GUARD_S):
         result = await orch.run("do everything")
@@ -443,7 +450,9 @@ async def test_a_plan_asking_the_goal_keeps_one_of_subtasks_that_ask_the_same() 
     def planner(request: ModelRequest) -> Any:
         return json.dumps({"subtasks": same})
 
-    orch = Orchestrator(FunctionModel(planner), limits=Limits(max_subtasks=4), ask_goal=True)
+    orch = Orchestrator(
+        FunctionModel(planner), config=RunConfig(limits=Limits(max_subtasks=4), ask_goal=True)
+    )
     async with orch.stream("What does the global statement do?") as events:
         async for event in events:
             if isinstance(event, PlanCreated):
@@ -470,7 +479,9 @@ async def test_a_plan_asking_the_goal_puts_it_first_and_drops_subtasks_that_ask_
     def planner(request: ModelRequest) -> Any:
         return json.dumps({"subtasks": junk})
 
-    orch = Orchestrator(FunctionModel(planner), limits=Limits(max_subtasks=3), ask_goal=True)
+    orch = Orchestrator(
+        FunctionModel(planner), config=RunConfig(limits=Limits(max_subtasks=3), ask_goal=True)
+    )
     async with orch.stream("How does the import statement work?") as events:
         async for event in events:
             if isinstance(event, PlanCreated):
@@ -493,7 +504,9 @@ async def test_a_goal_that_never_stands_alone_gets_the_runs_goal_on_the_last_att
         asked.append(request)
         return reply(copied if request.purpose == "plan" else "100 degrees Celsius.")
 
-    orch = Orchestrator(FunctionModel(decide), [lookup], limits=Limits(max_plan_repairs=1))
+    orch = Orchestrator(
+        FunctionModel(decide), [lookup], config=RunConfig(limits=Limits(max_plan_repairs=1))
+    )
     with anyio.fail_after(GUARD_S):
         result = await orch.run("What is the boiling point of water at sea level?")
     (sub_a,) = result.plans[0].subtasks
@@ -555,7 +568,7 @@ async def test_a_plan_of_the_goal_reworded_is_not_given_the_goal_twice() -> None
             return json.dumps({"subtasks": [reworded]})
         return "Up to 7 calendar days."
 
-    orch = Orchestrator(FunctionModel(decide), ask_goal=True)
+    orch = Orchestrator(FunctionModel(decide), config=RunConfig(ask_goal=True))
     with anyio.fail_after(GUARD_S):
         result = await orch.run(goal)
     assert [s.goal for s in result.plans[0].subtasks] == [

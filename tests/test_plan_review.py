@@ -14,7 +14,7 @@ from agents.approvals import ApprovalRequest, Decision, approve, edit, reject
 from agents.errors import ModelRequestError
 from agents.events import ApprovalDecided, ApprovalRequested
 from agents.testing import call
-from orchestrator import Orchestrator, Plan
+from orchestrator import Orchestrator, Plan, RunConfig
 from orchestrator._review import MAX_REJECTIONS, draw_plan
 from tests._team import PLANNER, Team, opening, plan, script, sub
 
@@ -59,9 +59,9 @@ def two_facts(*plans: dict[str, Any]) -> Team:
 async def test_an_approved_plan_runs_as_drawn() -> None:
     """The person is shown the plan drawn as text, with its data; approved, it runs."""
     team, person = two_facts(), Person(approve())
-    orch = Orchestrator(team.model, [lookup], approver=person, review="first")
+    orch = Orchestrator(team.model, [lookup], config=RunConfig(review="first"))
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("goal")
+        result = await orch.run("goal", approver=person)
     assert result.status == "complete"
     (request,) = person.shown
     assert (request.kind, request.agent_id, request.approval_id) == ("plan", "run", "run#4")
@@ -84,9 +84,9 @@ async def test_a_rejection_goes_back_to_the_planner_with_its_feedback() -> None:
     """The planner plans again, told why; the second plan is the one that runs."""
     team = two_facts(plan(sub("a"), sub("b", "a")), plan(sub("a"), sub("c")))
     person = Person(reject("c is what matters, not b"), approve())
-    orch = Orchestrator(team.model, [lookup], approver=person, review="first")
+    orch = Orchestrator(team.model, [lookup], config=RunConfig(review="first"))
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("goal")
+        result = await orch.run("goal", approver=person)
     assert [p.ids for p in result.plans] == [("a", "c")]
     second = opening(team.of(PLANNER)[1])
     assert "A person rejected your last plan. Their feedback: c is what matters, not b" in second
@@ -101,10 +101,12 @@ async def test_rejections_are_bounded_and_no_fallback_plan_runs_unasked() -> Non
     team = two_facts(*[plan(sub("a"))] * rounds)
     person = Person(*[reject(f"no {i}") for i in range(rounds)])
     orch = Orchestrator(
-        team.model, [lookup], approver=person, review="first", on_plan_failure="single"
+        team.model,
+        [lookup],
+        config=RunConfig(review="first", on_plan_failure="single"),
     )
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("goal")
+        result = await orch.run("goal", approver=person)
     assert result.status == "failed"
     assert result.reason is not None
     assert f"rejected {rounds} plans" in result.reason
@@ -118,9 +120,9 @@ async def test_an_edit_with_problems_is_shown_them_and_a_good_edit_runs() -> Non
     bad = {"subtasks": [{"id": "a", "goal": "Find fact a.", "depends_on": ["nope"]}]}
     good = Plan(subtasks=({"id": "c", "goal": "Find fact c."},))
     team, person = two_facts(), Person(edit(bad), edit(good))
-    orch = Orchestrator(team.model, [lookup], approver=person, review="first")
+    orch = Orchestrator(team.model, [lookup], config=RunConfig(review="first"))
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("goal")
+        result = await orch.run("goal", approver=person)
     first, second = person.shown
     assert first.problems == ()
     assert any("nope" in p for p in second.problems)
@@ -149,9 +151,9 @@ async def test_every_replan_is_reviewed_with_what_it_changes() -> None:
         ],
     )
     person = Person(approve(), reject("d will not help"), approve())
-    orch = Orchestrator(team.model, [lookup], approver=person, review="every")
+    orch = Orchestrator(team.model, [lookup], config=RunConfig(review="every"))
     with anyio.fail_after(GUARD_S):
-        result = await orch.run("goal")
+        result = await orch.run("goal", approver=person)
     _first, rejected, approved = person.shown
     assert "Replanned because b it failed" in rejected.description
     assert "  adds: d" in rejected.description
@@ -195,7 +197,12 @@ def test_the_drawing_names_what_a_replan_keeps_adds_removes_and_cancels() -> Non
     assert "- [a] (done) A." in text
 
 
-def test_review_needs_an_approver() -> None:
-    """review= without approver= is refused when the orchestrator is made."""
-    with pytest.raises(ConfigurationError, match="review= needs an approver="):
-        Orchestrator(two_facts().model, review="first")
+async def test_review_needs_an_approver() -> None:
+    """review= without approver= is refused when a run is started, before anything runs."""
+    team = two_facts()
+    orch = Orchestrator(team.model, config=RunConfig(review="first"))
+    with pytest.raises(ConfigurationError, match="review needs an approver="):
+        orch.stream("goal")
+    with pytest.raises(ConfigurationError, match="review needs an approver="):
+        await orch.run("goal")
+    assert not team.of(PLANNER)

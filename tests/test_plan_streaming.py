@@ -1,4 +1,4 @@
-"""Plan streaming (`Orchestrator(stream_plans=True)`): a subtask with no dependencies starts as
+"""Plan streaming (`RunConfig(stream_plans=True)`): a subtask with no dependencies starts as
 soon as the planner has written it, before the plan's reply is complete.
 
 The planner here streams its reply in two halves and holds the second back until the early
@@ -24,7 +24,7 @@ from agents.approvals import ApprovalRequest, Decision, approve
 from agents.events import ModelCalled
 from agents.models import ModelRequest, ModelResponse
 from memory import AssistantMessage, Journal
-from orchestrator import Orchestrator
+from orchestrator import Orchestrator, RunConfig
 from orchestrator._plan_stream import SubtaskScanner
 from orchestrator.events import PlanCreated, SubtaskStarted
 from tests._team import goal, lookup, plan, sub
@@ -91,8 +91,8 @@ async def _approve(request: ApprovalRequest) -> Decision:
     return approve()
 
 
-async def _run(model: StreamingPlanner, **options: Any) -> Any:
-    orch = Orchestrator(model, [lookup], stream_plans=True, **options)
+async def _run(model: StreamingPlanner) -> Any:
+    orch = Orchestrator(model, [lookup], config=RunConfig(stream_plans=True))
     with anyio.fail_after(GUARD_S):
         return await orch.run("Find a, b and c for the report.")
 
@@ -143,15 +143,15 @@ async def test_only_roots_start_early() -> None:
 @pytest.mark.parametrize("option", ["off", "review", "journal"])
 async def test_nothing_starts_early_when_it_must_not(option: str, tmp_path: Path) -> None:
     model = StreamingPlanner([plan(sub("a"), sub("c"))], hold=False)
-    options: dict[str, Any] = {}
-    if option == "review":
-        options = {"approver": _approve, "review": "first"}
+    reviewed = option == "review"
+    config = RunConfig(stream_plans=option != "off", review="first" if reviewed else None)
     async with Journal(tmp_path / "j.db") as journal:
-        if option == "journal":
-            options = {"journal": journal}
-        orch = Orchestrator(model, [lookup], stream_plans=option != "off", **options)
+        recorded = journal if option == "journal" else None
+        orch = Orchestrator(model, [lookup], config=config, journal=recorded)
         with anyio.fail_after(GUARD_S):
-            result = await orch.run("Find a and c for the report.")
+            result = await orch.run(
+                "Find a and c for the report.", approver=_approve if reviewed else None
+            )
     assert result.status == "complete"
     assert model.streamed == [False]
     assert model.order[0] == "plan-done"

@@ -17,7 +17,7 @@ from agents.events import ToolCalled
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, call, reply
 from memory import InMemoryFactStore, Journal
-from orchestrator import Event, Limits, Orchestrator
+from orchestrator import Event, Limits, Orchestrator, RunConfig
 from orchestrator._stream import EventStream
 from orchestrator.events import (
     BudgetExhausted,
@@ -195,7 +195,7 @@ async def test_max_concurrency_one_runs_subtasks_one_at_a_time() -> None:
         [plan(sub("a"), sub("b"))],
         {"a": script(call("work", who="a"), "A"), "b": script(call("work", who="b"), "B")},
     )
-    orch = Orchestrator(team.model, [work], limits=Limits(max_concurrency=1))
+    orch = Orchestrator(team.model, [work], config=RunConfig(limits=Limits(max_concurrency=1)))
     with anyio.fail_after(GUARD_S):
         async with anyio.create_task_group() as tg:
             tg.start_soon(referee)
@@ -335,7 +335,7 @@ async def test_dependents_of_a_failed_subtask_are_dropped_when_replans_are_spent
             "c": answers("C"),
         },
     )
-    orch = Orchestrator(team.model, limits=Limits(max_replans=0))
+    orch = Orchestrator(team.model, config=RunConfig(limits=Limits(max_replans=0)))
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal")
     events = result.events
@@ -395,7 +395,7 @@ async def test_budget_exhaustion_ends_with_a_partial_answer(limits: Limits, reso
         synthesis="Partial: A's answer.",
     )
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(team.model, limits=limits).run("goal")
+        result = await Orchestrator(team.model, config=RunConfig(limits=limits)).run("goal")
     events = result.events
 
     (exhausted,) = only(events, BudgetExhausted)
@@ -425,7 +425,9 @@ async def test_deadline_with_a_hanging_tool_still_synthesises() -> None:
         {"a": script(call("hold", key="a")), "b": answers("B's answer")},
         synthesis="What we know: B's answer.",
     )
-    orch = Orchestrator(team.model, [hold(entered)], limits=Limits(deadline_s=0.5))
+    orch = Orchestrator(
+        team.model, [hold(entered)], config=RunConfig(limits=Limits(deadline_s=0.5))
+    )
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal")
 
@@ -516,7 +518,7 @@ async def test_keep_events_false_streams_events_but_keeps_none() -> None:
     """With keep_events=False the stream still yields every event; the result holds none."""
     team = Team([plan(sub("a"))], {"a": answers("A")})
     with anyio.fail_after(GUARD_S):
-        async with Orchestrator(team.model, keep_events=False).stream("goal") as events:
+        async with Orchestrator(team.model).stream("goal", keep_events=False) as events:
             seen = [event async for event in events]
     assert isinstance(seen[0], PlanCreated)
     assert isinstance(seen[-1], RunFinished)
@@ -739,7 +741,9 @@ async def test_remembered_facts_reach_the_planner_and_every_sub_agent() -> None:
             return '{"subtasks": [{"id": "a", "goal": "find a"}, {"id": "b", "goal": "find b"}]}'
         return "an answer"
 
-    orch = Orchestrator(FunctionModel(decide), facts=InMemoryFactStore(), scope="user-1")
+    orch = Orchestrator(
+        FunctionModel(decide), facts=InMemoryFactStore(), config=RunConfig(scope="user-1")
+    )
     await orch.remember("budget", "500 EUR", kind="figure")
     with anyio.fail_after(GUARD_S):
         result = await orch.run("plan a trip")
@@ -773,7 +777,9 @@ async def test_tool_findings_are_stored_as_facts_with_their_provenance() -> None
         return call("flights", route="LIS-OPO")
 
     store = InMemoryFactStore()
-    orch = Orchestrator(FunctionModel(decide), [flights], facts=store, scope="s-1")
+    orch = Orchestrator(
+        FunctionModel(decide), [flights], facts=store, config=RunConfig(scope="s-1")
+    )
     with anyio.fail_after(GUARD_S):
         result = await orch.run("find a flight")
     assert result.complete
@@ -922,15 +928,17 @@ async def test_a_goal_that_is_not_utf8_is_refused() -> None:
 def test_orchestrator_clone_keeps_the_rest_of_its_configuration() -> None:
     """`clone` changes what it is given; tools, model and the rest stay, the toolbox shared."""
     team = Team([plan(sub("a"))], {"a": answers("A")})
-    base = Orchestrator(team.model, [lookup], limits=Limits(max_subtasks=2), scope="u1")
-    other = base.clone(limits=Limits(max_subtasks=5))
-    assert (other.limits.max_subtasks, base.limits.max_subtasks) == (5, 2)
-    assert (other.scope, other.model, other.toolbox) == ("u1", base.model, base.toolbox)
+    base = Orchestrator(
+        team.model, [lookup], config=RunConfig(limits=Limits(max_subtasks=2), scope="u1")
+    )
+    other = base.clone(config=base.config.model_copy(update={"limits": Limits(max_subtasks=5)}))
+    assert (other.config.limits.max_subtasks, base.config.limits.max_subtasks) == (5, 2)
+    assert (other.config.scope, other.model, other.toolbox) == ("u1", base.model, base.toolbox)
     with pytest.raises(ConfigurationError, match="Orchestrator has no option retries"):
         base.clone(retries=3)
-    with pytest.raises(AttributeError, match=r"Orchestrator is frozen: .*clone\(limits="):
-        base.limits = Limits(max_subtasks=9)
-    assert base.limits.max_subtasks == 2
+    with pytest.raises(AttributeError, match=r"Orchestrator is frozen: .*clone\(config="):
+        base.config = RunConfig(limits=Limits(max_subtasks=9))
+    assert base.config.limits.max_subtasks == 2
 
 
 # --- honest results: nothing wrong is labelled complete ----------------------------------------
@@ -948,9 +956,9 @@ async def test_a_run_whose_agent_and_writer_answer_with_junk_is_never_complete(j
     team = Team([plan(sub("a", tools=["lookup"]))], {"a": script(call("lookup", key="a"), junk, junk)},
                 synthesis=[junk, junk])  # fmt: skip
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(team.model, [lookup], limits=Limits(max_replans=0)).run(
-            "Find fact a."
-        )
+        result = await Orchestrator(
+            team.model, [lookup], config=RunConfig(limits=Limits(max_replans=0))
+        ).run("Find fact a.")
     assert result.status == "incomplete"
     assert result.reports[0].status == "partial"
     assert result.answer != junk
@@ -979,7 +987,9 @@ async def test_a_subtask_whose_plan_names_its_tools_must_use_them() -> None:
         synthesis=["A is 255, B is 2."],
     )
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(team.model, [lookup], limits=Limits(max_replans=0)).run("g")
+        result = await Orchestrator(
+            team.model, [lookup], config=RunConfig(limits=Limits(max_replans=0))
+        ).run("g")
     statuses = {r.agent_id: r.status for r in result.reports}
     assert statuses == {"a": "partial", "b": "done"}
     assert result.status == "incomplete"

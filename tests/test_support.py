@@ -13,7 +13,7 @@ from agents import Executor, tool
 from agents.executor import asked, task_brief, unsupported
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call
-from orchestrator import Orchestrator
+from orchestrator import Orchestrator, RunConfig
 
 pytestmark = pytest.mark.anyio
 
@@ -220,8 +220,8 @@ async def test_a_cited_runs_synthesis_must_say_what_a_result_says() -> None:
     wrong = team("Business class is not available [search_docs].")
     right = team("Hotels in London: EUR 240 per night [search_docs].")
 
-    failed = await Orchestrator(wrong, tools=[search_docs], cite=True).run(LONDON)
-    passed = await Orchestrator(right, tools=[search_docs], cite=True).run(LONDON)
+    failed = await Orchestrator(wrong, tools=[search_docs], config=RunConfig(cite=True)).run(LONDON)
+    passed = await Orchestrator(right, tools=[search_docs], config=RunConfig(cite=True)).run(LONDON)
 
     assert failed.status == "incomplete"
     assert failed.reason is not None
@@ -238,7 +238,7 @@ async def test_a_plan_of_the_goal_alone_needs_no_synthesis() -> None:
     checked answer: no join call, which could only lose what the answer says."""
     model = team("Business class is not available [search_docs].", subtask=LONDON)
 
-    result = await Orchestrator(model, tools=[search_docs], cite=True).run(LONDON)
+    result = await Orchestrator(model, tools=[search_docs], config=RunConfig(cite=True)).run(LONDON)
 
     assert (result.status, result.answer) == (
         "complete",

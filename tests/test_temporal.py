@@ -24,7 +24,7 @@ from temporalio.worker import Worker
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, reply
 from agents.toolkits import Corpus, research_tools
-from orchestrator import Event, Limits, Orchestrator, RunResult, research
+from orchestrator import Event, Limits, Orchestrator, RunConfig, RunResult, research
 from orchestrator.cli import main
 from orchestrator.temporal import (
     Registry,
@@ -94,7 +94,9 @@ async def test_parallel_plan_on_two_worker_processes_matches_in_process(
     sub-agent a child workflow, tools keyed by Temporal's identity; every history replays."""
     team = registry()
     tools = list(team.tools.values())
-    local = await Orchestrator(team.model("parallel"), tools, limits=LIMITS).run("g", run_id="p1")
+    local = await Orchestrator(team.model("parallel"), tools, config=RunConfig(limits=LIMITS)).run(
+        "g", run_id="p1"
+    )
     client = await connect(server)
     async with _worker_processes(server, 2):
         outcome = await run_on_temporal(
@@ -134,7 +136,9 @@ async def test_started_run_streams_its_events(server: str, calls: Path) -> None:
     async with Orchestrator(team.model("parallel"), list(team.tools.values())).stream("g") as here:
         local = _run_level([e async for e in here])
     client = await connect(server)
-    given = RunInput(goal="g", run_id="e1", model="parallel", tools=("search",), limits=LIMITS)
+    given = RunInput(
+        goal="g", run_id="e1", model="parallel", tools=("search",), config=RunConfig(limits=LIMITS)
+    )
     async with (
         build_worker(client, registry(), task_queue="events", sticky_timeout=1.0),
         await start(client, given, task_queue="events") as run,

@@ -18,6 +18,7 @@ from agents.events import ApprovalDecided, ApprovalRequested
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, observation, reply
 from agents.toolkits import Corpus, research_tools
+from orchestrator import RunConfig
 from orchestrator.cli import main
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import Registry, RunInput, build_replayer, build_worker, connect, start
@@ -78,7 +79,7 @@ async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path
     client = await connect(server)
     given = RunInput(
         goal="Pay what is owed.", run_id="ap1", model="team", tools=("transfer", "lookup"),
-        approve="all", questions=1,
+        approve="all", config=RunConfig(questions=1),
     )  # fmt: skip
     seen: list[str] = []
     with anyio.fail_after(GUARD_S):
@@ -160,7 +161,8 @@ async def test_a_run_on_temporal_asks_at_most_its_limit_over_all_its_sub_agents(
     two = {"subtasks": [{"id": "look1", "goal": "Look one."}, {"id": "look2", "goal": "Look two."}]}
     client = await connect(server)
     given = RunInput(
-        goal="Look twice.", run_id="ap2", model="team", tools=("lookup",), questions=1,
+        goal="Look twice.", run_id="ap2", model="team", tools=("lookup",),
+        config=RunConfig(questions=1),
     )  # fmt: skip
     asked: list[str] = []
     served = _registry(ledger, two)

@@ -28,7 +28,7 @@ from agents.testing import (
     text,
 )
 from memory import AssistantMessage, Compactor, Journal, UserMessage
-from orchestrator import Limits, Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 
 pytest_plugins = ["pytester"]
 
@@ -210,7 +210,9 @@ async def test_a_run_s_token_limit_is_hit_with_estimated_tokens() -> None:
         replan=replan_reply(),
     )
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(model, [lookup], limits=Limits(max_tokens=3000)).run("goal")
+        result = await Orchestrator(
+            model, [lookup], config=RunConfig(limits=Limits(max_tokens=3000))
+        ).run("goal")
     assert result.status == "incomplete"
     assert "tokens" in (result.reason or "")
 

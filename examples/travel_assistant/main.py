@@ -42,7 +42,7 @@ from agents import ChatModel, PaorError, ToolContext, ToolFailure, open_model, t
 from agents.approvals import ApprovalRequest, Decision, answer
 from agents.events import ApprovalDecided, ApprovalRequested, BreakerOpened, ToolCalled
 from agents.tools import Toolbox, not_empty
-from orchestrator import Event, Limits, Orchestrator, RunResult
+from orchestrator import Event, Limits, Orchestrator, RunConfig, RunResult
 from orchestrator.events import (
     PlanCreated,
     Replanned,
@@ -222,10 +222,11 @@ async def run(
     """Plan and run the trip with `model`, printing each event as it streams; the traveller
     answers the assistant's questions."""
     orch = Orchestrator(
-        model, travel_tools(weather_timeout=weather_timeout), limits=LIMITS,
-        approver=traveller or Traveller(), questions=QUESTIONS,
-    )  # fmt: skip
-    async with orch.stream(goal) as events:
+        model,
+        travel_tools(weather_timeout=weather_timeout),
+        config=RunConfig(limits=LIMITS, questions=QUESTIONS),
+    )
+    async with orch.stream(goal, approver=traveller or Traveller()) as events:
         async for event in events:
             line = describe(event)
             if line is not None:

@@ -14,6 +14,7 @@ from temporalio.client import Client, Interceptor, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from agents import ConfigurationError
+from orchestrator._config import RunConfig
 from orchestrator._limits import Limits
 from orchestrator._state import RunResult
 from orchestrator.temporal._codec import DEFAULT_INLINE_LIMIT, BlobStore, PayloadGuard, codec_for
@@ -138,7 +139,7 @@ async def run_on_temporal(
         run_id=run_id or new_run_id(),
         model=model,
         tools=tuple(tools),
-        limits=limits or Limits(),
+        config=RunConfig(limits=limits or Limits()),
         heartbeat_timeout=heartbeat_timeout,
     )
     return await run_result(await _start(client, given, task_queue, execution_timeout))

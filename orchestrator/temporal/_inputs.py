@@ -13,12 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents import AcceptanceCheck, Budget, cites_evidence
 from agents.effects import AgentCall
-from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
 from agents.guards import Stop
 from memory import ToolCall
 from memory.journal import EffectRecord
-from orchestrator._limits import Limits
-from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
+from orchestrator._config import RunConfig
 
 __all__ = ["ACCEPTANCE_CHECKS", "Acceptance", "AgentInput", "Allowance", "RunInput"]
 
@@ -39,50 +37,33 @@ class RunInput(BaseModel):
         run_id: The run's id (also what its agents' ids derive from: fixed, so replays agree).
         model: The model's name in the workers' registry.
         tools: The tools' names in the workers' registry.
-        limits: The run's limits.
+        config: What the run is, as a run in process would be given it; its `review` is
+            `approve`'s, and its questions are asked only with an approver.
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
-        instructions: The sub-agents' system prompt.
-        planner_instructions: The planner's system prompt.
-        synthesis_instructions: The writer's system prompt.
         acceptance: The sub-agents' acceptance check, by name.
-        on_plan_failure: What an unusable first plan does (as `Orchestrator`'s).
         meta: JSON data kept with the run (how the CLI renders and resumes it).
         payload_limit: The largest model request, in bytes, the run may send without a blob store
             (None: the client has one, and so must every worker). Set by `start` from the client.
         agent_history_limit: Events in a sub-agent's history before it continues as new (None:
             when Temporal suggests it).
-        first_look: The tool call every sub-agent makes before its first decision.
-        cite: Sub-agents' answers cite the sources they gathered.
-        ask_goal: Every first plan asks the goal itself.
         approve: What waits for a person's decision (`orchestrator._research.Approve`): every
             plan version, calls of tools that change something, or both (see
             `orchestrator.temporal._approvals`).
-        questions: How many clarifying questions the run may ask the user.
-        direct_calls: The planner may write a subtask out as one tool call (as `Orchestrator`'s).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     goal: str
     run_id: str
     model: str = "default"
     tools: tuple[str, ...] = ()
-    limits: Limits = Limits()
+    config: RunConfig = RunConfig()
     heartbeat_timeout: float = 30.0
-    instructions: str = DEFAULT_INSTRUCTIONS
-    planner_instructions: str = PLANNER_INSTRUCTIONS
-    synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
     acceptance: Acceptance = "none"
-    on_plan_failure: Literal["fail", "single"] = "fail"
     meta: dict[str, Any] = Field(default_factory=dict)
     payload_limit: int | None = None
     agent_history_limit: int | None = Field(default=None, ge=10)
-    first_look: FirstLook | None = None
-    cite: bool = False
-    ask_goal: bool = False
     approve: Literal["plan", "tools", "all"] | None = None
-    questions: int = 0
-    direct_calls: bool = False
 
 
 class Allowance(BaseModel):

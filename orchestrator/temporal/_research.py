@@ -17,15 +17,7 @@ from temporalio.client import Client
 from agents.toolkits import Corpus
 from orchestrator._events import Event
 from orchestrator._limits import Limits
-from orchestrator._research import (
-    RESEARCH_AGENT,
-    RESEARCH_FIRST_LOOK,
-    RESEARCH_PLANNER,
-    RESEARCH_SYNTHESIS,
-    Approve,
-    ResearchReport,
-    render_report,
-)
+from orchestrator._research import Approve, ResearchReport, render_report, research_config
 from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, RESEARCH_TOOLS
 from orchestrator.temporal._client import new_run_id, start
 from orchestrator.temporal._inputs import RunInput
@@ -52,17 +44,9 @@ def research_input(
         goal=topic,
         run_id=run_id or new_run_id(),
         tools=(*RESEARCH_TOOLS, *tools),
-        limits=limits or Limits(),
-        instructions=RESEARCH_AGENT,
-        planner_instructions=RESEARCH_PLANNER,
-        synthesis_instructions=RESEARCH_SYNTHESIS,
+        config=research_config(limits, questions=questions),
         acceptance="cites_evidence",
-        on_plan_failure="single",
-        first_look=RESEARCH_FIRST_LOOK,
-        cite=True,
-        ask_goal=True,
         approve=approve,
-        questions=questions,
     )
 
 

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from agents.events import ApprovalDecided, ApprovalRequested
     from agents.guards import Stop
     from agents.telemetry import quiet
+    from orchestrator._config import RunOptions
     from orchestrator._orchestrator import Orchestrator
     from orchestrator._research import with_approval
     from orchestrator._state import RunResult
@@ -37,38 +38,39 @@ with workflow.unsafe.imports_passed_through():
     from orchestrator.temporal._eventlog import EventLog, EventPage
     from orchestrator.temporal._inputs import ACCEPTANCE_CHECKS, AgentInput, RunInput
 
-__all__ = ["READER_GRACE", "AgentWorkflow", "RunWorkflow", "orchestrator_for"]
+__all__ = ["READER_GRACE", "AgentWorkflow", "RunWorkflow", "orchestrator_for", "run_options"]
 
 READER_GRACE = timedelta(seconds=30)
 """How long a finished run waits for a watching caller to read its last events."""
 
 
-def orchestrator_for(
-    given: RunInput, effects: Effects, approver: Approver | None = None
-) -> Orchestrator:
-    """The orchestrator `given` describes, its models and tools from this worker's registry
-    (with `given.approve`, what waits for `approver`)."""
+def orchestrator_for(given: RunInput) -> Orchestrator:
+    """The orchestrator `given` describes, its models and tools from this worker's registry."""
     registry = registry_for(workflow.info().task_queue)
-    approve = given.approve if approver is not None else None
-    questions = given.questions if approver is not None else 0
     return Orchestrator(
         ActivityModel(given.model),
-        tools=with_approval([registry.tool(name) for name in given.tools], approve),
-        limits=given.limits,
-        instructions=given.instructions,
-        planner_instructions=given.planner_instructions,
-        synthesis_instructions=given.synthesis_instructions,
+        tools=with_approval([registry.tool(name) for name in given.tools], given.approve),
+        config=given.config,
         acceptance=ACCEPTANCE_CHECKS[given.acceptance],
-        on_plan_failure=given.on_plan_failure,
+    )
+
+
+def run_options(given: RunInput, effects: Effects, approver: Approver | None) -> RunOptions:
+    """What a run on Temporal is given: the workflow's effects, and with `given.approve` or
+    questions, what waits for `approver` (its config's review is `approve`'s)."""
+    approve = given.approve if approver is not None else None
+    questions = given.config.questions if approver is not None else 0
+    config = given.config.model_copy(
+        update={
+            "review": "every" if approve in ("plan", "all") else None,
+            "questions": questions,
+        }
+    )
+    return RunOptions(
+        config=config,
         effects=effects,
-        first_look=given.first_look,
-        cite=given.cite,
-        ask_goal=given.ask_goal,
-        keep_events=False,  # the result goes into the history: its events stay out
         approver=approver if approve is not None or questions else None,
-        review="every" if approve in ("plan", "all") else None,
-        questions=questions,
-        direct_calls=given.direct_calls,
+        keep_events=False,  # the result goes into the history: its events stay out
     )
 
 
@@ -89,9 +91,9 @@ class RunWorkflow:
             payload_limit=given.payload_limit,
         )
         self._approvals.run_id = given.run_id
-        self._approvals.questions = given.questions
-        orch = orchestrator_for(given, effects, self._approvals.approver())
-        stream = orch.stream(given.goal, run_id=given.run_id)
+        self._approvals.questions = given.config.questions
+        options = run_options(given, effects, self._approvals.approver())
+        stream = orchestrator_for(given).stream(given.goal, run_id=given.run_id, **options)
         try:
             # No paor span in workflow code: a replay would make them again. The activities
             # make them, in the caller's trace (see `connect`).
@@ -171,7 +173,10 @@ class AgentWorkflow:
         effects = ContinuingEffects(activities, given, self._stop.is_set)
         parent = workflow.info().parent
         self._approvals.run_workflow = parent.workflow_id if parent else given.run.run_id
-        executor = orchestrator_for(given.run, effects, self._approvals.approver()).executor
+        options = run_options(given.run, effects, self._approvals.approver())
+        executor = orchestrator_for(given.run).executor(
+            options["config"], approver=options["approver"], effects=effects
+        )
         with quiet():
             return await given.call(self._stop).run_here(executor)
 

@@ -1,0 +1,112 @@
+"""`RunConfig`: what a run is, as data; `RunOptions`: what a single run is given besides.
+
+A run's configuration is one frozen, serialisable object: the Orchestrator holds one, a run may be
+given another, the journal records the one each run started with, and a run on Temporal takes it
+as its input. Adding an option is a field here plus the code that reads it. Collaborators that are
+not data (the approver, the effect boundary) and event options belong to one run, and are passed
+to `Orchestrator.stream`, `run`, `resume` and `replay` (`RunOptions`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents import ConfigurationError
+from agents.approvals import Approver, Decide
+from agents.effects import Effects
+from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
+from orchestrator._limits import Limits
+from orchestrator._prompts import PLANNER_INSTRUCTIONS
+from orchestrator._synthesis import SYNTHESIS_INSTRUCTIONS
+
+__all__ = ["RunConfig", "RunOptions"]
+
+
+class RunConfig(BaseModel):
+    """How a run plans, acts and answers: the same data live, journaled and on Temporal.
+
+    ```python
+    config = RunConfig(limits=Limits(deadline_s=120), cite=True)
+    orch = Orchestrator(model, tools, config=config)
+    await orch.run("goal", config=config.model_copy(update={"scope": "alice"}))  # one run's own
+    ```
+
+    Attributes:
+        limits: The run's budget and exits.
+        instructions: The sub-agents' system prompt.
+        planner_instructions: The planner's system prompt (`{max_subtasks}` is filled in).
+        synthesis_instructions: The final writer's system prompt.
+        on_plan_failure: When no valid plan can be made: "fail" ends the run "failed" with the
+            planner's problems as its reason, "single" runs the goal as one subtask (noted in
+            `RunResult.notes`). Either way the run returns; it never raises for its own failure.
+        scope: The user or session whose long-term facts apply (with a fact store).
+        first_look: A tool call every sub-agent makes before its first decision, with its
+            subtask's question (`FirstLook(tool="search_docs", argument="query")`).
+        cite: Sub-agents' answers cite the sources they gathered (see `agents.Executor`).
+        ask_goal: Every first plan asks the goal itself: a subtask for it is put first when the
+            planner left it out (the last subtask making room), and subtasks of one or two words
+            are dropped, so a plan that strays still answers the question.
+        review: Plans the run's approver reviews before they run: the "first" plan, or "every"
+            version (each replan's too). A person may approve a plan, edit it (validated like
+            the planner's) or reject it with feedback the planner reads.
+        questions: How many clarifying questions a run may ask the user, its planner's and its
+            sub-agents' together (the run's approver answers them).
+        direct_calls: The planner may write a subtask out as one tool call (`Subtask.call`),
+            which then runs without a sub-agent's model calls (LLMCompiler's tasks).
+        stream_plans: Stream the first plan, and start each subtask with no dependencies as
+            soon as the planner has written it (LLMCompiler's trick); the plan is still
+            validated whole, and an early start the final plan does not keep is stopped. For a
+            hosted endpoint; off for a single local server, where early sub-agents would wait on
+            the planner's slot. Live runs only (not journaled, nor on Temporal).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    limits: Limits = Limits()
+    instructions: str = DEFAULT_INSTRUCTIONS
+    planner_instructions: str = PLANNER_INSTRUCTIONS
+    synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
+    on_plan_failure: Literal["fail", "single"] = "fail"
+    scope: str = Field(default="default", min_length=1)
+    first_look: FirstLook | None = None
+    cite: bool = False
+    ask_goal: bool = False
+    review: Literal["first", "every"] | None = None
+    questions: int = Field(default=0, ge=0)
+    direct_calls: bool = False
+    stream_plans: bool = False
+
+    def check(self, approver: Approver | None) -> None:
+        """Whether a run under this configuration can go with `approver`.
+
+        Raises:
+            ConfigurationError: `review` or `questions` without an approver to ask.
+        """
+        if self.review is not None and approver is None:
+            raise ConfigurationError("review needs an approver= to ask (see agents.approvals)")
+        if self.questions and approver is None:
+            raise ConfigurationError("questions need an approver= to answer them")
+
+
+class RunOptions(TypedDict, total=False):
+    """What one run is given besides its goal (all optional).
+
+    Attributes:
+        config: This run's configuration (default: the Orchestrator's).
+        approver: Decides on the calls of tools that need approval, for every sub-agent, on the
+            plans under `review`, and answers the run's questions (see `agents.approvals`); a
+            call approved "always" is so for the rest of the run. With
+            `agents.approvals.PAUSE` the caller decides while the run streams
+            (`RunStream.decide`), and a journaled run pauses once nothing but approvals is left:
+            it ends "paused", and `resume(run_id, decisions=...)` goes on.
+        effects: The effect boundary the run reaches the world through (live by default; the
+            journal and Temporal wrap or replace it).
+        keep_events: Keep every event in `RunResult.events` (default True).
+    """
+
+    config: RunConfig
+    approver: Approver | Decide | None
+    effects: Effects
+    keep_events: bool

@@ -1,0 +1,117 @@
+"""What a run is set up with: its ledger, its planner, its sub-agents' executor and its loop.
+
+`RunStream` calls `set_up` once its effects are known (live, journaled, or a workflow's): a new,
+resumed or replayed run is set up the same way from the Orchestrator, the run's configuration
+and what the run was given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import anyio
+from anyio.streams.memory import MemoryObjectSendStream
+
+from agents import Budget
+from agents.approvals import Approver, RunWaits
+from agents.effects import RUN_AGENT, Addresses, Effects, LiveEffects
+from memory.facts import render_facts
+from orchestrator._config import RunConfig
+from orchestrator._events import Event
+from orchestrator._planner import Planner
+from orchestrator._run import RunLoop
+from orchestrator._state import RunDeps, RunState
+
+if TYPE_CHECKING:
+    from orchestrator._orchestrator import Orchestrator
+
+__all__ = ["RunSetup", "set_up"]
+
+_FACTS_CHARS = 1500
+
+
+@dataclass(frozen=True, slots=True)
+class RunSetup:
+    """A run ready to go: what it knows, what it uses, and the loop that drives it."""
+
+    state: RunState
+    deps: RunDeps
+    loop: RunLoop
+
+
+async def set_up(
+    orch: Orchestrator,
+    config: RunConfig,
+    *,
+    goal: str,
+    run_id: str,
+    events: MemoryObjectSendStream[Event],
+    effects: Effects,
+    approver: Approver | None,
+    waits: RunWaits,
+    keep_events: bool,
+) -> RunSetup:
+    """Set up a new (or resumed, or replayed) run of `orch` under `config`, through `effects`."""
+    limits = config.limits
+    addresses = Addresses(run_id=run_id, agent_id=RUN_AGENT)
+    now = await effects.now(addresses.next(step=0))
+    budget = Budget.from_limits(limits, now=now)
+    # Sub-agents stop early enough to leave the synthesis its share of the deadline.
+    agent_deadline = (
+        None
+        if limits.deadline_s is None
+        else now + limits.deadline_s * (1 - limits.synthesis_reserve)
+    )
+    planner = Planner(
+        model=orch.planner_model,
+        effects=effects,
+        run_id=run_id,
+        budget=budget,
+        tools=orch.toolbox.descriptions(),
+        max_subtasks=limits.max_subtasks,
+        max_repairs=limits.max_plan_repairs,
+        instructions=config.planner_instructions,
+        synthesis_instructions=config.synthesis_instructions,
+        ask_goal=config.ask_goal,
+        calls=orch.toolbox.signatures() if config.direct_calls else None,
+        cite=config.cite,
+    )
+    state = RunState(
+        run_id=run_id,
+        goal=goal,
+        budget=budget,
+        agent_budget=Budget(deadline=agent_deadline, parent=budget),
+    )
+    deps = RunDeps(
+        effects=effects,
+        addresses=addresses,
+        planner=planner,
+        events=events,
+        limiter=anyio.CapacityLimiter(limits.max_concurrency),
+        keep_events=keep_events,
+        waits=waits,
+        approver=approver,
+        review=config.review,
+        questions=config.questions,
+    )
+    facts = orch.facts
+
+    async def known() -> str:
+        if facts is None:
+            return ""
+        return render_facts(await facts.query(config.scope), _FACTS_CHARS)
+
+    # Read through the boundary: a replay sees the facts the run saw, whatever changed since.
+    state.known = await deps.choose(state.step, known)
+    loop = RunLoop(
+        executor=orch.executor(config, approver=approver, effects=effects),
+        toolbox=orch.toolbox,
+        deps=deps,
+        max_replans=limits.max_replans,
+        single_on_plan_failure=config.on_plan_failure == "single",
+        facts=facts,
+        scope=config.scope,
+        stream_plans=config.stream_plans and type(effects) is LiveEffects,
+    )
+    return RunSetup(state=state, deps=deps, loop=loop)
