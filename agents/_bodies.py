@@ -30,6 +30,7 @@ from agents._tracing import redact_text
 
 __all__ = [
     "check_json",
+    "decode_reason",
     "is_event_stream",
     "not_the_api",
     "read_reply",
@@ -168,3 +169,8 @@ def _error_text(status: int, body: Any) -> str:
     error = body.get("error", body) if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     return f"{text} - {message}" if isinstance(message, str) and message else text
+
+
+def decode_reason(exc: json.JSONDecodeError | UnicodeDecodeError) -> str:
+    """What a JSON or Unicode decoding error says went wrong, in a few words."""
+    return exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason

@@ -15,14 +15,18 @@ from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agents._decisions import parse_decision
 from agents._errors import MalformedResponse
-from agents._model import ModelRequest, RequestPurpose, Usage
+from agents._model import ModelRequest, RequestPurpose, Usage, WireProtocol
+from agents._textcalls import recover_calls
+from memory import AssistantMessage, ToolCall
 
 __all__ = [
     "OUTPUT_TOKENS",
     "Completion",
     "TokenUsage",
     "completion_of",
+    "message_of",
     "output_tokens",
     "usage_of",
 ]
@@ -117,3 +121,27 @@ def usage_of(usage: TokenUsage | None) -> Usage:
         completion_tokens=usage.completion_tokens or 0,
         cached_tokens=(details.cached_tokens or 0) if details else 0,
     )
+
+
+def message_of(
+    completion: Completion, request: ModelRequest, protocol: str
+) -> tuple[AssistantMessage, WireProtocol]:
+    """What the completion's first choice says, and how its tool calls came: a JSON decision
+    (`protocol` "json"), native calls, or calls written as text and recovered (`_textcalls`)."""
+    wire = completion.choices[0].message
+    text = wire.content or ""
+    if protocol == "json" and request.output is None:
+        return parse_decision(text), "json"
+    calls = tuple(
+        ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}")
+        for c in (wire.tool_calls or ())
+    )
+    message = AssistantMessage(content=wire.content, tool_calls=calls)
+    how: WireProtocol = "json" if protocol == "json" else "tools"
+    if not calls and request.tools and request.output is None and text.strip():
+        recovered = recover_calls(text, {t.name for t in request.tools})
+        if recovered is not None and recovered.tool_calls:
+            return recovered, "text"
+        if recovered is not None:
+            return recovered, how
+    return message, how

@@ -3,7 +3,8 @@
 An endpoint on this machine (a loopback address, or the embedded server) is opened as a local
 one (`OpenAIChatModel(local=True)`): its replies are streamed and the request timeout bounds the
 silence between their bytes, since a model on a busy CPU may take minutes over a reply and every
-second of it is progress. A hosted endpoint keeps a total timeout per attempt.
+second of it is progress. A hosted endpoint keeps a total timeout per attempt. Either comes in the
+usual wrappers (`agents._wrappers.stack`): retries, and admission within the endpoint's limits.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from pathlib import Path
 from typing import TypedDict
 from urllib.parse import urlsplit
 
+from agents._admission import Admission
 from agents._errors import ConfigurationError
 from agents._local import LocalModel
 from agents._model import ChatModel
 from agents._openai import DecisionProtocol, OpenAIChatModel
+from agents._wrappers import stack
 
 __all__ = ["TIMEOUT_ENV", "on_this_machine", "open_model"]
 
@@ -85,16 +88,19 @@ async def open_model(
 @asynccontextmanager
 async def _endpoint(
     name: str | None, url: str | None, protocol: DecisionProtocol, options: _Timeout
-) -> AsyncIterator[OpenAIChatModel]:
+) -> AsyncIterator[ChatModel]:
     """The endpoint at `url`, checked to answer; a local one sends no more requests at once
-    than its server has slots (`OpenAIChatModel.fit_slots`)."""
+    than its server has slots (`OpenAIChatModel.fit_slots`); retried and admitted (`stack`)."""
     local = on_this_machine(url)
-    model = OpenAIChatModel(name, base_url=url, protocol=protocol, local=local, **options)
+    admission = Admission()
+    model = OpenAIChatModel(
+        name, base_url=url, protocol=protocol, local=local, rate_limits=admission, **options
+    )
     try:
         await model.ping()
         if local:
             await model.fit_slots()
-        yield model
+        yield stack(model, admission=admission)
     finally:
         await model.aclose()
 

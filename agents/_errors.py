@@ -37,14 +37,27 @@ class ModelRetryableError(ModelError):
         message: What happened.
         retry_after: The server's Retry-After hint in seconds, if it sent one.
         status: The HTTP status, if there was a response.
+        resend: Whether the same request may be sent again at once (False: a local server went
+            silent while working on it, and a copy would wait behind it or start it over).
+
+    Attributes:
+        reported: The model already showed the endpoint's answer to its admission (see
+            `agents.models.AdmittedModel`).
     """
 
     def __init__(
-        self, message: str, *, retry_after: float | None = None, status: int | None = None
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = None,
+        resend: bool = True,
     ) -> None:
         super().__init__(message)
         self.retry_after = retry_after
         self.status = status
+        self.resend = resend
+        self.reported = False
 
 
 class ModelRequestError(ModelError):

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import httpx2
 
 from agents._admission import Admission
-from agents._errors import ConfigurationError
+from agents._errors import ConfigurationError, ModelRequestError
 from agents._lazy import lazy_module
 from agents._tracing import redact_url
 
@@ -35,7 +37,10 @@ __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "ResponseHook",
     "ResponseTooLarge",
+    "block_model_requests",
+    "body_of",
     "bounded_http_client",
+    "check_allowed",
     "new_client",
 ]
 
@@ -206,3 +211,41 @@ class _LimitedBody(httpx2.AsyncByteStream):
                 raise httpx2.DecodingError(f"cannot decompress the body: {exc}") from None
             yield piece
             chunk = self._inflater.unconsumed_tail
+
+
+_LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+_blocked: list[frozenset[str]] = []
+
+
+@contextmanager
+def block_model_requests(allow_hosts: frozenset[str] = _LOCAL_HOSTS) -> Iterator[None]:
+    """Make every `OpenAIChatModel` request to a host outside `allow_hosts` fail (for tests).
+
+    While active, a request to any other host raises `ModelRequestError` before it is sent.
+    """
+    _blocked.append(allow_hosts)
+    try:
+        yield
+    finally:
+        _blocked.pop()
+
+
+def check_allowed(url: str) -> None:
+    """Refuse a request to `url` while `block_model_requests` blocks its host.
+
+    Raises:
+        ModelRequestError: The host is blocked.
+    """
+    if not _blocked:
+        return
+    host = urlsplit(url).hostname or ""
+    if host not in _blocked[-1]:
+        raise ModelRequestError(f"model requests to {host!r} are blocked (block_model_requests)")
+
+
+def body_of(response: httpx2.Response) -> bytes:
+    """A response's body, as read (b"" if it was closed unread)."""
+    try:
+        return response.content
+    except httpx2.ResponseNotRead:
+        return b""

@@ -49,9 +49,12 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from agents._admission import Admission
 from agents._errors import ConfigurationError, ModelError
+from agents._model import ChatModel
 from agents._openai import DecisionProtocol, OpenAIChatModel
 from agents._tracing import logger
+from agents._wrappers import stack as wrapped
 
 __all__ = ["GGUF_NAME", "KEY_ENV", "LocalModel", "default_model_path", "local_model_available"]
 
@@ -188,12 +191,13 @@ class LocalModel:
     def __repr__(self) -> str:
         return f"LocalModel(model_path={str(self.model_path)!r}, pid={self.pid})"
 
-    async def __aenter__(self) -> OpenAIChatModel:
+    async def __aenter__(self) -> ChatModel:
         if self._stack is not None:
             raise ConfigurationError("this LocalModel is already running")
         async with AsyncExitStack() as stack:
             key = secrets.token_urlsafe(24)
             url = await stack.enter_async_context(self._serve(key))
+            admission = Admission()
             model = OpenAIChatModel(
                 self.model_path.stem,
                 base_url=f"{url}/v1",
@@ -204,11 +208,12 @@ class LocalModel:
                 max_output_tokens=self.max_output_tokens,
                 max_string_chars=self.max_string_chars,
                 max_in_flight=self.slots,
+                rate_limits=admission,
                 local=True,
             )
             stack.push_async_callback(model.aclose)
             self._stack = stack.pop_all()
-        return model
+        return wrapped(model, admission=admission)
 
     async def __aexit__(
         self,

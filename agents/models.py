@@ -1,4 +1,12 @@
-"""What a `ChatModel` is asked and answers, for writing one's own model."""
+"""Models: what a `ChatModel` is asked and answers (for writing one's own), and the wrappers that
+add retries, admission within an endpoint's rate limits, hedging and cache warming to any model.
+
+```python
+admission = Admission()
+model = stack(OpenAIChatModel("gpt-4.1-mini", rate_limits=admission), admission=admission)
+mine = RetryingModel(MyModel(), max_retries=5)  # a model of one's own, retried the same way
+```
+"""
 
 from agents._admission import Admission
 from agents._endpoint import seconds_of
@@ -7,17 +15,35 @@ from agents._local import local_model_available
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose, ToolSpec
 from agents._openai import DecisionProtocol
 from agents._warm import CacheWarming
+from agents._wrappers import (
+    AdmittedModel,
+    CacheWarmingModel,
+    HedgedModel,
+    ModelWrapper,
+    RetryingModel,
+    stack,
+    unwrapped,
+    without_retries,
+)
 
 __all__ = [
     "Admission",
+    "AdmittedModel",
     "CacheWarming",
+    "CacheWarmingModel",
     "DecisionProtocol",
+    "HedgedModel",
     "Hedging",
     "ModelRequest",
     "ModelResponse",
+    "ModelWrapper",
     "OutputSchema",
     "RequestPurpose",
+    "RetryingModel",
     "ToolSpec",
     "local_model_available",
     "seconds_of",
+    "stack",
+    "unwrapped",
+    "without_retries",
 ]

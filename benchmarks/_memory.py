@@ -72,7 +72,6 @@ async def _paor_http(n: int, max_in_flight: int = 1000) -> Rendezvous:
             base_url=url,
             api_key="sim",
             protocol="tools",
-            max_retries=0,
             timeout=600.0,
             max_in_flight=max_in_flight,
         )

@@ -98,7 +98,7 @@ def _runner(
     framework: str, url: str, task: str, lookup: Callable[[str], Awaitable[str]]
 ) -> tuple[Run, Run]:
     if framework == "paor":
-        model = OpenAIChatModel("sim", base_url=url, api_key="sim", protocol="tools", max_retries=0)
+        model = OpenAIChatModel("sim", base_url=url, api_key="sim", protocol="tools")
         executor = Executor(model, [lookup_tool(lookup)])
 
         async def paor() -> None:

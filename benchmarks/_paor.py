@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 import agents
 from agents import Executor, OpenAIChatModel, Tool, Usage, tool
 from agents.executor import DEFAULT_INSTRUCTIONS
-from agents.models import ModelRequest, ModelResponse
+from agents.models import Admission, CacheWarming, Hedging, ModelRequest, ModelResponse, stack
 from benchmarks._endpoints import SimChatModel, SimServer
 from benchmarks._run import TOOL_DESCRIPTION, RunRecord
 from benchmarks._scenarios import Scenario, ScenarioScript
@@ -94,11 +94,11 @@ async def run_orchestrator(
 ) -> RunRecord:
     """Run `scenario` through `Orchestrator`, over HTTP or with the in-process simulator, with
     direct calls and plan streaming on (`orchestrator_for`'s `eager`), and over HTTP hedged
-    requests (`OpenAIChatModel(hedge=True)`), unless told otherwise.
+    requests (`HedgedModel`), unless told otherwise.
 
     `admission=False` turns the model's admission control off (over HTTP); the record's framework
     is then "paor (no admission)"; `eager=False` (paor's defaults) makes it "paor (defaults)";
-    `warm_cache` turns on `OpenAIChatModel(warm_cache=True)` (over HTTP), "... (warm cache)".
+    `warm_cache` adds `CacheWarmingModel` (over HTTP), "... (warm cache)".
     """
     sim = scenario.simulator()
     name = ("paor" if eager else "paor (defaults)") + (" (warm cache)" if warm_cache else "")
@@ -109,21 +109,26 @@ async def run_orchestrator(
     )
     if http:
         async with SimServer(sim) as server:
-            model = OpenAIChatModel(
+            limits = Admission() if admission else None
+            protocol = OpenAIChatModel(
                 "sim",
                 base_url=server.base_url,
                 api_key="sim",
                 protocol="tools",
+                timeout=60.0 if scenario.timeout_s is None else scenario.timeout_s,
+                rate_limits=limits,
+            )
+            model = stack(
+                protocol,
                 # paor's defaults (3 retries, 60 s) under limits or hangs, else no retry
                 max_retries=3 if scenario.client_retries else 0,
-                timeout=60.0 if scenario.timeout_s is None else scenario.timeout_s,
-                admission=admission,
-                hedge=eager,
-                warm_cache=warm_cache,
+                admission=limits,
+                hedging=Hedging() if eager else None,
+                warming=CacheWarming() if warm_cache else None,
             )
             orch = orchestrator_for(scenario, model, _sim_lookup(sim, scenario), eager=eager)
             await _timed_run(record, orch, scenario)
-            await model.aclose()
+            await protocol.aclose()
     else:
         orch = orchestrator_for(
             scenario, SimChatModel(sim), _sim_lookup(sim, scenario), eager=eager
@@ -163,7 +168,7 @@ async def run_executor(scenario: Scenario, *, http: bool) -> RunRecord:
     if http:
         async with SimServer(sim) as server:
             model = OpenAIChatModel(
-                "sim", base_url=server.base_url, api_key="sim", protocol="tools", max_retries=0
+                "sim", base_url=server.base_url, api_key="sim", protocol="tools"
             )
             await run(model)
             await model.aclose()

@@ -396,7 +396,7 @@ async def _model(args: argparse.Namespace) -> AsyncIterator[tuple[ChatModel, dic
     # SmolLM2's protocol is always the JSON one; another GGUF file's is --protocol.
     served = LocalModel(model_path=args.gguf, protocol=args.protocol) if args.gguf else LocalModel()
     async with served as local:
-        about = {"model": local.name, "base_url": None, "protocol": local.protocol}
+        about = {"model": local.name, "base_url": None, "protocol": served.protocol}
         yield local, {**about, "gguf": str(args.gguf) if args.gguf else None}
 
 

@@ -32,56 +32,40 @@ before the tool runs, so a call that may have had its effect is never forgotten,
 `fsync="always"` syncs every record instead (about a millisecond each on a disk: measured by
 `python -m benchmarks.journal_cost`). The file is private to its owner (mode 0600) when paor
 creates it, and `prune` keeps it from growing forever. A journal opened `readonly` is only read:
-commands that list or show runs can read one on a read-only mount.
+commands that list or show runs can read one on a read-only mount. Its records, run rows and errors
+are in `memory._journal_records`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import socket
 import sqlite3
 import time
 import uuid
-import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
+from memory._journal_records import (
+    FINISHED_RUNS,
+    EffectRecord,
+    JournalError,
+    RunInfo,
+    RunLocked,
+    RunStatus,
+    compact_json,
+    whole_records,
+)
 from memory._logging import logger
 from memory._pauses import WAITS_SCHEMA, Pauses
 from memory._sqlite import shrink
-from memory.errors import PaorError
 
-__all__ = [
-    "STOP_SEQ",
-    "EffectKind",
-    "EffectRecord",
-    "Journal",
-    "JournalError",
-    "RunInfo",
-    "RunLocked",
-    "RunStatus",
-    "default_journal_path",
-    "is_stop_record",
-]
+__all__ = ["Journal", "default_journal_path"]
 
-EffectKind = Literal["model", "tool", "clock", "choice", "intent"]
-"""What a journal record holds: a model reply, a tool outcome, a clock read, a choice, or a
-tool's intent."""
-STOP_SEQ = 0
-"""The seq of an agent's stop record, the choice of why it was cut short (a stop or a deadline).
-Made at most once per agent, and last; numbered effects start at 1, so wherever the cut landed a
-replay finds it at this one address."""
-RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed", "paused"]
-"""A journaled run's status; `crashed` is a run whose owner died before it ended, `paused` one
-that waits for people's decisions (both resumable)."""
-FINISHED_RUNS: frozenset[str] = frozenset({"complete", "incomplete", "failed"})
-_T = TypeVar("_T")
-_NUMBERS_BYTES = 16  # a record's seq and crc, as SQLite's 8-byte integers at most
 _log = logger("paor.journal")
 _HOST = socket.gethostname()
 _CONFIG_KEY = "paor.config"  # the run's configuration, kept beside its starter's meta
@@ -113,90 +97,6 @@ CREATE TABLE IF NOT EXISTS effects (
     PRIMARY KEY (run_id, agent_id, seq, kind)
 );
 """
-
-
-class JournalError(PaorError):
-    """The journal cannot do what was asked: a damaged file, an unknown run, a finished run (its
-    place in paor's error tree is drawn in `agents.errors`)."""
-
-
-class RunLocked(JournalError):
-    """Another live process holds the run's lease."""
-
-
-class EffectRecord(BaseModel):
-    """One journaled effect.
-
-    Attributes:
-        agent_id: The agent within the run ("planner", "run", or a subtask id).
-        seq: The effect's place in the agent's sequence.
-        kind: model, tool, clock, choice, or intent (a tool call about to start).
-        digest: What was asked (a hash of the request), to detect drift on replay.
-        outcome: ok; error (a model error, re-raised on replay); cancelled (cut short).
-        payload: The result as JSON data.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    agent_id: str
-    seq: int
-    kind: EffectKind
-    digest: str = ""
-    outcome: Literal["ok", "error", "cancelled"] = "ok"
-    payload: Any = None
-
-    def payload_json(self) -> str:
-        """The payload as compact JSON. Keys keep their order: a replayed tool result must read
-        exactly as the live one did, down to the order of its fields."""
-        return _json(self.payload, sort_keys=False)
-
-    def crc(self) -> int:
-        """The CRC32 over every stored field, so damage anywhere in the row is caught."""
-        fields = (self.agent_id, str(self.seq), self.kind, self.digest, self.outcome)
-        return zlib.crc32("\x1f".join((*fields, self.payload_json())).encode())
-
-    def size(self) -> int:
-        """The bytes the record's fields take in the journal (SQLite's own overhead aside)."""
-        texts = (self.agent_id, self.kind, self.digest, self.outcome, self.payload_json())
-        return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) + _NUMBERS_BYTES
-
-
-class RunInfo(BaseModel):
-    """A run as the journal knows it.
-
-    Attributes:
-        run_id: The run.
-        goal: Its goal.
-        status: running, complete, incomplete, failed, crashed, or paused (it waits for people:
-            `Journal.waiting` says what for). A run whose owner is dead is reported as crashed:
-            this is worked out when the row is read, never stored.
-        created: When it started (seconds since the epoch).
-        updated: When its row last changed.
-        owner: The lease holder ("host:pid:token"), if any.
-        heartbeat: When the holder last said it was alive.
-        meta: What its starter stored to rebuild it (e.g. the command line's arguments).
-        result: The finished run's result, as JSON data.
-        config: The configuration it started with (`orchestrator.RunConfig`, as JSON data), if
-            its starter gave one.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    goal: str
-    status: RunStatus
-    created: float
-    updated: float
-    owner: str | None = None
-    heartbeat: float | None = None
-    meta: dict[str, Any] = {}
-    result: dict[str, Any] | None = None
-    config: dict[str, Any] | None = None
-
-    @property
-    def finished(self) -> bool:
-        """Whether the run ended (complete, incomplete or failed): nothing is left to resume."""
-        return self.status in FINISHED_RUNS
 
 
 def default_journal_path() -> Path:
@@ -356,7 +256,7 @@ class Journal(Pauses):
             "WHERE run_id = ? ORDER BY rowid"
         )
         rows = await self._run(lambda conn: conn.execute(sql, (run_id,)).fetchall())
-        return _whole(run_id, rows)
+        return whole_records(run_id, rows)
 
     async def prune(
         self,
@@ -484,37 +384,6 @@ class Journal(Pauses):
         return "paor journal"
 
 
-def _whole(run_id: str, rows: list[tuple[Any, ...]]) -> list[EffectRecord]:
-    """The records up to each agent's first damaged one.
-
-    Whole records at the damaged seq stay: a tool's intent without its damaged result then reads
-    as a call in flight, which is the safe reading. A stop record (a choice at seq 0) is written
-    last, so it goes with any damage, and damage to it alone costs nothing else.
-    """
-    records: list[EffectRecord] = []
-    first_bad: dict[str, float] = {}
-    for agent_id, seq, kind, digest, outcome, body, crc in rows:
-        record = _record(agent_id, seq, kind, digest, outcome, body, crc)
-        if record is not None:
-            records.append(record)
-            continue
-        # A row too damaged to say where it was costs its agent everything.
-        bad = _order(seq, kind) if isinstance(seq, int) and seq >= 0 else -1.0
-        first_bad[agent_id] = min(first_bad.get(agent_id, bad), bad)
-    for agent_id, bad in first_bad.items():
-        _log.warning("journal_damaged", run_id=run_id, agent_id=agent_id, seq=bad)
-    return [
-        r
-        for r in records
-        if r.agent_id not in first_bad or _order(r.seq, r.kind) <= first_bad[r.agent_id]
-    ]
-
-
-def _order(seq: int, kind: object) -> float:
-    """Where a record falls in its agent's sequence (an agent's stop record comes last)."""
-    return math.inf if is_stop_record(seq, kind) else float(seq)
-
-
 def _synced(conn: sqlite3.Connection, sql: str, values: tuple[Any, ...]) -> None:
     """Run one autocommitted statement whose commit is synced to the disk (WAL, FULL)."""
     conn.execute("PRAGMA synchronous = FULL")
@@ -522,25 +391,6 @@ def _synced(conn: sqlite3.Connection, sql: str, values: tuple[Any, ...]) -> None
         conn.execute(sql, values)
     finally:
         conn.execute("PRAGMA synchronous = NORMAL")
-
-
-def is_stop_record(seq: int, kind: object) -> bool:
-    """Whether (seq, kind) addresses an agent's stop record (see `STOP_SEQ`)."""
-    return seq == STOP_SEQ and kind == "choice"
-
-
-def _record(
-    agent_id: Any, seq: Any, kind: Any, digest: Any, outcome: Any, body: Any, crc: Any
-) -> EffectRecord | None:
-    """A row as a record, or None if it is damaged."""
-    try:
-        record = EffectRecord(
-            agent_id=agent_id, seq=seq, kind=kind, digest=digest, outcome=outcome,
-            payload=json.loads(body),
-        )  # fmt: skip
-    except (TypeError, ValueError, ValidationError):
-        return None
-    return record if record.crc() == crc and record.payload_json() == body else None
 
 
 def _beyond(runs: list[tuple[str, float]], *, cutoff: float | None, keep: int | None) -> list[str]:
@@ -575,16 +425,4 @@ def _describe(owner: str) -> str:
 
 
 def _dumps(value: Any) -> str:
-    return _json(value, sort_keys=True)
-
-
-def _json(value: Any, *, sort_keys: bool) -> str:
-    """Compact JSON, readable where it can be; escaped when it holds a lone surrogate (a model
-    can send one, JSON-escaped), which SQLite cannot store as UTF-8 text. Either way the same
-    value always gives the same text, so digests and CRCs stay stable."""
-    text = json.dumps(value, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(value, sort_keys=sort_keys, separators=(",", ":"))
-    return text
+    return compact_json(value, sort_keys=True)

@@ -1,6 +1,7 @@
 """The durable journal's records, run listings and errors."""
 
-from memory._journal import (
+from memory._journal import default_journal_path
+from memory._journal_records import (
     STOP_SEQ,
     EffectKind,
     EffectRecord,
@@ -8,7 +9,6 @@ from memory._journal import (
     RunInfo,
     RunLocked,
     RunStatus,
-    default_journal_path,
     is_stop_record,
 )
 from memory._pauses import Waiting

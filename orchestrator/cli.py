@@ -31,15 +31,19 @@ of terminal escapes and masked of credentials (`orchestrator._console`).
 person: asked on the terminal, or, with none, the run pauses and the command exits with status 3
 (`EXIT_PAUSED`); `approvals` lists what waits, `approve RUN_ID` decides and continues the run
 (`orchestrator._cli_approve`).
+
+This module parses the command line, runs the command and turns its outcome into the exit
+status; the commands live beside it: the research runs (`research`, `resume`, `replay`, `report`,
+`approve`, `answer`) in `orchestrator._cli_research`, `batch` in `orchestrator._cli_batch`, `runs`
+and `show` in `orchestrator._cli_journal`, `mcp` in `orchestrator._cli_mcp`.
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,42 +51,22 @@ from typing import Any
 import anyio
 
 import agents
-from agents import (
-    ConfigurationError,
-    PaorError,
-)
-from agents.approvals import PAUSE, Decision
-from agents.toolkits import Corpus
-from memory.journal import JournalError, default_journal_path
-from orchestrator._batch import BatchTask, run_batch
+from agents import ConfigurationError, PaorError
 from orchestrator._cli_approve import (
     answer_arguments,
     approvals,
     approve_arguments,
     approve_option,
-    batch_paused,
-    cli_approver,
-    decide_only,
     decision_from,
-    decision_of,
     report_or_pause,
 )
-from orchestrator._cli_journal import (
-    Offline,
-    find,
-    maybe_journal,
-    open_journal,
-    rebuilt_report,
-    require_temporal,
-    runs,
-    show,
-)
-from orchestrator._cli_mcp import mcp_command, mcp_tools_within
+from orchestrator._cli_batch import batch, batch_tasks
+from orchestrator._cli_journal import require_temporal, runs, show
+from orchestrator._cli_mcp import mcp_command
 from orchestrator._cli_options import (
     blobs_option,
     count,
     mcp_option,
-    mcp_tools,
     model_of,
     model_options,
     otel_option,
@@ -90,34 +74,30 @@ from orchestrator._cli_options import (
     request_timeout_option,
     traced,
 )
+from orchestrator._cli_output import EXIT_FAILED, check_writable
+from orchestrator._cli_research import (
+    answer_run,
+    approve_run,
+    checked_goal,
+    replay_run,
+    report_again,
+    resume_run,
+    run_research,
+    write_report,
+)
 from orchestrator._cli_spec import ResearchSpec
 from orchestrator._console import (
     EXIT_INTERRUPTED,
     WriteFailed,
-    clean,
     configure_logging,
     fail,
     in_main_thread,
     interrupts,
     reader_gone,
     say,
-    write_atomically,
 )
-from orchestrator._events import Event
-from orchestrator._limits import Limits
-from orchestrator._progress import Progress
-from orchestrator._research import (
-    ResearchReport,
-    research,
-    research_executor,
-    research_orchestrator,
-)
-from orchestrator.batch import check_output, check_tasks, load_tasks, read_tasks
 
 __all__ = ["main"]
-
-EXIT_DRIFT = 1
-EXIT_FAILED = 1  # the run ended "failed": nothing usable was gathered, or no plan could be made
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -178,7 +158,12 @@ async def _command(args: argparse.Namespace) -> int:
     # No signal handlers outside the main thread (tests call `main` from worker threads).
     if not in_main_thread() or (args.command == "mcp" and args.http):
         return await _handler(args)
-    graceful = args.handler in (_research, _resume, _approve, _answer) and not _temporal(args)
+    graceful = args.handler in (
+        run_research,
+        resume_run,
+        approve_run,
+        answer_run,
+    ) and not _temporal(args)
     status = None
     async with anyio.create_task_group() as tg:
         await tg.start(interrupts, args.stop if graceful else None, tg.cancel_scope)
@@ -225,7 +210,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run on the `paor worker`s of this Temporal server (they hold the model and corpus: "
         "pass the same --docs)",
     )
-    rs.set_defaults(handler=_research)
+    rs.set_defaults(handler=run_research)
 
     bt = commands.add_parser("batch", help="run many independent goals concurrently")
     bt.add_argument("tasks", type=Path, help='JSON Lines file of {"id": ..., "goal": ...}')
@@ -244,7 +229,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run on the `paor worker`s of this Temporal server, in workflows of up to 100 goals "
         "(--concurrency is then per workflow; the workers hold the model and corpus)",
     )
-    bt.set_defaults(handler=_batch)
+    bt.set_defaults(handler=batch)
 
     _journal_commands(commands)
     _report_command(commands)
@@ -292,8 +277,8 @@ def _journal_commands(commands: Any) -> None:
         "answer", help="answer the question a paused `paor research` run asks, and continue it"
     )
     handlers = (
-        (listing, runs), (showing, show), (resume, _resume), (replay, _replay),
-        (waits, approvals), (decide, _approve), (reply, _answer),
+        (listing, runs), (showing, show), (resume, resume_run), (replay, replay_run),
+        (waits, approvals), (decide, approve_run), (reply, answer_run),
     )  # fmt: skip
     for sub, handler in handlers:
         if sub not in (listing, waits):
@@ -352,7 +337,7 @@ def _report_command(commands: Any) -> None:
     rp.add_argument("run_id")
     rp.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
     rp.add_argument("--journal", type=Path, help="the journal (default: $PAOR_HOME/journal.db)")
-    rp.set_defaults(handler=_report, log_json=None)
+    rp.set_defaults(handler=report_again, log_json=None)
 
 
 def _worker_command(commands: Any) -> None:
@@ -367,71 +352,6 @@ def _worker_command(commands: Any) -> None:
     wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     blobs_option(wk)
     wk.set_defaults(handler=_worker)
-
-
-async def _research(args: argparse.Namespace) -> int:
-    args.topic = _checked_goal(args.topic)
-    _check_writable(args.out)
-    spec = ResearchSpec.from_args(args)
-    corpus = spec.corpus()
-    progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
-    path = _journal_path(args)
-    approver = cli_approver(spec.approve, journaled=path is not None, questions=spec.questions)
-    async with (
-        maybe_journal(path) as journal,
-        mcp_tools_within(spec.mcp, spec.limits.deadline_s) as tools,
-        model_of(args) as model,
-    ):
-        report = await research(
-            args.topic,
-            model=model,
-            corpus=corpus,
-            limits=spec.limits,
-            on_event=_announcing(progress.update, path),
-            journal=journal,
-            meta=spec.meta(),
-            stop=getattr(args, "stop", None),
-            tools=tools,
-            approve=spec.approve,
-            approver=approver,
-            questions=spec.questions,
-        )
-    return report_or_pause(
-        report, lambda written: _write_report(args.out, written, journaled=path is not None)
-    )
-
-
-def _checked_goal(text: str, what: str = "topic") -> str:
-    """A goal from the command line, refused when it cannot be sent or says nothing."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigurationError(f"the {what} is not valid UTF-8 text") from None
-    if not clean(text).strip():
-        raise ConfigurationError(f"the {what} is empty")
-    return text.strip()
-
-
-def _journal_path(args: argparse.Namespace) -> Path | None:
-    """Where `research` and `batch` record their runs: `--journal`, else the default journal,
-    unless `--no-journal` (with `--temporal`, Temporal records them instead)."""
-    if args.no_journal:
-        return None
-    return args.journal or default_journal_path()
-
-
-def _announcing(on_event: Callable[[Event], None], path: Path | None) -> Callable[[Event], None]:
-    """`on_event`, after saying once which run is recorded where (to resume it after a crash)."""
-    told = False
-
-    def update(event: Event) -> None:
-        nonlocal told
-        if path is not None and not told:
-            told = True
-            say(f"paor: run {event.run_id} is journaled in {path}", file=sys.stderr)
-        on_event(event)
-
-    return update
 
 
 async def _on_temporal(args: argparse.Namespace) -> int:
@@ -451,177 +371,29 @@ async def _on_temporal(args: argparse.Namespace) -> int:
         )
     match args.command:
         case "research":
-            args.topic = _checked_goal(args.topic)
-            _check_writable(args.out)
+            args.topic = checked_goal(args.topic)
+            check_writable(args.out)
             spec = ResearchSpec.from_args(args)
             report = await temporal.research(args, spec.corpus(), spec.limits, spec.meta())
-            return report_or_pause(report, lambda written: _write_report(args.out, written))
+            return report_or_pause(report, lambda written: write_report(args.out, written))
         case "batch":
             if args.approve is not None:
                 raise ConfigurationError("--approve is not available for batch on Temporal yet")
             steps = agents.AgentLimits(max_steps=args.max_steps)
-            summary = await temporal.batch(args, _batch_tasks(args), steps)
+            summary = await temporal.batch(args, batch_tasks(args), steps)
             say(summary.line())
             return EXIT_FAILED if summary.statuses["failed"] else 0
         case "resume":
-            return await temporal.resume(args, _write_report)
+            return await temporal.resume(args, write_report)
         case "runs":
             return await temporal.runs(args)
         case "approvals":
             return await temporal.approvals(args)
         case "approve" | "answer":
-            return await temporal.approve(args, partial(decision_from, args), _write_report)
+            return await temporal.approve(args, partial(decision_from, args), write_report)
         case _:
             return await temporal.show(args)
     return 0
-
-
-def _write_report(out: Path, report: ResearchReport, *, journaled: bool = False) -> int:
-    """Write the report; the exit status: 0, or `EXIT_FAILED` for a failed run (its report,
-    which says why, is written all the same).
-
-    Raises:
-        WriteFailed: The report could not be written; for a `journaled` run, the message says
-            how to write it again (the run is recorded as ended).
-    """
-    result = report.result
-    try:
-        write_atomically(out, clean(report.markdown))
-    except WriteFailed as exc:
-        if not journaled:
-            raise
-        hint = f"the run is journaled: `paor report {result.run_id} --out PATH` writes it again"
-        raise WriteFailed(out, exc, hint) from None
-    say(f"wrote {out}: {result.status}" + (f" ({result.reason})" if result.reason else ""))
-    return EXIT_FAILED if result.status == "failed" else 0
-
-
-async def _report(args: argparse.Namespace) -> int:
-    """`paor report RUN_ID`: write a finished research run's report again (see
-    `rebuilt_report`); the exit status as the run's own."""
-    out, report = await rebuilt_report(args)
-    _check_writable(out)
-    return _write_report(out, report, journaled=True)
-
-
-async def _approve(args: argparse.Namespace) -> int:
-    """`paor approve RUN_ID`: take the decision (checked first), then go on as `resume` (a
-    batch's task goes on when the batch is run again)."""
-    spec, approval_id, decision = await decision_of(args)
-    if spec is None:
-        return await decide_only(args, approval_id, decision)
-    return await _resume(args, {approval_id: decision})
-
-
-async def _answer(args: argparse.Namespace) -> int:
-    """`paor answer RUN_ID TEXT`: `approve`, with the answer to a question as the decision."""
-    return await _approve(args)
-
-
-async def _resume(args: argparse.Namespace, decisions: dict[str, Decision] | None = None) -> int:
-    async with open_journal(args) as journal:
-        info = await find(journal, args.run_id)
-        if info.finished:  # before the model is reached: nothing is left to do
-            raise JournalError(
-                f"run {info.run_id} already ended ({info.status}): "
-                f"`paor report {info.run_id}` writes its report again"
-            )
-        spec = ResearchSpec.from_meta(info.run_id, info.meta).given(args)
-        out = Path(spec.out)
-        _check_writable(out)
-        corpus = spec.corpus()
-        progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
-        timeout = getattr(args, "request_timeout", None)
-        async with (
-            mcp_tools_within(spec.mcp, spec.limits.deadline_s) as tools,
-            model_of(spec, request_timeout=timeout) as model,
-        ):
-            report = await research(
-                info.goal,
-                model=model,
-                corpus=corpus,
-                limits=spec.limits,
-                on_event=progress.update,
-                journal=journal,
-                resume=info.run_id,
-                stop=args.stop,
-                tools=tools,
-                approve=spec.approve,
-                approver=cli_approver(spec.approve, journaled=True, questions=spec.questions),
-                decisions=decisions,
-                questions=spec.questions,
-            )
-    return report_or_pause(report, lambda written: _write_report(out, written, journaled=True))
-
-
-async def _replay(args: argparse.Namespace) -> int:
-    async with open_journal(args) as journal:
-        info = await find(journal, args.run_id)
-        spec = ResearchSpec.from_meta(info.run_id, info.meta)
-        async with mcp_tools(spec.mcp) as tools:  # their menus are part of what is replayed
-            orch = research_orchestrator(
-                Offline(), spec.corpus(), limits=spec.limits, journal=journal, tools=tools,
-                approve=spec.approve, questions=spec.questions,
-            )  # fmt: skip
-            asks = PAUSE if spec.approve or spec.questions else None
-            report = await orch.replay(info.run_id, approver=asks)
-    for drift in report.drift:
-        say(f"drift: {drift.describe()}")
-    if report.ok and report.result is not None:
-        say(f"replayed {info.run_id}: {report.result.status}, no drift")
-        return 0
-    say(f"replayed {info.run_id}: drifted from the recording")
-    return EXIT_DRIFT
-
-
-def _batch_tasks(args: argparse.Namespace) -> list[BatchTask]:
-    """The task file's goals as a list (Temporal cuts it into chunks), checked before any work."""
-    _check_batch(args)
-    return load_tasks(args.tasks)
-
-
-def _check_batch(args: argparse.Namespace) -> None:
-    """Before any work: every line of the task file, and that the output is another file."""
-    check_tasks(args.tasks)
-    check_output(args.tasks, args.out)
-    _check_writable(args.out)
-
-
-async def _batch(args: argparse.Namespace) -> int:
-    _check_batch(args)
-    corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    # One set of limits for the whole command: its deadline bounds the batch, not each task.
-    limits = Limits(
-        deadline_s=args.deadline,
-        max_tokens=args.max_tokens,
-        agent=agents.AgentLimits(max_steps=args.max_steps),
-    )
-    if args.approve == "plan":
-        raise ConfigurationError("batch goals have no plan to approve: use --approve tools")
-    approver = cli_approver(args.approve, journaled=_journal_path(args) is not None)
-    async with (
-        maybe_journal(_journal_path(args)) as journal,
-        mcp_tools_within(args.mcp, limits.deadline_s) as tools,
-        model_of(args) as model,
-    ):
-        executor = research_executor(
-            model, corpus, limits=limits.agent, tools=tools, approve=args.approve,
-            approver=approver, grounded=not args.ungrounded,
-        )  # fmt: skip
-        with read_tasks(args.tasks) as tasks:  # a line at a time, as workers come free
-            summary = await run_batch(
-                tasks,
-                executor=executor,
-                out=args.out,
-                concurrency=args.concurrency,
-                limits=limits,
-                on_result=lambda key, report: say(f"{key}: {report.status}", file=sys.stderr),
-                journal=journal,
-            )
-    say(summary.line())
-    if summary.waiting:
-        return batch_paused(summary.waiting, args)
-    return EXIT_FAILED if summary.statuses["failed"] else 0
 
 
 async def _worker(args: argparse.Namespace) -> int:
@@ -631,20 +403,6 @@ async def _worker(args: argparse.Namespace) -> int:
 
     await temporal.worker(args, lambda: model_of(args))
     return 0
-
-
-def _check_writable(path: Path) -> None:
-    """Fail before any work if `path` cannot be written: a run's result must have somewhere to go."""
-    if path.is_dir():
-        raise ConfigurationError(f"--out {path} is a directory")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigurationError(f"cannot create the folder for --out {path}: {exc}") from None
-    if not os.access(path.parent, os.W_OK):
-        read_only = os.statvfs(path.parent).f_flag & os.ST_RDONLY
-        code = errno.EROFS if read_only else errno.EACCES
-        raise WriteFailed(path, OSError(code, os.strerror(code)))
 
 
 def _unwrap(exc: BaseException) -> BaseException:

@@ -54,7 +54,7 @@ async def test_every_client_reads_the_refusal_as_a_request_error_with_the_reason
             )
         await client.close()
         assert raised.value.code == "context_length_exceeded"
-        model = OpenAIChatModel("sim", base_url=server.base_url, api_key="k", max_retries=0)
+        model = OpenAIChatModel("sim", base_url=server.base_url, api_key="k")
         request = ModelRequest(messages=(UserMessage(content="word " * 60),))
         with pytest.raises(ModelRequestError, match="maximum context length is 50"):
             await model.complete(request)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agents import OpenAIChatModel
+from agents import ChatModel, OpenAIChatModel
 from agents._admission import parse_reset
 from agents._streaming import text_to
-from agents.models import Admission, ModelRequest
+from agents.models import Admission, ModelRequest, stack
 from agents.testing import Completion, FakeOpenAIServer, ServerScript, TokenUsage, text
 from benchmarks._endpoints import SimServer
 from benchmarks._provider import CacheRules, RateLimiter, RateLimits, go_duration
@@ -79,7 +79,7 @@ class _Words:
         return 1.0
 
 
-async def _burst(model: OpenAIChatModel, n: int) -> None:
+async def _burst(model: ChatModel, n: int) -> None:
     async def one(i: int) -> None:
         text = f"Task: [goal:g{i}] " + " ".join(f"w{i}x{j}" for j in range(300))
         await model.complete(ModelRequest(messages=(UserMessage(content=text),)))
@@ -94,20 +94,19 @@ async def test_admission_keeps_a_burst_within_the_token_limit(admission: bool) -
     """Twelve concurrent requests of ~300 tokens against 1,500 tokens per 0.5 s: with admission
     none is refused and all pass; without it the endpoint refuses many (and retries absorb them)."""
     sim = Simulator(_Words(), limits=RateLimits(tokens=1500, window_s=0.5))
+    limits = Admission() if admission else None
     async with SimServer(sim) as server:
-        model = OpenAIChatModel(
-            "sim", base_url=server.base_url, api_key="sim", max_retries=10, admission=admission
-        )
+        inner = OpenAIChatModel("sim", base_url=server.base_url, api_key="sim", rate_limits=limits)
+        model = stack(inner, max_retries=10, admission=limits)
         with anyio.fail_after(30):
             await _burst(model, 12)
-        await model.aclose()
+        await inner.aclose()
     refused = sum(1 for e in sim.log if e.fault == "429")
     answered = sum(1 for e in sim.log if e.fault is None)
     assert answered == 12
-    if admission:
+    if limits is not None:
         assert refused == 0
-        assert isinstance(model.admission, Admission)
-        assert model.admission.limited
+        assert limits.limited
     else:
         assert refused > 0
 
@@ -124,13 +123,15 @@ async def test_admission_learns_from_a_429_without_headers_and_holds_everyone() 
 
 async def test_a_local_endpoint_without_limits_is_never_held() -> None:
     sim = Simulator(_Words())
+    admission = Admission()
     async with SimServer(sim) as server:
-        model = OpenAIChatModel("sim", base_url=server.base_url, api_key="sim")
-        await _burst(model, 4)
-        await model.aclose()
-    assert model.admission is not None
-    assert model.admission.answered
-    assert not model.admission.limited
+        inner = OpenAIChatModel(
+            "sim", base_url=server.base_url, api_key="sim", rate_limits=admission
+        )
+        await _burst(stack(inner, admission=admission), 4)
+        await inner.aclose()
+    assert admission.answered
+    assert not admission.limited
 
 
 async def _stream_then_ask(decide: ServerScript, arrived: anyio.Event) -> list[str]:
@@ -142,7 +143,11 @@ async def _stream_then_ask(decide: ServerScript, arrived: anyio.Event) -> list[s
         return None
 
     async with FakeOpenAIServer(decide) as server:
-        model = OpenAIChatModel(base_url=server.base_url, api_key="k", protocol="tools")
+        admission = Admission()
+        inner = OpenAIChatModel(
+            base_url=server.base_url, api_key="k", protocol="tools", rate_limits=admission
+        )
+        model = stack(inner, admission=admission)
         request = ModelRequest(messages=(UserMessage(content="hi"),))
 
         async def streamed() -> None:
@@ -159,7 +164,7 @@ async def _stream_then_ask(decide: ServerScript, arrived: anyio.Event) -> list[s
                 order.append("second")
                 tg.cancel_scope.cancel()
         finally:
-            await model.aclose()
+            await inner.aclose()
     return order
 
 

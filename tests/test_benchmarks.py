@@ -11,7 +11,7 @@ import pytest
 
 from agents import Executor, OpenAIChatModel
 from agents.errors import MalformedResponse
-from agents.models import ModelRequest
+from agents.models import ModelRequest, RetryingModel
 from benchmarks._clock import sleep_until
 from benchmarks._endpoints import SimChatModel, SimServer
 from benchmarks._figures import dispatch_gaps, prefix_share, prompt_tokens
@@ -183,14 +183,15 @@ def test_requests_are_classified_by_format_tools_and_marker() -> None:
 
 
 async def test_faults_are_injected_over_http_and_in_process() -> None:
-    """A scripted 429 is retried by paor's OpenAI adapter; a malformed body surfaces in process."""
+    """A scripted 429 is retried by paor's OpenAI adapter (in its `RetryingModel`); a malformed
+    body surfaces in process."""
     sim = Simulator(
         Echo(), faults=Faults(by_key={"synthesis::0": [Fault(code=429, retry_after=0.0)]})
     )
     request = ModelRequest(messages=(UserMessage(content="hi"),))
     async with SimServer(sim) as server:
-        model = OpenAIChatModel("sim", base_url=server.base_url, api_key="sim", max_retries=1)
-        response = await model.complete(request)
+        model = OpenAIChatModel("sim", base_url=server.base_url, api_key="sim")
+        response = await RetryingModel(model, max_retries=1).complete(request)
         await model.aclose()
     assert response.message.content == "hello synthesis  0"  # the retry keeps its number
     assert [e.fault for e in sim.log] == ["status", None]

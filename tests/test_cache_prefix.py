@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import OpenAIChatModel, tool
+from agents import ChatModel, OpenAIChatModel, tool
 from agents._warm import prefix_of
 from agents.errors import ModelRetryableError
-from agents.models import CacheWarming, ModelRequest
+from agents.models import CacheWarming, ModelRequest, stack
 from agents.testing import FakeOpenAIServer, ServerAction, status, text, tool_calls
 from memory import InMemoryFactStore, SystemMessage, UserMessage
 from orchestrator import Orchestrator, RunConfig
@@ -109,7 +109,7 @@ class Recorder:
         return text(f"answer to {user}")
 
 
-async def _ask_all(model: OpenAIChatModel, requests: list[ModelRequest]) -> list[str]:
+async def _ask_all(model: ChatModel, requests: list[ModelRequest]) -> list[str]:
     out: dict[int, str] = {}
 
     async def one(i: int, request: ModelRequest) -> None:
@@ -133,20 +133,19 @@ def _requests(system: str, n: int) -> list[ModelRequest]:
 
 
 async def _run(
-    recorder: Recorder, requests: list[ModelRequest], warming: CacheWarming | None, **kw: Any
+    recorder: Recorder,
+    requests: list[ModelRequest],
+    warming: CacheWarming | None,
+    *,
+    max_retries: int = 3,
 ) -> list[str]:
     async with FakeOpenAIServer(recorder) as server:
         # No admission: its first contact with an endpoint holds the others as well.
-        model = OpenAIChatModel(
-            base_url=server.base_url,
-            api_key="test",
-            warm_cache=warming or False,
-            admission=False,
-            **kw,
-        )
+        inner = OpenAIChatModel(base_url=server.base_url, api_key="test")
+        model = stack(inner, max_retries=max_retries, warming=warming)
         with anyio.fail_after(GUARD_S):
             answers = await _ask_all(model, requests)
-        await model.aclose()
+        await inner.aclose()
     return answers
 
 

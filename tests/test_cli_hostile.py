@@ -366,6 +366,6 @@ def test_several_user_errors_at_once_are_still_one_line(
             "tasks", [ConfigurationError("first problem"), JournalError("second problem")]
         )
 
-    monkeypatch.setattr(cli, "_research", two_failures)
+    monkeypatch.setattr(cli, "run_research", two_failures)
     assert cli.main(["research", TOPIC]) == 2
     assert capsys.readouterr().err == "paor: error: first problem\n"

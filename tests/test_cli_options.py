@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agents import ConfigurationError, OpenAIChatModel, open_model
+from agents.models import RetryingModel, unwrapped
 from agents.testing import FakeOpenAIServer
 from orchestrator._cli_options import model_of
 from orchestrator._cli_spec import ResearchSpec
@@ -70,10 +71,12 @@ async def test_the_flag_wins_over_the_environment(
         monkeypatch.setenv("PAOR_REQUEST_TIMEOUT", env)
     async with (
         FakeOpenAIServer([]) as server,
-        model_of(given(server.base_url, request_timeout=flag)) as model,
+        model_of(given(server.base_url, request_timeout=flag)) as stacked,
     ):
+        model = unwrapped(stacked)
         assert isinstance(model, OpenAIChatModel)
         assert (model.timeout, model.local) == (seconds, True)
+        assert isinstance(stacked, RetryingModel)  # the usual wrappers around it
 
 
 async def test_a_recorded_run_takes_the_timeout_given_now() -> None:
@@ -83,7 +86,8 @@ async def test_a_recorded_run_takes_the_timeout_given_now() -> None:
         spec = ResearchSpec(
             topic=TOPIC, out="r.md", limits=Limits(), base_url=server.base_url, gguf="/x.gguf"
         )
-        async with model_of(spec, request_timeout="9") as model:
+        async with model_of(spec, request_timeout="9") as stacked:
+            model = unwrapped(stacked)
             assert isinstance(model, OpenAIChatModel)
             assert model.timeout == 9.0
 

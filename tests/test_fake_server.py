@@ -46,8 +46,8 @@ async def exchange(port: int, *requests: bytes) -> list[tuple[str, Any]]:
 
 
 def model_for(server: FakeOpenAIServer) -> OpenAIChatModel:
-    """A model on `server` that never retries."""
-    return OpenAIChatModel(base_url=server.base_url, api_key="test", max_retries=0)
+    """A model on `server` (each request sent once: no retries)."""
+    return OpenAIChatModel(base_url=server.base_url, api_key="test")
 
 
 async def test_health_and_models_share_one_keep_alive_connection() -> None:

@@ -63,7 +63,7 @@ import agents
 from agents import AgentReport, Budget, ConfigurationError, Executor, OpenAIChatModel, tool
 from agents._report import cited_ids
 from agents.errors import ModelRequestError, ModelRetryableError
-from agents.models import ModelRequest
+from agents.models import ModelRequest, RetryingModel
 from agents.testing import FunctionModel, Turn, call, reply
 from agents.toolkits import Corpus
 from memory import Journal, UserMessage
@@ -327,12 +327,20 @@ async def lookup(city: str) -> str:
     return f"sunny in {city[:40]}"
 
 
-def model_for(server: FuzzServer, protocol: Any, **options: Any) -> OpenAIChatModel:
-    """An `OpenAIChatModel` on `server` with quick retries."""
-    options = {"max_retries": 1, "backoff": 0.01, "max_backoff": 0.2, **options}
-    return OpenAIChatModel(
-        "fuzz", base_url=server.base_url, api_key="test", protocol=protocol, **options
-    )
+class _Retried(RetryingModel):
+    """paor's client retried by the wrapper, closed as the client."""
+
+    inner: OpenAIChatModel
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def model_for(server: FuzzServer, protocol: Any, **retries: Any) -> _Retried:
+    """An `OpenAIChatModel` on `server` with quick retries (`RetryingModel`'s options)."""
+    retries = {"max_retries": 1, "backoff": 0.01, "max_backoff": 0.2, **retries}
+    client = OpenAIChatModel("fuzz", base_url=server.base_url, api_key="test", protocol=protocol)
+    return _Retried(client, **retries)
 
 
 def check_report(report: AgentReport) -> None:

@@ -1,6 +1,7 @@
 """Hedged requests: a late request is sent again, the first answer taken and the other cancelled;
-failures wait for the other copy; hedges stay within their share; `OpenAIChatModel(hedge=True)`
-over real HTTP beats a hang without waiting for the timeout, and charges the copy."""
+failures wait for the other copy; hedges stay within their share; a `HedgedModel` around
+`OpenAIChatModel` over real HTTP beats a hang without waiting for the timeout, and charges the
+copy."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from agents import OpenAIChatModel
 from agents.errors import ModelRetryableError
-from agents.models import Hedging, ModelRequest
+from agents.models import Admission, HedgedModel, Hedging, ModelRequest, stack
 from agents.testing import Completion, FakeOpenAIServer, ServerAction, TokenUsage, hang, text
 from memory import UserMessage
 
@@ -185,17 +186,15 @@ async def test_the_model_beats_a_hang_with_a_hedge_and_charges_the_copy() -> Non
         return text(f"answer {seen}", usage=TokenUsage(prompt_tokens=10, completion_tokens=2))
 
     async with FakeOpenAIServer(decide) as server:
-        model = OpenAIChatModel(
-            base_url=server.base_url, api_key="k", timeout=30.0, max_retries=0, hedge=True
-        )
+        inner = OpenAIChatModel(base_url=server.base_url, api_key="k", timeout=30.0)
+        model = HedgedModel(inner, Hedging())
         for _ in range(5):
             await model.complete(ASK)
         with anyio.fail_after(10):
             response = await model.complete(ASK)
-        await model.aclose()
+        await inner.aclose()
     assert response.message.content == "answer 7"
     assert (response.usage.requests, response.usage.prompt_tokens) == (2, 20)
-    assert model.hedging is not None
     assert model.hedging.hedged == 1
 
 
@@ -212,14 +211,17 @@ async def test_no_hedge_against_an_endpoint_with_rate_limits() -> None:
         return Completion(content="ok", usage=TokenUsage(), headers=limits)
 
     async with FakeOpenAIServer(decide) as server:
-        model = OpenAIChatModel(
-            base_url=server.base_url, api_key="k", timeout=0.3, max_retries=0, hedge=True
+        admission = Admission()
+        inner = OpenAIChatModel(
+            base_url=server.base_url, api_key="k", timeout=0.3, rate_limits=admission
         )
+        hedging = Hedging()
+        model = stack(inner, max_retries=0, admission=admission, hedging=hedging)
         for _ in range(5):
             await model.complete(ASK)
-        assert model.admission is not None
-        assert model.admission.limited
+        assert admission.limited
         with pytest.raises(ModelRetryableError, match="no reply within"):
             await model.complete(ASK)
-        await model.aclose()
+        await inner.aclose()
     assert seen == 6
+    assert hedging.hedged == 0

@@ -63,9 +63,7 @@ async def test_waiting_for_a_slot_does_not_count_against_the_timeout() -> None:
         answers.append((await model.complete(request)).message.content)
 
     async with FakeOpenAIServer(decide) as server:
-        model = OpenAIChatModel(
-            base_url=server.base_url, api_key="k", timeout=1.0, max_retries=0, max_in_flight=1
-        )
+        model = OpenAIChatModel(base_url=server.base_url, api_key="k", timeout=1.0, max_in_flight=1)
         with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(ask, slow)

@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agents import ConfigurationError, LocalModel
+from agents import ConfigurationError, LocalModel, OpenAIChatModel
 from agents.errors import ModelError
-from agents.models import ModelRequest, ToolSpec, local_model_available
+from agents.models import ModelRequest, ToolSpec, local_model_available, unwrapped
 from memory import AssistantMessage, SystemMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -51,8 +51,10 @@ async def test_local_model_answers_a_json_decision_and_stops_on_exit() -> None:
     """The server answers a one-tool JSON decision as an AssistantMessage; leaving ends the process."""
     local = LocalModel()
     async with local as model:
-        assert model.protocol == "json"
-        assert model.base_url.startswith("http://127.0.0.1:")
+        inner = unwrapped(model)
+        assert isinstance(inner, OpenAIChatModel)
+        assert inner.protocol == "json"
+        assert inner.base_url.startswith("http://127.0.0.1:")
         response = await model.complete(_REQUEST)
     message = response.message
     assert isinstance(message, AssistantMessage)
@@ -151,8 +153,10 @@ async def test_a_long_prompt_is_read_past_a_short_idle_timeout() -> None:
         max_output_tokens=32,
     )
     async with LocalModel(slots=1, timeout=4.0, protocol="tools") as model:
-        assert model.local
-        assert await model.fit_slots() == 1
+        inner = unwrapped(model)
+        assert isinstance(inner, OpenAIChatModel)
+        assert inner.local
+        assert await inner.fit_slots() == 1
         response = await model.complete(request)
     assert response.usage.prompt_tokens > 3000
     assert response.usage.completion_tokens > 0

@@ -20,7 +20,7 @@ from agents._completion import OUTPUT_TOKENS
 from agents._endpoint import on_this_machine
 from agents._streaming import Repeats, looping, text_to
 from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
-from agents.models import ModelRequest, RequestPurpose
+from agents.models import ModelRequest, RequestPurpose, RetryingModel
 from agents.testing import (
     FakeOpenAIServer,
     LoopbackServer,
@@ -43,13 +43,18 @@ LOOP = "Generators pause at each yield and resume on next. "
 
 @asynccontextmanager
 async def local_model(server: LoopbackServer, **options: Any) -> AsyncIterator[OpenAIChatModel]:
-    """A local-endpoint model on `server`, with a short idle timeout and immediate retries."""
-    settings: dict[str, Any] = {"timeout": IDLE_S, "backoff": 0.0, "local": True, **options}
+    """A local-endpoint model on `server`, with a short idle timeout (each request sent once)."""
+    settings: dict[str, Any] = {"timeout": IDLE_S, "local": True, **options}
     model = OpenAIChatModel(base_url=server.base_url, api_key="test", **settings)
     try:
         yield model
     finally:
         await model.aclose()
+
+
+def retrying(model: OpenAIChatModel, max_retries: int = 3) -> RetryingModel:
+    """`model` retried by `RetryingModel`, at once (no backoff)."""
+    return RetryingModel(model, max_retries=max_retries, backoff=0.0)
 
 
 Reply = Callable[["SseServer", anyio.abc.SocketStream], Awaitable[None]]
@@ -187,7 +192,7 @@ async def test_a_local_reply_is_not_cut_while_tokens_arrive() -> None:
     """A reply a token every twentieth of a second, over three idle timeouts, is read whole from
     a local server; a hosted endpoint's total timeout cuts the same reply."""
     async with SseServer(drip(WORDS)) as server:
-        async with local_model(server, max_retries=0) as model:
+        async with local_model(server) as model:
             response = await model.complete(ASK)
         remote = OpenAIChatModel(base_url=server.base_url, api_key="t", timeout=IDLE_S)
         with pytest.raises(ModelRetryableError, match="no reply within"):
@@ -200,7 +205,7 @@ async def test_a_local_reply_is_not_cut_while_tokens_arrive() -> None:
 async def test_keep_alive_pings_keep_a_local_request_alive() -> None:
     """A local server that only pings while it reads a long prompt is waited for, past several
     idle timeouts, and its reply is read."""
-    async with SseServer(pings_then_answer) as server, local_model(server, max_retries=0) as model:
+    async with SseServer(pings_then_answer) as server, local_model(server) as model:
         response = await model.complete(ASK)
     assert response.message.content == "Generators pause at yield."
     assert len(server.requests) == 1
@@ -215,9 +220,10 @@ async def test_a_local_server_that_goes_silent_mid_reply_is_not_asked_again() ->
         await server.event(stream, delta("Generators"))
         await anyio.sleep_forever()
 
-    async with SseServer(silent) as server, local_model(server, max_retries=3) as model:
-        with pytest.raises(ModelRetryableError, match="not sent again"):
-            await model.complete(ASK)
+    async with SseServer(silent) as server, local_model(server) as model:
+        with pytest.raises(ModelRetryableError, match="not sent again") as caught:
+            await retrying(model, max_retries=3).complete(ASK)
+    assert not caught.value.resend
     assert len(server.requests) == 1
 
 
@@ -225,8 +231,8 @@ async def test_a_request_no_slot_took_is_sent_again() -> None:
     """A local server that has not even sent headers (every slot still busy) has not started
     the request: it is sent again, and the next answer is read."""
     async with FakeOpenAIServer([hang(), text("late")]) as server:
-        async with local_model(server, max_retries=1) as model:
-            response = await model.complete(ASK)
+        async with local_model(server) as model:
+            response = await retrying(model, max_retries=1).complete(ASK)
         assert response.message.content == "late"
         assert len(server.requests) == 2
 
@@ -234,8 +240,8 @@ async def test_a_request_no_slot_took_is_sent_again() -> None:
 async def test_a_hosted_endpoint_still_retries_a_timeout() -> None:
     """Against a hosted endpoint a timed-out attempt is sent again, as before."""
     async with FakeOpenAIServer([hang(), text("done")]) as server:
-        model = OpenAIChatModel(base_url=server.base_url, api_key="t", timeout=IDLE_S, backoff=0)
-        response = await model.complete(ASK)
+        model = OpenAIChatModel(base_url=server.base_url, api_key="t", timeout=IDLE_S)
+        response = await retrying(model).complete(ASK)
         await model.aclose()
     assert response.message.content == "done"
     assert len(server.requests) == 2
@@ -247,7 +253,7 @@ async def test_other_transient_failures_of_a_local_server_are_retried() -> None:
         FakeOpenAIServer([status(503), text("ready")]) as server,
         local_model(server) as model,
     ):
-        response = await model.complete(ASK)
+        response = await retrying(model).complete(ASK)
     assert response.message.content == "ready"
     assert len(server.requests) == 2
 
@@ -348,10 +354,10 @@ async def test_a_reply_that_only_repeats_itself_is_cut_early_and_unusable(protoc
     sees the client go) and raises MalformedResponse naming the repeat, never an answer."""
     async with (
         SseServer(endless(lambda n: LOOP)) as server,
-        local_model(server, protocol=protocol, max_retries=3) as model,
+        local_model(server, protocol=protocol) as model,
     ):
         with pytest.raises(MalformedResponse, match="only repeated 'Generators pause") as caught:
-            await model.complete(ASK)
+            await retrying(model, max_retries=3).complete(ASK)
         await server.client_gone()
     assert "\n" not in str(caught.value)
     assert caught.value.raw.startswith(LOOP)
@@ -366,7 +372,7 @@ async def test_a_hosted_stream_to_a_live_reader_is_cut_in_a_loop_too() -> None:
         pass
 
     async with SseServer(endless(lambda n: LOOP)) as server:
-        model = OpenAIChatModel(base_url=server.base_url, api_key="t", timeout=30, max_retries=0)
+        model = OpenAIChatModel(base_url=server.base_url, api_key="t", timeout=30)
         with text_to(sink), pytest.raises(MalformedResponse, match="only repeated"):
             await model.complete(ASK)
         await model.aclose()

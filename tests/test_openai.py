@@ -16,8 +16,8 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from structlog.testing import capture_logs
 
-import agents._openai
 import agents._streaming
+import agents._wrappers
 from agents import ConfigurationError, Executor, OpenAIChatModel, Usage, tool
 from agents._completion import OUTPUT_TOKENS
 from agents.errors import (
@@ -26,7 +26,7 @@ from agents.errors import (
     ModelRequestError,
     ModelRetryableError,
 )
-from agents.models import ModelRequest, OutputSchema, ToolSpec
+from agents.models import ModelRequest, OutputSchema, RetryingModel, ToolSpec
 from agents.testing import (
     FakeOpenAIServer,
     LoopbackServer,
@@ -61,7 +61,7 @@ ASK = ModelRequest(
 
 
 class SleepSpy:
-    """Stands in for `anyio` in `agents._openai`: records each retry delay, skips the wait."""
+    """Stands in for `anyio` in `agents._wrappers`: records each retry delay, skips the wait."""
 
     def __init__(self) -> None:
         self.delays: list[float] = []
@@ -77,9 +77,9 @@ class SleepSpy:
 
 @pytest.fixture
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> SleepSpy:
-    """Record the retry delays `OpenAIChatModel` requests, without waiting for them."""
+    """Record the retry delays `RetryingModel` waits, without waiting for them."""
     spy = SleepSpy()
-    monkeypatch.setattr(agents._openai, "anyio", spy)
+    monkeypatch.setattr(agents._wrappers, "anyio", spy)
     return spy
 
 
@@ -168,13 +168,29 @@ def gzipped(body: bytes) -> Reply:
 async def chat_model(
     server: FakeOpenAIServer | RawServer, **options: Any
 ) -> AsyncIterator[OpenAIChatModel]:
-    """An `OpenAIChatModel` pointed at `server`, closed on exit."""
-    options.setdefault("backoff", 0.01)
+    """An `OpenAIChatModel` pointed at `server` (each request sent once), closed on exit."""
     model = OpenAIChatModel("fake-model", base_url=server.base_url, api_key="test", **options)
     try:
         yield model
     finally:
         await model.aclose()
+
+
+@asynccontextmanager
+async def retrying(
+    server: FakeOpenAIServer | RawServer,
+    *,
+    max_retries: int = 3,
+    backoff: float = 0.01,
+    max_backoff: float = 30.0,
+    **options: Any,
+) -> AsyncIterator[RetryingModel]:
+    """`chat_model(server, **options)` retried by `RetryingModel` (3 retries by default, as
+    `stack` and `open_model` give)."""
+    async with chat_model(server, **options) as model:
+        yield RetryingModel(
+            model, max_retries=max_retries, backoff=backoff, max_backoff=max_backoff
+        )
 
 
 def answered(request: ModelRequest, reply: AssistantMessage, *results: str) -> ModelRequest:
@@ -274,7 +290,7 @@ async def test_rate_limit_waits_as_long_as_retry_after_says(
 ) -> None:
     """A 429 is retried after the server's Retry-After delay, not the (much longer) backoff."""
     script = [status(429, headers=headers), text("ok")]
-    async with FakeOpenAIServer(script) as server, chat_model(server, backoff=5.0) as model:
+    async with FakeOpenAIServer(script) as server, retrying(server, backoff=5.0) as model:
         response = await model.complete(ASK)
     server.assert_complete()
     assert response.message.content == "ok"
@@ -304,7 +320,7 @@ async def test_unusable_retry_after_values_fall_back_or_are_clamped(
     script = [status(429, headers=headers), text("ok")]
     async with (
         FakeOpenAIServer(script) as server,
-        chat_model(server, backoff=0.5, max_backoff=2.0) as model,
+        retrying(server, backoff=0.5, max_backoff=2.0) as model,
     ):
         response = await model.complete(ASK)
     assert response.message.content == "ok"
@@ -319,7 +335,7 @@ async def test_unusable_retry_after_values_fall_back_or_are_clamped(
 async def test_a_nan_retry_after_is_retried_with_the_real_sleep() -> None:
     """Retry-After: nan on a 429 does not crash anyio.sleep: the request is retried and answers."""
     script = [status(429, headers={"Retry-After": "nan"}), text("ok")]
-    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+    async with FakeOpenAIServer(script) as server, retrying(server) as model:
         response = await model.complete(ASK)
     server.assert_complete()
     assert response.message.content == "ok"
@@ -328,7 +344,7 @@ async def test_a_nan_retry_after_is_retried_with_the_real_sleep() -> None:
 async def test_server_error_is_retried_with_backoff(sleeps: SleepSpy) -> None:
     """A 500 is retried after a jittered backoff delay, and the retry's answer is returned."""
     script = [status(500), text("recovered")]
-    async with FakeOpenAIServer(script) as server, chat_model(server, backoff=2.0) as model:
+    async with FakeOpenAIServer(script) as server, retrying(server, backoff=2.0) as model:
         response = await model.complete(ASK)
     server.assert_complete()
     assert response.message.content == "recovered"
@@ -340,7 +356,7 @@ async def test_server_error_is_retried_with_backoff(sleeps: SleepSpy) -> None:
 async def test_retries_are_bounded(sleeps: SleepSpy) -> None:
     """Retryable failures stop after max_retries retries with ModelRetryableError."""
     script = [status(503), status(502), status(500)]
-    async with FakeOpenAIServer(script) as server, chat_model(server, max_retries=2) as model:
+    async with FakeOpenAIServer(script) as server, retrying(server, max_retries=2) as model:
         with pytest.raises(ModelRetryableError) as caught:
             await model.complete(ASK)
     server.assert_complete()
@@ -353,7 +369,7 @@ async def test_client_errors_are_not_retried(sleeps: SleepSpy, code: int) -> Non
     """400 and 401 raise ModelRequestError after exactly one request."""
     async with (
         FakeOpenAIServer([status(code)]) as server,
-        chat_model(server, protocol="tools") as model,
+        retrying(server, protocol="tools") as model,
     ):
         with pytest.raises(ModelRequestError) as caught:
             await model.complete(ASK)
@@ -379,7 +395,7 @@ async def test_hung_response_hits_the_attempt_deadline() -> None:
     """A server that never answers fails the attempt at `timeout` with ModelRetryableError."""
     async with (
         FakeOpenAIServer([hang()]) as server,
-        chat_model(server, timeout=0.3, max_retries=0) as model,
+        chat_model(server, timeout=0.3) as model,
     ):
         with pytest.raises(ModelRetryableError, match=r"no reply within 0\.3s"):
             await model.complete(ASK)
@@ -396,7 +412,7 @@ async def test_an_endless_body_stops_at_max_response_bytes(
     the client reads about the limit, not what the server would send."""
     async with (
         RawServer(endless(framing, code)) as server,
-        chat_model(server, max_response_bytes=256 * 1024, timeout=15.0) as model,
+        retrying(server, max_response_bytes=256 * 1024, timeout=15.0) as model,
     ):
         with pytest.raises(ModelRequestError, match="max_response_bytes") as caught:
             await model.complete(ASK)
@@ -411,7 +427,7 @@ async def test_a_compressed_body_is_bounded_after_decompression() -> None:
     bomb = gzipped(b" " * (64 * MiB))
     async with (
         RawServer(bomb) as server,
-        chat_model(server, max_response_bytes=256 * 1024, max_retries=0) as model,
+        chat_model(server, max_response_bytes=256 * 1024) as model,
     ):
         with pytest.raises(ModelRequestError, match="max_response_bytes"):
             await model.complete(ASK)
@@ -423,7 +439,7 @@ async def test_a_compressed_reply_within_the_limit_is_read() -> None:
     body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "zipped"}}]}
     async with (
         RawServer(gzipped(json.dumps(body).encode())) as server,
-        chat_model(server, max_retries=0) as model,
+        chat_model(server) as model,
     ):
         response = await model.complete(ASK)
     assert response.message.content == "zipped"
@@ -431,7 +447,7 @@ async def test_a_compressed_reply_within_the_limit_is_read() -> None:
 
 async def test_a_slow_drip_body_hits_the_attempt_deadline() -> None:
     """A body that keeps arriving, a byte at a time, fails the attempt at `timeout`."""
-    async with RawServer(drip) as server, chat_model(server, timeout=0.5, max_retries=0) as model:
+    async with RawServer(drip) as server, chat_model(server, timeout=0.5) as model:
         with pytest.raises(ModelRetryableError, match=r"no reply within 0\.5s"):
             await model.complete(ASK)
     assert server.requests == 1
@@ -461,7 +477,7 @@ async def test_a_supplied_client_is_used_as_given() -> None:
 async def test_malformed_body_is_a_retryable_failure(sleeps: SleepSpy) -> None:
     """A 200 whose body is not JSON is retried like a dropped connection."""
     script = [malformed_body(), text("fine now")]
-    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+    async with FakeOpenAIServer(script) as server, retrying(server) as model:
         response = await model.complete(ASK)
     server.assert_complete()
     assert response.message.content == "fine now"
@@ -471,7 +487,7 @@ async def test_malformed_body_is_a_retryable_failure(sleeps: SleepSpy) -> None:
 async def test_a_body_in_no_unicode_encoding_is_a_retryable_failure(sleeps: SleepSpy) -> None:
     """A 200 body that cannot be decoded as text at all is retried like a garbled one."""
     script = [MalformedBody(body=b"\x00\x00\x00\x00\x00"), text("fine now")]
-    async with FakeOpenAIServer(script) as server, chat_model(server) as model:
+    async with FakeOpenAIServer(script) as server, retrying(server) as model:
         response = await model.complete(ASK)
     server.assert_complete()
     assert response.message.content == "fine now"
@@ -546,7 +562,7 @@ async def sink(_text: str, _restart: bool) -> None:
 async def complete_by(path: str, server: FakeOpenAIServer) -> None:
     """`ASK` sent along one of the model's paths: a plain completion (paor's own client, or the
     caller's through the SDK), a completion streamed to a live sink, or a local server's stream."""
-    options: dict[str, Any] = {"max_retries": 0, "local": path == "local-stream"}
+    options: dict[str, Any] = {"local": path == "local-stream"}
     if path == "own-client":
         options["client"] = openai.AsyncOpenAI(
             base_url=server.base_url, api_key="test", max_retries=0
@@ -594,7 +610,7 @@ async def test_a_broken_event_in_a_stream_names_the_endpoint() -> None:
 async def test_a_portal_page_is_not_retried(sleeps: SleepSpy) -> None:
     """A 200 page that is not the API is asked for once: a retry would meet the same page."""
     portal = malformed_body(PORTAL, content_type="text/html")
-    async with FakeOpenAIServer([portal, text("never")]) as server, chat_model(server) as model:
+    async with FakeOpenAIServer([portal, text("never")]) as server, retrying(server) as model:
         with pytest.raises(ModelRequestError, match="answered HTML"):
             await model.complete(ASK)
     assert len(server.requests) == 1
@@ -647,7 +663,7 @@ async def test_fallback_attempt_is_bounded_by_the_deadline_too() -> None:
     """A hung JSON fallback after a 400 raises ModelRetryableError, not a bare TimeoutError."""
     async with (
         FakeOpenAIServer([status(400), hang()]) as server,
-        chat_model(server, timeout=0.3, max_retries=0) as model,
+        chat_model(server, timeout=0.3) as model,
     ):
         with pytest.raises(ModelRetryableError, match="no reply within"):
             await model.complete(ASK)
@@ -681,7 +697,7 @@ async def test_a_completion_of_the_wrong_shape_raises_malformed_response(
     """A 200 chat completion whose fields have the wrong shape raises MalformedResponse saying
     where, with the body quoted, and is not retried."""
     body = {"choices": [{"index": 0, "message": {"role": "assistant", **message}}]}
-    async with FakeOpenAIServer([status(200, body)]) as server, chat_model(server) as model:
+    async with FakeOpenAIServer([status(200, body)]) as server, retrying(server) as model:
         with pytest.raises(MalformedResponse, match=f"malformed at choices.0.{where}") as caught:
             await model.complete(ASK)
     assert json.loads(caught.value.raw) == body
@@ -734,7 +750,7 @@ async def test_request_options_are_sent() -> None:
 
 async def test_block_model_requests_stops_non_loopback_hosts() -> None:
     """Under block_model_requests, a remote base_url fails before any request is sent."""
-    model = OpenAIChatModel(base_url="http://api.example.com/v1", api_key="test", max_retries=0)
+    model = OpenAIChatModel(base_url="http://api.example.com/v1", api_key="test")
     try:
         with block_model_requests(), pytest.raises(ModelRequestError, match="blocked"):
             await model.complete(ASK)
@@ -754,16 +770,25 @@ async def test_credentials_in_the_base_url_are_masked_wherever_it_is_shown() -> 
     """repr, base_url, ping and connection errors and retry logs name the server, never its
     password or key."""
     url = "http://ann:hunter2@127.0.0.1:1/v1?api_key=k3y"
-    model = OpenAIChatModel("m", base_url=url, max_retries=1, backoff=0.01)
+    model = OpenAIChatModel("m", base_url=url)
+    retried = RetryingModel(model, max_retries=1, backoff=0.01)
     try:
         with capture_logs() as logs:
             with pytest.raises(ModelRetryableError) as pinged:
                 await model.ping(wait_s=5.0)
             with pytest.raises(ModelRetryableError) as failed:
-                await model.complete(ASK)
+                await retried.complete(ASK)
     finally:
         await model.aclose()
-    shown = [repr(model), model.base_url, str(pinged.value), str(failed.value), repr(logs)]
+    assert [log["event"] for log in logs].count("model_retry") == 1
+    shown = [
+        repr(model),
+        repr(retried),
+        model.base_url,
+        str(pinged.value),
+        str(failed.value),
+        repr(logs),
+    ]
     assert [s for s in shown if "hunter2" in s or "k3y" in s] == []
     assert model.base_url.startswith("http://ann:***@127.0.0.1:1/v1")
     assert "127.0.0.1:1/v1" in str(pinged.value)

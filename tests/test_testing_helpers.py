@@ -232,7 +232,7 @@ _CLIENT = """
     def blocked() -> bool:
         # 127.0.0.2 is not an allowed host, and nothing listens there: refused at once when
         # allowed, refused before sending when blocked.
-        model = OpenAIChatModel(base_url="http://127.0.0.2:9/v1", api_key="x", max_retries=0)
+        model = OpenAIChatModel(base_url="http://127.0.0.2:9/v1", api_key="x")
         try:
             anyio.run(model.complete, ASK)
         except ModelRequestError as exc:

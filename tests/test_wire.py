@@ -20,7 +20,7 @@ from anyio.streams.tls import TLSStream
 
 from agents import OpenAIChatModel
 from agents.errors import ModelRequestError, ModelRetryableError
-from agents.models import Admission, ModelRequest
+from agents.models import Admission, ModelRequest, RetryingModel
 from agents.testing import LoopbackServer
 from memory import UserMessage
 
@@ -118,8 +118,7 @@ class ScriptServer(LoopbackServer):
 
 @asynccontextmanager
 async def chat_model(url: str, **options: Any) -> AsyncIterator[OpenAIChatModel]:
-    """An `OpenAIChatModel` at `url` that does not retry (unless told to), closed on exit."""
-    options.setdefault("max_retries", 0)
+    """An `OpenAIChatModel` at `url` (each request sent once), closed on exit."""
     model = OpenAIChatModel("m", base_url=url, api_key="t", **options)
     try:
         yield model
@@ -192,13 +191,14 @@ async def test_a_reply_cut_short_is_retried_by_the_model(retries: int) -> None:
     cut = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"
     async with (
         ScriptServer([[cut], [framed()]]) as server,
-        chat_model(server.base_url, max_retries=retries, backoff=0.01) as model,
+        chat_model(server.base_url) as model,
     ):
+        retried = RetryingModel(model, max_retries=retries, backoff=0.01)
         if retries:
-            assert (await model.complete(ASK)).message.content == "hi"
+            assert (await retried.complete(ASK)).message.content == "hi"
         else:
             with pytest.raises(ModelRetryableError, match=r"connection failed to .*Protocol"):
-                await model.complete(ASK)
+                await retried.complete(ASK)
     assert server.connections == 1 + retries
 
 
@@ -215,10 +215,10 @@ async def test_a_reply_over_the_limit_is_refused_unretried(reply: bytes) -> None
     the connection open); a chunked or closing body, once past it: one ModelRequestError."""
     async with (
         ScriptServer([[reply]], hold=True) as server,
-        chat_model(server.base_url, max_response_bytes=3000, max_retries=2) as model,
+        chat_model(server.base_url, max_response_bytes=3000) as model,
     ):
         with pytest.raises(ModelRequestError, match=r"over 3000 bytes \(max_response_bytes\)$"):
-            await model.complete(ASK)
+            await RetryingModel(model, max_retries=2).complete(ASK)
     assert server.connections == 1
 
 
@@ -242,7 +242,7 @@ async def test_the_admission_sees_each_replys_headers_before_its_body() -> None:
     admission = Seen()
     async with (
         ScriptServer([[over]], hold=True) as server,
-        chat_model(server.base_url, max_response_bytes=3000, admission=admission) as model,
+        chat_model(server.base_url, max_response_bytes=3000, rate_limits=admission) as model,
     ):
         with pytest.raises(ModelRequestError, match="max_response_bytes"):
             await model.complete(ASK)

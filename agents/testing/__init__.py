@@ -44,7 +44,7 @@ fail unless a test is marked `paor_allow_model_requests`, and the fixtures `paor
 `paor_fake_openai` and `paor_journal` are there to use.
 """
 
-from agents._openai import block_model_requests
+from agents._http import block_model_requests
 from agents.testing._actions import (
     Completion,
     Hang,

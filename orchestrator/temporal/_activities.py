@@ -8,7 +8,6 @@ model failure is re-raised with the server's Retry-After as the next retry's del
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -19,10 +18,10 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from agents import ChatModel, OpenAIChatModel, Tool, ToolContext
+from agents import ChatModel, Tool, ToolContext
 from agents.effects import EffectSite, LiveEffects
 from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
-from agents.models import ModelRequest, ModelResponse
+from agents.models import ModelRequest, ModelResponse, without_retries
 from agents.tools import ToolOutcome
 
 __all__ = [
@@ -80,7 +79,8 @@ class ToolCall(BaseModel):
 class Registry:
     """The models and tools a worker serves, by name (every worker of a task queue needs the same).
 
-    A paor `OpenAIChatModel` is copied with its own retries off: Temporal alone retries. A process
+    A model's retrying wrappers are left out (`agents.models.without_retries`): Temporal alone
+    retries. A process
     holds one registry per task queue: the workflows of that queue find their tools there.
 
     Attributes:
@@ -95,7 +95,7 @@ class Registry:
     def of(cls, models: Mapping[str, ChatModel], tools: Iterable[Tool] = ()) -> Registry:
         """A registry of `models` (by name) and `tools`."""
         return cls(
-            models={name: _no_retries(model) for name, model in models.items()},
+            models={name: without_retries(model) for name, model in models.items()},
             tools={t.name: t for t in tools},
         )
 
@@ -181,13 +181,6 @@ def _site() -> EffectSite:
     agent_id, _, seq = info.activity_id.partition(":")[2].rpartition("#")
     run_id = (info.workflow_id or "").removesuffix(f".{agent_id}")
     return EffectSite(run_id=run_id, agent_id=agent_id, seq=int(seq or 0), step=0)
-
-
-def _no_retries(model: ChatModel) -> ChatModel:
-    if isinstance(model, OpenAIChatModel) and model.max_retries:
-        model = copy.copy(model)
-        model.max_retries = 0
-    return model
 
 
 def _lookup(table: Mapping[str, _T], name: str, kind: str) -> _T:
