@@ -234,9 +234,10 @@ class AgentLoop:
 
     async def _ask(self, s: AgentState, request: ModelRequest) -> ModelResponse:
         s.steps += 1
-        return await self._call(s, request)
+        return await self.call(s, request)
 
-    async def _call(self, s: AgentState, request: ModelRequest) -> ModelResponse:
+    async def call(self, s: AgentState, request: ModelRequest) -> ModelResponse:
+        """One model call of the agent, through the effect boundary, charged to its budget."""
         site = s.site()
         start = anyio.current_time()
         if s.events is not None and wants_text():
@@ -267,7 +268,7 @@ class AgentLoop:
         """The compactor's summary call: a model effect like any other, charged to the budget."""
         try:
             request = ModelRequest(messages=prompt, max_output_tokens=max_tokens, purpose="summary")
-            response = await self._call(s, request)
+            response = await self.call(s, request)
         except ModelError as exc:
             s.notes.append(f"summary call failed: {exc}")
             return None

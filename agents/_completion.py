@@ -36,6 +36,7 @@ OUTPUT_TOKENS: Mapping[RequestPurpose, int] = MappingProxyType(
         # A tool call is tens of tokens; a sub-agent's answer is a paragraph or two.
         "step": 512,
         "wrap_up": 512,  # the same answer, from what was gathered when the agent was cut short
+        "output": 1024,  # that answer as a JSON object of the agent's output type
         "plan": 1024,  # a few subtasks as JSON, a sentence or two each
         "replan": 1024,
         "synthesis": 1536,  # the final report's prose, over every agent's findings

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection, Iterable
+from functools import partial
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -27,6 +29,7 @@ from agents._events import EventSink
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, Budget
 from agents._model import ChatModel
+from agents._output import OutputSpec, typed_report
 from agents._report import AcceptanceCheck, AgentReport
 from agents._signals import ASK_USER, SIGNALS
 from agents._steps import (
@@ -90,6 +93,14 @@ class Executor(Configured):
             an `Approver`, or an async function of the `ApprovalRequest` returning a
             `Decision`. Without one, such calls are refused. `agents.approvals.PAUSE` leaves
             the decisions to the run the executor is part of (an `Orchestrator`'s, or a batch's).
+        output_type: The type of the answer as data (a pydantic model, a dataclass, a
+            TypedDict, a `list[...]`, a primitive, or a union of them): once the agent has
+            answered, its answer is written as an object of it, validated (`report.output`;
+            see `agents._output`).
+
+    Raises:
+        ConfigurationError: `questions` without an approver, or an output type with no JSON
+            schema.
     """
 
     def __init__(
@@ -111,6 +122,7 @@ class Executor(Configured):
         cite: bool = False,
         approver: Approver | Decide | None = None,
         questions: int = 0,
+        output_type: Any = None,
     ) -> None:
         if questions and approver is None:
             raise ConfigurationError("questions= needs an approver= to answer them")
@@ -123,7 +135,7 @@ class Executor(Configured):
                 "max_malformed": max_malformed, "allowed_tools": allowed_tools,
                 "signals": signals, "effects": effects, "compactor": compactor,
                 "first_look": first_look, "require_evidence": require_evidence, "cite": cite,
-                "approver": approver, "questions": questions,
+                "approver": approver, "questions": questions, "output_type": output_type,
             }
         )  # fmt: skip
         self.instructions = instructions
@@ -141,6 +153,9 @@ class Executor(Configured):
         self.require_evidence = require_evidence
         self.cite = cite
         self.approver = Approver.of(approver)
+        self.output: OutputSpec[Any] | None = (
+            None if output_type is None else OutputSpec(output_type)
+        )
         # What the model is told, so that an answer copying it is refused (see `_answers`).
         specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))
         rules = AnswerRules(
@@ -247,15 +262,19 @@ class Executor(Configured):
             s.transcript = Transcript(opening(self.instructions, task, context, shared))
             try:
                 if self.approver is None:  # nothing to share: no run-wide set (10,000 agents...)
-                    return await self._drive(s, stop)
-                with run_waits() as s.waits:
-                    return await self._drive(s, stop)
+                    report = await self._drive(s, stop)
+                else:
+                    with run_waits() as s.waits:
+                        report = await self._drive(s, stop)
             except ExceptionGroup as group:
                 # What escapes the loop (a replay's drift, a bug) is one error, not a group.
                 if len(group.exceptions) != 1:
                     raise
                 sole = group.exceptions[0]
                 raise sole from sole.__cause__
+            if self.output is None:
+                return report
+            return await typed_report(self.output, report, partial(self._loop.call, s))
 
     async def _drive(self, s: AgentState, stop: anyio.Event | Stop | None) -> AgentReport:
         if not isinstance(stop, anyio.Event):

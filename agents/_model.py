@@ -29,10 +29,10 @@ WireProtocol = Literal["tools", "text", "json"]
 a schema-constrained JSON decision."""
 
 
-RequestPurpose = Literal["plan", "replan", "step", "wrap_up", "synthesis", "summary"]
+RequestPurpose = Literal["plan", "replan", "step", "wrap_up", "output", "synthesis", "summary"]
 """What a model request is for: the planner's first plan, a replan, a sub-agent's next step, its
-wrap-up (the last tool-less call when it is cut short), the final synthesis, or a compaction
-summary."""
+wrap-up (the last tool-less call when it is cut short), its answer written as its output type's
+object, the final synthesis, or a compaction summary."""
 
 
 class _Frozen(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +37,8 @@ class AgentReport(BaseModel):
         usage: Tokens, requests and tool calls spent.
         steps: Model turns taken.
         findings: Values its tools declared worth remembering (`@tool(facts=...)`).
+        output: The answer as an object of the executor's `output_type` (None without one, or
+            when no valid object was written: a note says why, and the report is partial).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -52,6 +54,7 @@ class AgentReport(BaseModel):
     usage: Usage = Usage()
     steps: int = 0
     findings: tuple[Finding, ...] = ()
+    output: Any = None
 
     @property
     def ok(self) -> bool:

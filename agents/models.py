@@ -14,6 +14,7 @@ from agents._hedge import Hedging
 from agents._local import local_model_available
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose, ToolSpec
 from agents._openai import DecisionProtocol
+from agents._output import OutputSpec, Written, write_object
 from agents._warm import CacheWarming
 from agents._wrappers import (
     AdmittedModel,
@@ -38,12 +39,15 @@ __all__ = [
     "ModelResponse",
     "ModelWrapper",
     "OutputSchema",
+    "OutputSpec",
     "RequestPurpose",
     "RetryingModel",
     "ToolSpec",
+    "Written",
     "local_model_available",
     "seconds_of",
     "stack",
     "unwrapped",
     "without_retries",
+    "write_object",
 ]

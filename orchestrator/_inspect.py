@@ -131,7 +131,11 @@ def render_result(result: RunResult) -> list[str]:
         f"spent: {usage.total_tokens} tokens, {usage.requests} model requests, "
         f"{usage.tool_calls} tool calls"
     )
-    return lines if result.status == "paused" else [*lines, f"answer: {_cut(result.answer, 300)}"]
+    if result.status == "paused":
+        return lines
+    if result.output is not None:  # the typed answer, as JSON data
+        return [*lines, f"output: {_cut(json.dumps(result.output, ensure_ascii=False), 300)}"]
+    return [*lines, f"answer: {_cut(result.answer, 300)}"]
 
 
 def _plan(plan: Plan, diff: PlanDiff | None) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, Unpack
+from typing import Any, TypeVar, Unpack, overload
 
 from agents import AcceptanceCheck, ChatModel, ConfigurationError, Executor, Tool
 from agents.approvals import Approver, Decide, Decision
@@ -30,6 +30,8 @@ from orchestrator._run_stream import RunStream, drain
 from orchestrator._state import RunResult
 
 __all__ = ["Orchestrator", "RunStream"]
+
+T = TypeVar("T")
 
 
 class Orchestrator(Configured):
@@ -111,6 +113,7 @@ class Orchestrator(Configured):
             questions=config.questions,
         )
 
+    @overload
     def stream(
         self,
         goal: str,
@@ -118,8 +121,32 @@ class Orchestrator(Configured):
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
         text: bool = False,
+        output_type: None = None,
         **options: Unpack[RunOptions],
-    ) -> RunStream:
+    ) -> RunStream[Any]: ...
+
+    @overload
+    def stream(
+        self,
+        goal: str,
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        text: bool = False,
+        output_type: type[T],
+        **options: Unpack[RunOptions],
+    ) -> RunStream[T]: ...
+
+    def stream(
+        self,
+        goal: str,
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        text: bool = False,
+        output_type: type[T] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> RunStream[Any]:
         """Run `goal`, as `async with orch.stream(goal) as events: async for event in events: ...`.
 
         Args:
@@ -128,12 +155,16 @@ class Orchestrator(Configured):
             meta: JSON data stored with the run in the journal (e.g. how to rebuild its tools).
             text: Also stream the models' text as it is generated (`TextDelta` events: each
                 sub-agent's replies and the synthesis, by agent id), for chat-style displays.
+            output_type: The type of the run's answer (a pydantic model, a dataclass, a
+                TypedDict, a `list[...]`, a primitive, or a union of them): the synthesis writes
+                an object of it, validated, as `result.output` (see `agents.models.OutputSpec`).
             **options: This run's own configuration, approver, effects and event options
                 (`RunOptions`).
 
         Raises:
-            ConfigurationError: The goal is blank or not valid UTF-8 text, or the run's
-                configuration asks for an approver it was not given.
+            ConfigurationError: The goal is blank or not valid UTF-8 text, the output type has
+                no JSON schema, or the run's configuration asks for an approver it was not
+                given.
         """
         if not goal.strip():
             raise ConfigurationError("the goal is empty: say what the run should do")
@@ -143,7 +174,31 @@ class Orchestrator(Configured):
             except UnicodeEncodeError:
                 raise ConfigurationError("the goal is not valid UTF-8 text") from None
         run_id = run_id or uuid.uuid4().hex[:12]
-        return RunStream(self, goal, run_id, meta=meta, text=text, options=options)
+        return RunStream(
+            self, goal, run_id, meta=meta, text=text, options=options, output_type=output_type
+        )
+
+    @overload
+    async def run(
+        self,
+        goal: str,
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        output_type: None = None,
+        **options: Unpack[RunOptions],
+    ) -> RunResult[Any]: ...
+
+    @overload
+    async def run(
+        self,
+        goal: str,
+        *,
+        run_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        output_type: type[T],
+        **options: Unpack[RunOptions],
+    ) -> RunResult[T]: ...
 
     async def run(
         self,
@@ -151,15 +206,19 @@ class Orchestrator(Configured):
         *,
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
+        output_type: type[T] | None = None,
         **options: Unpack[RunOptions],
-    ) -> RunResult:
-        """Run `goal` to the end and return the result (see `stream`).
+    ) -> RunResult[Any]:
+        """Run `goal` to the end and return the result (see `stream`); with `output_type` T,
+        a `RunResult[T]` whose `output` is the answer as a T.
 
         Raises:
-            ConfigurationError: The goal is blank or not valid UTF-8 text, or the run's
-                configuration asks for an approver it was not given.
+            ConfigurationError: The goal is blank or not valid UTF-8 text, the output type has
+                no JSON schema, or the run's configuration asks for an approver it was not
+                given.
         """
-        return await drain(self.stream(goal, run_id=run_id, meta=meta, **options))
+        stream = self.stream(goal, run_id=run_id, meta=meta, output_type=output_type, **options)
+        return await drain(stream)
 
     def stream_resume(
         self,
@@ -167,8 +226,9 @@ class Orchestrator(Configured):
         *,
         text: bool = False,
         decisions: Mapping[str, Decision] | None = None,
+        output_type: type[Any] | None = None,
         **options: Unpack[RunOptions],
-    ) -> RunStream:
+    ) -> RunStream[Any]:
         """Continue a crashed or paused run, as a stream: the same run id and goal, recorded
         results first (nothing completed runs again), then live. Its events are the whole run's
         (with `text`, the recorded replies' text too, in the pieces it first came in).
@@ -178,6 +238,7 @@ class Orchestrator(Configured):
             text: Stream the models' text too (see `stream`).
             decisions: For a paused run, decisions on what it waits for, by approval id (taken
                 in the journal first: of two people deciding one approval, one wins).
+            output_type: The run's output type, as it was given (see `stream`).
             **options: As the run was given them (`RunOptions`); its approver may differ.
 
         Raises:
@@ -188,12 +249,18 @@ class Orchestrator(Configured):
         """
         self._needs_journal("resume")
         return RunStream(
-            self, "", run_id, mode="resume", text=text, decisions=decisions, options=options
-        )
+            self, "", run_id, mode="resume", text=text, decisions=decisions, options=options,
+            output_type=output_type,
+        )  # fmt: skip
 
     def stream_replay(
-        self, run_id: str, *, text: bool = False, **options: Unpack[RunOptions]
-    ) -> RunStream:
+        self,
+        run_id: str,
+        *,
+        text: bool = False,
+        output_type: type[Any] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> RunStream[Any]:
         """Re-run a recorded run offline, as a stream of its events (see `replay`): with `text`,
         the same text deltas it streamed live.
 
@@ -201,19 +268,25 @@ class Orchestrator(Configured):
             ConfigurationError: The orchestrator has no journal.
         """
         self._needs_journal("replay")
-        return RunStream(self, "", run_id, mode="replay", text=text, options=options)
+        return RunStream(
+            self, "", run_id, mode="replay", text=text, options=options, output_type=output_type
+        )
 
     async def resume(
         self,
         run_id: str,
         *,
         decisions: Mapping[str, Decision] | None = None,
+        output_type: type[Any] | None = None,
         **options: Unpack[RunOptions],
-    ) -> RunResult:
+    ) -> RunResult[Any]:
         """Continue a crashed or paused run to its end, or its next pause (see `stream_resume`)."""
-        return await drain(self.stream_resume(run_id, decisions=decisions, **options))
+        stream = self.stream_resume(run_id, decisions=decisions, output_type=output_type, **options)
+        return await drain(stream)
 
-    async def replay(self, run_id: str, **options: Unpack[RunOptions]) -> ReplayReport:
+    async def replay(
+        self, run_id: str, *, output_type: type[Any] | None = None, **options: Unpack[RunOptions]
+    ) -> ReplayReport:
         """Re-run a recorded run offline from the journal: no model, tool or clock is touched.
 
         The orchestrator and the options must be as they were (same tools, configuration and
@@ -224,7 +297,7 @@ class Orchestrator(Configured):
             ConfigurationError: The orchestrator has no journal.
             JournalError: The run is unknown.
         """
-        stream = self.stream_replay(run_id, **options)
+        stream = self.stream_replay(run_id, output_type=output_type, **options)
         try:
             await drain(stream)
         except* ReplayDrift:

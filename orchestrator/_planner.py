@@ -23,7 +23,7 @@ from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
 from agents.errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents.events import TextSink, streaming
 from agents.executor import Parrot, unseen_numbers, unusable_answer
-from agents.models import ModelRequest, ModelResponse, OutputSchema
+from agents.models import ModelRequest, ModelResponse, OutputSchema, OutputSpec, write_object
 from agents.telemetry import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._drafts import (
@@ -54,7 +54,13 @@ from orchestrator._plan_checks import (
 )
 from orchestrator._plan_stream import SubtaskScanner
 from orchestrator._prompts import DIRECT_CALLS, MAY_ASK, PLANNER_INSTRUCTIONS
-from orchestrator._synthesis import SYNTHESIS_INSTRUCTIONS, Synthesis, Writer, goal_text
+from orchestrator._synthesis import (
+    SYNTHESIS_INSTRUCTIONS,
+    Synthesis,
+    Writer,
+    goal_text,
+    synthesis_prompt,
+)
 
 __all__ = [
     "PLANNER_INSTRUCTIONS",
@@ -280,9 +286,20 @@ class Planner:
         *,
         known: str = "",
         on_text: TextSink | None = None,
+        output: OutputSpec[Any] | None = None,
     ) -> Synthesis:
         """The final answer from the reports, checked like an agent's; never raises (see
-        `orchestrator._synthesis.Writer.write`)."""
+        `orchestrator._synthesis.Writer.write`). With `output`, the answer is an object of its
+        type, written from the results alone and validated (`agents.models.write_object`); with
+        no results there is none to write."""
+        if output is not None:
+            if not reports:
+                return Synthesis(answer="", problem=f"no results to write a {output.name} from")
+            typed = await write_object(
+                output, self._ask, system=self.synthesis_instructions,
+                prompt=synthesis_prompt(goal, reports, note, known), purpose="synthesis",
+            )  # fmt: skip
+            return Synthesis(answer=typed.text, problem=typed.problem, output=typed.value)
         writer = Writer(
             ask=self._ask, instructions=self.synthesis_instructions, judge=self._unusable,
             cite=self.cite,

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -32,6 +32,7 @@ from agents import AgentReport, Executor, telemetry
 from agents.effects import PLANNER_AGENT, AgentCall
 from agents.errors import ReplayDrift
 from agents.events import AgentEvent, EventSink, TextDelta, wants_text
+from agents.models import OutputSpec
 from agents.telemetry import logger
 from agents.tools import Toolbox
 from memory import FactStore
@@ -106,6 +107,7 @@ class RunLoop(PlanSteps):
     facts: FactStore | None = None
     scope: str = "default"
     stream_plans: bool = False
+    output: OutputSpec[Any] | None = None
 
     async def execute(self, s: RunState) -> RunResult:
         """Run to the end and return the result (a run that could make no plan ends "failed",
@@ -317,7 +319,7 @@ class RunLoop(PlanSteps):
         with telemetry.span("paor.synthesis", {**span_ids(s), **used}):
             on_text = partial(self._synthesis_delta, s) if wants_text() else None
             synthesis = await self.deps.planner.synthesise(
-                s.goal, usable, note, known=s.known, on_text=on_text
+                s.goal, usable, note, known=s.known, on_text=on_text, output=self.output
             )
         answer = synthesis.answer
         if synthesis.problem:
@@ -326,7 +328,9 @@ class RunLoop(PlanSteps):
         status: _Ended = (
             "failed" if not (usable or s.halted) else ("incomplete" if note else "complete")
         )
-        return await self._ended(s, status=status, answer=answer, note=note, reports=reports)
+        return await self._ended(
+            s, status=status, answer=answer, note=note, reports=reports, output=synthesis.output
+        )
 
     async def _ended(
         self,
@@ -336,6 +340,7 @@ class RunLoop(PlanSteps):
         answer: str,
         note: str | None,
         reports: list[AgentReport],
+        output: Any = None,
     ) -> RunResult:
         await self._emit(
             s,
@@ -356,6 +361,7 @@ class RunLoop(PlanSteps):
             usage=s.budget.used,
             events=tuple(s.trace),
             notes=tuple(s.notes),
+            output=output,
         )
 
 

@@ -13,7 +13,7 @@ import contextlib
 import time
 from collections.abc import Mapping
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 import anyio
 import structlog
@@ -22,6 +22,7 @@ from agents import telemetry
 from agents.approvals import Approver, Decision, Pending, RunWaits, run_waits
 from agents.effects import RUN_AGENT, Drift, Effects, JournaledEffects, JournalMode, LiveEffects
 from agents.events import wanting_text
+from agents.models import OutputSpec
 from agents.telemetry import redact_text
 from memory import Journal
 from memory.journal import RunInfo
@@ -29,7 +30,7 @@ from orchestrator._config import RunOptions
 from orchestrator._durable import hold_lease, open_run, run_ended
 from orchestrator._events import RunPaused
 from orchestrator._setup import set_up
-from orchestrator._state import Answered, Halt, RunDeps, RunResult, RunState
+from orchestrator._state import Answered, Halt, OutputT, RunDeps, RunResult, RunState
 from orchestrator._stream import EventStream
 
 if TYPE_CHECKING:
@@ -42,9 +43,9 @@ PAUSE_SETTLE_S = 0.5
 before it pauses: a sub-agent between two effects is about to start the next."""
 
 
-class RunStream(EventStream):
-    """A running run: iterate it for events; `result` once it ends; `cancel`, `cancel_subtask`
-    or `decide` meanwhile."""
+class RunStream(EventStream, Generic[OutputT]):
+    """A running run: iterate it for events; `result` once it ends (a `RunResult[T]` for a run
+    asked for an output type T); `cancel`, `cancel_subtask` or `decide` meanwhile."""
 
     def __init__(
         self,
@@ -57,6 +58,7 @@ class RunStream(EventStream):
         text: bool = False,
         decisions: Mapping[str, Decision] | None = None,
         options: RunOptions | None = None,
+        output_type: type[OutputT] | None = None,
     ) -> None:
         super().__init__()
         given = options or RunOptions()
@@ -69,6 +71,9 @@ class RunStream(EventStream):
         self.config.check(self.approver)
         self._keep_events = given.get("keep_events", True)
         self._live = given.get("effects") or LiveEffects()
+        self._output: OutputSpec[OutputT] | None = (
+            None if output_type is None else OutputSpec(output_type)
+        )
         self._orchestrator = orchestrator
         self._goal = goal
         self._effects: JournaledEffects | None = None
@@ -78,6 +83,15 @@ class RunStream(EventStream):
         self._decisions = dict(decisions or {})
         self._waits = RunWaits()
         self._held: list[Pending] | None = None  # what waited when the run paused
+
+    @property
+    def result(self) -> RunResult[OutputT]:
+        """The run's result (after the stream ended).
+
+        Raises:
+            RuntimeError: The run has not finished.
+        """
+        return cast("RunResult[OutputT]", super().result)
 
     @property
     def drift(self) -> list[Drift]:
@@ -146,7 +160,7 @@ class RunStream(EventStream):
             run = await set_up(
                 self._orchestrator, self.config, goal=goal, run_id=self.run_id,
                 events=self._send, effects=effects, approver=self.approver, waits=self._waits,
-                keep_events=self._keep_events,
+                keep_events=self._keep_events, output=self._output,
             )  # fmt: skip
             self._state, self._deps = run.state, run.deps
             if self._cancelled is not None:  # asked before the run had a state
@@ -260,7 +274,7 @@ def _run_done(span: Any, result: RunResult) -> None:
         telemetry.failed(span, "failed", result.reason or "")
 
 
-async def drain(stream: RunStream) -> RunResult:
+async def drain(stream: RunStream[OutputT]) -> RunResult[OutputT]:
     """Run `stream` to its end, its events unread; its result."""
     async with stream as events:
         async for _event in events:

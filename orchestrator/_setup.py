@@ -8,7 +8,7 @@ and what the run was given.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
@@ -16,6 +16,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from agents import Budget
 from agents.approvals import Approver, RunWaits
 from agents.effects import RUN_AGENT, Addresses, Effects, LiveEffects
+from agents.models import OutputSpec
 from memory.facts import render_facts
 from orchestrator._config import RunConfig
 from orchestrator._events import Event
@@ -51,8 +52,10 @@ async def set_up(
     approver: Approver | None,
     waits: RunWaits,
     keep_events: bool,
+    output: OutputSpec[Any] | None = None,
 ) -> RunSetup:
-    """Set up a new (or resumed, or replayed) run of `orch` under `config`, through `effects`."""
+    """Set up a new (or resumed, or replayed) run of `orch` under `config`, through `effects`
+    (with `output`, its answer is an object of that type)."""
     limits = config.limits
     addresses = Addresses(run_id=run_id, agent_id=RUN_AGENT)
     now = await effects.now(addresses.next(step=0))
@@ -113,5 +116,6 @@ async def set_up(
         facts=facts,
         scope=config.scope,
         stream_plans=config.stream_plans and type(effects) is LiveEffects,
+        output=output,
     )
     return RunSetup(state=state, deps=deps, loop=loop)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Generic, Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeVar
 
 from agents import AgentReport, Budget, Usage
 from agents.approvals import ApprovalRequest, Approver, RunWaits
@@ -31,6 +32,8 @@ __all__ = [
     "replan_reason",
 ]
 
+OutputT = TypeVar("OutputT", default=Any)
+"""A run's output type (`Orchestrator.run(goal, output_type=T)`); Any when it has none."""
 SubtaskStatus = Literal[
     "pending", "running", "done", "partial", "failed", "blocked", "cancelled", "dropped"
 ]
@@ -55,8 +58,8 @@ class Answered(BaseModel):
     answer: str
 
 
-class RunResult(BaseModel):
-    """The outcome of a run.
+class RunResult(BaseModel, Generic[OutputT]):
+    """The outcome of a run; `RunResult[T]` for a run asked for an `output_type` T.
 
     Attributes:
         run_id: The run.
@@ -76,6 +79,9 @@ class RunResult(BaseModel):
         waiting: What a paused run waits for.
         waited_s: Seconds the run waited only for people (not counted against its deadline).
         answered: The questions the run asked the user, with their answers.
+        output: The answer as an instance of the run's `output_type`, validated (None without
+            one, or when no valid object was written: `reason` says why, and `answer` holds
+            the last reply).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -94,6 +100,7 @@ class RunResult(BaseModel):
     waiting: tuple[ApprovalRequest, ...] = ()
     waited_s: float = 0.0
     answered: tuple[Answered, ...] = ()
+    output: OutputT | None = None
 
     @property
     def complete(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from agents import AgentReport
 from agents.errors import ModelError
@@ -32,6 +33,7 @@ __all__ = [
     "passages",
     "report_text",
     "restarted",
+    "synthesis_prompt",
 ]
 
 SYNTHESIS_INSTRUCTIONS = (
@@ -47,10 +49,12 @@ SYNTHESIS_TRIES = 2
 
 @dataclass(frozen=True, slots=True)
 class Synthesis:
-    """The run's final answer, and why it is not the model's when it is not."""
+    """The run's final answer, why it is not the model's when it is not, and the object of the
+    run's output type when it has one."""
 
     answer: str
     problem: str | None = None
+    output: Any = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,10 +94,7 @@ class Writer:
             if on_text is not None:
                 await on_text(alone, False)
             return Synthesis(answer=alone)
-        body = "\n\n".join(report_text(r) for r in reports) or "(no results)"
-        prompt = f"{goal_text(goal, known)}\n\nResults from the agents:\n\n{body}"
-        if note:
-            prompt += f"\n\nNote: the run is incomplete ({note}); say what is missing."
+        prompt = synthesis_prompt(goal, reports, note, known)
         messages: list[Message] = [
             SystemMessage(content=self.instructions),
             UserMessage(content=prompt),
@@ -119,6 +120,18 @@ class Writer:
             ]
         why = f"{problem}; the answer is the agents' results as they reported them"
         return Synthesis(answer=joined(reports, note), problem=why)
+
+
+def synthesis_prompt(
+    goal: str, reports: Sequence[AgentReport], note: str | None, known: str
+) -> str:
+    """What the writer is given: the goal (with the facts the run knows), every result, and
+    what is missing when the run is incomplete."""
+    body = "\n\n".join(report_text(r) for r in reports) or "(no results)"
+    prompt = f"{goal_text(goal, known)}\n\nResults from the agents:\n\n{body}"
+    if note:
+        prompt += f"\n\nNote: the run is incomplete ({note}); say what is missing."
+    return prompt
 
 
 def report_text(report: AgentReport) -> str:

@@ -8,13 +8,14 @@ import re
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import anyio
 import pytest
 
 from agents.events import BreakerOpened, ToolCalled
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, Turn, call, observation, reply
+from agents.testing import FunctionModel, Turn, by_purpose, call, observation, reply
 from agents.toolkits import Corpus
 from memory import ToolMessage, UserMessage
 from orchestrator import RunResult
@@ -25,6 +26,7 @@ from tests._team import PLANNER, WRITER, Team, opening, plan, script
 pytestmark = pytest.mark.anyio
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+GUARD_S = 10  # a guard against hangs, not a timing claim
 
 
 def load(name: str) -> ModuleType:
@@ -374,3 +376,56 @@ async def test_travel_binds_a_near_miss_asks_the_budget_and_heads_every_observat
     out = capsys.readouterr().out
     assert "[transport] asks the traveller: What is your budget for the trip?" in out
     assert f"[transport] the traveller answers: {travel_assistant.BUDGET}" in out
+
+
+# contract_review: typed output
+
+
+async def test_contract_review_returns_one_typed_record_per_contract() -> None:
+    """Three sub-agents read one contract each (in parallel), and the run's answer is a
+    validated `Review`, its dates and amounts taken from the contracts' text."""
+    example = load("contract_review")
+    docs = ("harbour-cleaning", "crane-maintenance", "pilot-boats")
+    facts = {
+        "harbour-cleaning": ("Brightwater Marine Ltd", 184000, "28 February 2027", 90),
+        "crane-maintenance": ("Kessler Lifting Systems GmbH", 412500, "30 June 2026", 180),
+        "pilot-boats": ("Nordhavn Pilot Services AS", 96000, "31 December 2028", 60),
+    }
+    kinds = {"harbour-cleaning": "agreement", "crane-maintenance": "contract"}
+    kinds["pilot-boats"] = "charter"
+    goals = {d: f"Supplier, annual fee and notice of the {d} {kinds[d]}?" for d in docs}
+    plan_json = json.dumps({"subtasks": [{"id": d, "goal": goals[d]} for d in docs]})
+
+    def step(request: ModelRequest) -> Turn:
+        task = request.messages[1].content or ""
+        doc = next(d for d in docs if d in task)
+        if not any(isinstance(m, ToolMessage) for m in request.messages):
+            return call("read_doc", doc=doc)
+        supplier, fee, ends, notice = facts[doc]
+        said = f"The supplier is {supplier}. The annual fee is EUR {fee:,}. It ends on {ends}"
+        return reply(f"{said}; notice of termination: {notice} days [{doc}]")
+
+    iso = {"harbour-cleaning": "2027-02-28", "crane-maintenance": "2026-06-30"}
+    iso["pilot-boats"] = "2028-12-31"
+
+    def synthesis(request: ModelRequest) -> Turn:
+        records = [
+            {"document": d, "supplier": s, "annual_fee_eur": f, "ends": iso[d], "notice_days": n}
+            for d, (s, f, _, n) in facts.items()
+        ]
+        return reply(json.dumps({"contracts": records, "ends_first": "crane-maintenance"}))
+
+    routes: dict[str, Any] = {"plan": plan_json, "step": step, "synthesis": synthesis}
+    model = FunctionModel(by_purpose(**routes))
+    with anyio.fail_after(GUARD_S):
+        result = await example.review(model)
+    assert result.status == "complete", result.reason
+    review = result.output
+    assert review is not None
+    assert isinstance(review, example.Review)
+    assert [c.document for c in review.contracts] == list(docs)
+    assert review.contracts[1].ends.isoformat() == "2026-06-30"
+    assert review.ends_first == "crane-maintenance"
+    (writer,) = [r for r in model.requests if r.purpose == "synthesis"]
+    assert writer.output is not None
+    assert writer.output.name == "Review"

@@ -152,6 +152,7 @@ def by_purpose(
     replan: Route | None = None,
     step: Route | None = None,
     wrap_up: Route | None = None,
+    output: Route | None = None,
     synthesis: Route | None = None,
     summary: Route | None = None,
 ) -> Decider:
@@ -165,6 +166,7 @@ def by_purpose(
         "replan": replan,
         "step": step,
         "wrap_up": wrap_up,
+        "output": output,
         "synthesis": synthesis,
         "summary": summary,
     }

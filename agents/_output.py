@@ -1,0 +1,192 @@
+"""Typed answers: an agent's or a run's answer as an instance of a type the caller names.
+
+`OutputSpec` turns a Python type (a pydantic model, a dataclass, a TypedDict, a `list[...]`, a
+primitive, or a union of them) into the JSON schema a request carries (an endpoint that has a
+JSON-schema `response_format` makes the model's reply fit it; llama.cpp turns it into a grammar),
+and validates the reply back into the type. A type whose schema is not an object is asked for as
+`{"output": ...}`, since response formats take objects.
+
+`typed_report` gives an executor's report its object (`Executor(output_type=...)`): once the
+agent has answered, one more request asks for the answer as the type, from the answer and the
+evidence only. A reply that does not validate, or that has numbers neither shows, goes back with
+the reason, a bounded number of times; then the report is `partial`, its `output` None and a
+note saying why, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from agents._answers import unseen_numbers
+from agents._errors import ConfigurationError, MalformedResponse, ModelError
+from agents._model import ModelRequest, ModelResponse, OutputSchema
+from agents._report import AgentReport
+from agents._tracing import logger
+from memory import AssistantMessage, Message, SystemMessage, UserMessage
+
+__all__ = ["OUTPUT_TRIES", "OutputSpec", "Written", "typed_report", "write_object"]
+
+T = TypeVar("T")
+OUTPUT_TRIES = 3
+"""Replies a model may give before an object that does not validate is given up (the first,
+then two told what was wrong)."""
+_WRAPPER = "output"
+_ERRORS_SHOWN = 3
+_EVIDENCE_CHARS = 600
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+_log = logger("paor.model")
+
+
+class OutputSpec(Generic[T]):
+    """What an output type asks of the model, and how its reply is checked.
+
+    Args:
+        output_type: The type (anything pydantic's `TypeAdapter` takes).
+
+    Raises:
+        ConfigurationError: The type has no JSON schema (a callable, an arbitrary class).
+    """
+
+    def __init__(self, output_type: type[T] | Any) -> None:
+        self.output_type = output_type
+        try:
+            self.adapter: TypeAdapter[T] = TypeAdapter(output_type)
+            schema = self.adapter.json_schema()
+        except Exception as exc:  # pydantic raises several kinds for a type it cannot describe
+            why = str(exc).splitlines()[0]
+            raise ConfigurationError(
+                f"output_type {_name(output_type)} has no JSON schema: {why}"
+            ) from None
+        self.name = _name(output_type)
+        self.wrapped = schema.get("type") != "object"
+        if self.wrapped:
+            defs = schema.pop("$defs", None)
+            schema = {
+                "type": "object",
+                "properties": {_WRAPPER: schema},
+                "required": [_WRAPPER],
+                **({"$defs": defs} if defs else {}),
+            }
+        self.schema: dict[str, Any] = schema
+
+    def parse(self, text: str) -> T:
+        """The reply `text` as an instance of the type.
+
+        Raises:
+            ValueError: It is not JSON, or does not validate (the message says where, in one
+                line).
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the reply is not JSON ({exc.msg})") from None
+        if self.wrapped and isinstance(data, dict) and set(data) == {_WRAPPER}:
+            data = data[_WRAPPER]
+        try:
+            return self.adapter.validate_python(data)
+        except ValidationError as exc:
+            raise ValueError(_errors(exc)) from None
+
+    def dump(self, value: T) -> str:
+        """`value` as JSON text."""
+        return self.adapter.dump_json(value).decode()
+
+
+class Written(Generic[T]):
+    """An object a model wrote: its JSON text, the object, and why there is none when there is
+    not (then `text` is the last reply)."""
+
+    def __init__(self, text: str, value: T | None, problem: str | None = None) -> None:
+        self.text = text
+        self.value = value
+        self.problem = problem
+
+
+async def write_object(
+    spec: OutputSpec[T],
+    ask: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    *,
+    system: str,
+    prompt: str,
+    purpose: Any,
+) -> Written[T]:
+    """An object of `spec`'s type written from `prompt`, validated; never raises.
+
+    A reply that is not valid JSON for the type, or that has numbers `prompt` never showed,
+    goes back with the reason (at most `OUTPUT_TRIES` replies in all). ISO dates are not
+    checked as numbers: the text writes a date its own way."""
+    system = (
+        f"{system}\n\nAnswer with one JSON object that matches the schema `{spec.name}`, "
+        "filled from what you were given only."
+    )
+    messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
+    output = OutputSchema(name=spec.name, schema_=spec.schema)
+    problem = "no reply"
+    text = ""
+    for _ in range(OUTPUT_TRIES):
+        try:
+            request = ModelRequest(messages=tuple(messages), output=output, purpose=purpose)
+            text = ((await ask(request)).message.content or "").strip()
+        except MalformedResponse as exc:
+            text = exc.raw
+        except (ModelError, TimeoutError) as exc:
+            problem = f"the model failed ({str(exc) or 'the deadline was reached'})"
+            break
+        try:
+            value = spec.parse(text)
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            # An ISO date is the model's reading of a date the text writes its own way.
+            unseen = unseen_numbers(_ISO_DATE.sub("", spec.dump(value)), [prompt])
+            if not unseen:
+                return Written(spec.dump(value), value)
+            problem = f"numbers nothing you were given shows: {', '.join(unseen[:5])}"
+        _log.warning("output_rejected", output_type=spec.name, problem=problem)
+        messages += [
+            AssistantMessage(content=text or "(empty)"),
+            UserMessage(content=f"Your object was not accepted: {problem}. Write it again."),
+        ]
+    return Written(text, None, f"no valid {spec.name}: {problem}")
+
+
+async def typed_report(
+    spec: OutputSpec[Any],
+    report: AgentReport,
+    ask: Callable[[ModelRequest], Awaitable[ModelResponse]],
+) -> AgentReport:
+    """`report` with its answer as an object of `spec`'s type (`output`); a report with no
+    answer is left as it is, and one whose object is not valid is `partial`, with a note."""
+    if report.status == "failed" or not report.answer.strip():
+        return report
+    evidence = "".join(f"\n- [{e.source}] {e.excerpt[:_EVIDENCE_CHARS]}" for e in report.evidence)
+    prompt = f"Task: {report.task}\n\nAnswer found:\n{report.answer}"
+    if evidence:
+        prompt += f"\n\nEvidence:{evidence}"
+    written = await write_object(
+        spec, ask, system="You turn an answer into data.", prompt=prompt, purpose="output"
+    )
+    if written.problem is None:
+        return report.model_copy(update={"output": written.value})
+    return report.model_copy(
+        update={"status": "partial", "notes": (*report.notes, written.problem)}
+    )
+
+
+def _name(output_type: Any) -> str:
+    name = getattr(output_type, "__name__", None) or str(output_type)
+    return "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:64] or "output"
+
+
+def _errors(exc: ValidationError) -> str:
+    said = []
+    for error in exc.errors()[:_ERRORS_SHOWN]:
+        where = ".".join(str(part) for part in error["loc"]) or "the object"
+        said.append(f"{where}: {error['msg']}")
+    more = exc.error_count() - len(said)
+    return "; ".join(said) + (f" (and {more} more)" if more > 0 else "")

@@ -1,0 +1,214 @@
+"""Typed outputs: `orch.run(goal, output_type=T)` gives `result.output`, a validated T, written by
+the synthesis under the type's JSON schema; a reply that does not validate goes back with the
+errors, then the run ends incomplete, never with an exception."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+from agents import ConfigurationError, Executor, tool
+from agents.errors import ModelRequestError
+from agents.models import ModelRequest, OutputSpec
+from agents.testing import FunctionModel, by_purpose, plan_reply, replan_reply, subtask
+from memory import Journal, UserMessage
+from orchestrator import Orchestrator
+from orchestrator._inspect import render_run
+
+pytestmark = pytest.mark.anyio
+GUARD_S = 10  # a guard against hangs, not a timing claim
+
+
+class Flight(BaseModel):
+    number: str
+    price_eur: int
+
+
+@dataclasses.dataclass
+class City:
+    name: str
+    days: int
+
+
+class Stop(TypedDict):
+    city: str
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+def team(*synthesis: str) -> FunctionModel:
+    """A one-subtask run whose agent found a flight, and whose synthesis replies `synthesis` in
+    turn (the last one again if asked more often)."""
+    replies = list(synthesis)
+
+    def write(_request: ModelRequest) -> str:
+        return replies.pop(0) if len(replies) > 1 else replies[0]
+
+    routes: dict[str, Any] = {
+        "plan": plan_reply(subtask("a", "Find the cheapest flight from Lyon to Lisbon.")),
+        "step": lambda _r: "The cheapest is LX101 at 89 EUR.",
+        "synthesis": write,
+    }
+    return FunctionModel(by_purpose(**routes))
+
+
+def synthesis_requests(model: FunctionModel) -> list[ModelRequest]:
+    return [r for r in model.requests if r.purpose == "synthesis"]
+
+
+async def test_a_run_returns_its_answer_as_an_object_of_the_type() -> None:
+    model = team('{"number": "LX101", "price_eur": 89}')
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(model, [lookup]).run("Book a flight.", output_type=Flight)
+    assert result.status == "complete"
+    assert result.output == Flight(number="LX101", price_eur=89)
+    assert json.loads(result.answer) == {"number": "LX101", "price_eur": 89}
+    (request,) = synthesis_requests(model)
+    assert request.output is not None
+    assert request.output.name == "Flight"
+    assert request.output.schema_["required"] == ["number", "price_eur"]
+
+
+async def test_a_reply_that_does_not_validate_goes_back_with_the_errors() -> None:
+    model = team('{"number": "LX101"}', '{"number": "LX101", "price_eur": 89}')
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(model, [lookup]).run("Book a flight.", output_type=Flight)
+    assert result.status == "complete"
+    assert result.output == Flight(number="LX101", price_eur=89)
+    _, second = synthesis_requests(model)
+    told = second.messages[-1]
+    assert isinstance(told, UserMessage)
+    assert "price_eur: Field required" in told.content
+
+
+async def test_an_object_never_valid_ends_the_run_incomplete_with_the_reason() -> None:
+    model = team("not json at all")
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(model, [lookup]).run("Book a flight.", output_type=Flight)
+    assert result.status == "incomplete"
+    assert result.output is None
+    assert result.reason is not None
+    assert "no valid Flight: the reply is not JSON" in result.reason
+    assert len(synthesis_requests(model)) == 3  # the first reply, then two with the errors
+
+
+async def test_a_number_no_result_shows_is_not_accepted() -> None:
+    """The object rests on the results: an invented price goes back like a schema error."""
+    model = team('{"number": "LX101", "price_eur": 45}', '{"number": "LX101", "price_eur": 89}')
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(model, [lookup]).run("Book a flight.", output_type=Flight)
+    assert result.output == Flight(number="LX101", price_eur=89)
+    told = synthesis_requests(model)[1].messages[-1]
+    assert "45" in (told.content or "")
+
+
+async def test_lists_primitives_dataclasses_and_typed_dicts_are_outputs_too() -> None:
+    model = team('{"output": [{"name": "Lisbon", "days": 89}]}')
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(model, [lookup]).run("Plan it.", output_type=list[City])
+    assert result.output == [City(name="Lisbon", days=89)]
+    schema = synthesis_requests(model)[0].output
+    assert schema is not None
+    assert schema.schema_["required"] == ["output"]  # a list is asked for inside an object
+    assert OutputSpec(int).parse('{"output": 89}') == 89
+    assert OutputSpec(Stop).parse('{"city": "Lyon"}') == {"city": "Lyon"}
+    assert OutputSpec[int | str](int | str).parse('{"output": "LX101"}') == "LX101"
+
+
+class Opaque:
+    """A class pydantic cannot describe."""
+
+
+class OldStop(typing.TypedDict):  # typing's TypedDict: pydantic needs typing_extensions' on 3.11
+    city: str
+
+
+async def test_a_type_without_a_schema_is_refused_before_any_work() -> None:
+    model = team("{}")
+    orch = Orchestrator(model, [lookup])
+    with pytest.raises(ConfigurationError, match="output_type Opaque has no JSON schema"):
+        orch.stream("Book a flight.", output_type=Opaque)
+    if sys.version_info < (3, 12):  # pydantic takes typing's own TypedDict from 3.12 on
+        with pytest.raises(ConfigurationError, match="output_type OldStop has no JSON") as e:
+            orch.stream("Book a flight.", output_type=OldStop)
+        assert "\n" not in str(e.value)
+    assert model.requests == []
+
+
+async def test_a_typed_run_is_journaled_and_replays_without_drift(tmp_path: Path) -> None:
+    model = team('{"number": "LX101", "price_eur": 89}')
+    async with Journal(tmp_path / "runs.db") as journal:
+        orch = Orchestrator(model, [lookup], journal=journal)
+        with anyio.fail_after(GUARD_S):
+            result = await orch.run("Book a flight.", output_type=Flight)
+            info = await journal.run(result.run_id)
+            records = await journal.load(result.run_id)
+            replayed = await orch.replay(result.run_id, output_type=Flight)
+    assert info is not None
+    assert info.result is not None
+    assert info.result["output"] == {"number": "LX101", "price_eur": 89}
+    assert replayed.ok
+    assert replayed.result is not None
+    assert replayed.result.output == result.output
+    shown = render_run(info, records)
+    assert 'output: {"number": "LX101", "price_eur": 89}' in shown
+
+
+# Sub-agents
+
+
+async def test_an_executor_gives_its_answer_as_an_object_of_the_type() -> None:
+    routes: dict[str, Any] = {
+        "step": "The cheapest is LX101 at 89 EUR.",
+        "output": '{"number": "LX101", "price_eur": 89}',
+    }
+    model = FunctionModel(by_purpose(**routes))
+    with anyio.fail_after(GUARD_S):
+        report = await Executor(model, output_type=Flight).run("Find the cheapest flight.")
+    assert report.status == "done"
+    assert report.output == Flight(number="LX101", price_eur=89)
+    assert report.answer == "The cheapest is LX101 at 89 EUR."
+    asked = [r for r in model.requests if r.purpose == "output"]
+    assert len(asked) == 1
+    assert asked[0].output is not None
+    assert "LX101 at 89 EUR" in (asked[0].messages[-1].content or "")
+
+
+async def test_an_executor_whose_object_never_validates_reports_partial() -> None:
+    routes: dict[str, Any] = {"step": "The cheapest is LX101 at 89 EUR.", "output": "[]"}
+    model = FunctionModel(by_purpose(**routes))
+    with anyio.fail_after(GUARD_S):
+        report = await Executor(model, output_type=Flight).run("Find the cheapest flight.")
+    assert report.status == "partial"
+    assert report.output is None
+    assert any(note.startswith("no valid Flight:") for note in report.notes)
+    assert len([r for r in model.requests if r.purpose == "output"]) == 3
+
+
+async def test_a_run_with_no_results_writes_no_object() -> None:
+    """Nothing gathered: the run fails, and no object is asked for (one would be invented)."""
+    routes: dict[str, Any] = {
+        "plan": plan_reply(subtask("a", "Find the cheapest flight from Lyon to Lisbon.")),
+        "step": ModelRequestError("refused", status=400),
+        "replan": replan_reply(rationale="nothing else to try"),
+        "synthesis": '{"number": "XX1", "price_eur": 1}',
+    }
+    model = FunctionModel(by_purpose(**routes))
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(model, [lookup]).run("Book a flight.", output_type=Flight)
+    assert result.status == "failed"
+    assert result.output is None
+    assert synthesis_requests(model) == []
