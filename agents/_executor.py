@@ -94,9 +94,9 @@ class Executor(Configured):
             `Decision`. Without one, such calls are refused. `agents.approvals.PAUSE` leaves
             the decisions to the run the executor is part of (an `Orchestrator`'s, or a batch's).
         output_type: The type of the answer as data (a pydantic model, a dataclass, a
-            TypedDict, a `list[...]`, a primitive, or a union of them): once the agent has
-            answered, its answer is written as an object of it, validated (`report.output`;
-            see `agents._output`).
+            TypedDict, a `list[...]`, a primitive, or a union of them; or an `OutputSpec`, such
+            as a JSON Schema's): once the agent has answered, its answer is written as an
+            object of it, validated (`report.output`; see `agents._output`).
 
     Raises:
         ConfigurationError: `questions` without an approver, or an output type with no JSON
@@ -154,7 +154,9 @@ class Executor(Configured):
         self.cite = cite
         self.approver = Approver.of(approver)
         self.output: OutputSpec[Any] | None = (
-            None if output_type is None else OutputSpec(output_type)
+            output_type
+            if output_type is None or isinstance(output_type, OutputSpec)
+            else OutputSpec(output_type)
         )
         # What the model is told, so that an answer copying it is refused (see `_answers`).
         specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))

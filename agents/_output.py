@@ -54,6 +54,7 @@ class OutputSpec(Generic[T]):
 
     def __init__(self, output_type: type[T] | Any) -> None:
         self.output_type = output_type
+        self._validator: Any = None  # a JSON Schema's (`from_json_schema`)
         try:
             self.adapter: TypeAdapter[T] = TypeAdapter(output_type)
             schema = self.adapter.json_schema()
@@ -62,7 +63,41 @@ class OutputSpec(Generic[T]):
             raise ConfigurationError(
                 f"output_type {_name(output_type)} has no JSON schema: {why}"
             ) from None
-        self.name = _name(output_type)
+        self._ask_for(_name(output_type), schema)
+
+    @classmethod
+    def from_json_schema(cls, schema: Any, name: str = "output") -> OutputSpec[Any]:
+        """The output a JSON Schema describes (its value is JSON data: dicts, lists, ...), as
+        `paor batch --schema FILE` reads it.
+
+        Raises:
+            ConfigurationError: `schema` is not a valid JSON Schema (or `jsonschema`, which
+                checks it, is not installed).
+        """
+        try:
+            import jsonschema
+        except ImportError:
+            raise ConfigurationError(
+                "a JSON Schema output needs jsonschema: pip install jsonschema"
+            ) from None
+        if not isinstance(schema, dict):
+            raise ConfigurationError("a JSON Schema is a JSON object")
+        checker = jsonschema.validators.validator_for(schema)
+        try:
+            checker.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            where = "/".join(str(p) for p in exc.path) or "the top"
+            raise ConfigurationError(
+                f"not a valid JSON Schema (at {where}): {exc.message}"
+            ) from None
+        spec = cls(Any)
+        spec._validator = checker(schema)
+        spec._ask_for(_name(schema.get("title") or name), dict(schema))
+        return spec
+
+    def _ask_for(self, name: str, schema: dict[str, Any]) -> None:
+        """Ask for `schema`, in an object when it is not one."""
+        self.name = name
         self.wrapped = schema.get("type") != "object"
         if self.wrapped:
             defs = schema.pop("$defs", None)
@@ -87,6 +122,16 @@ class OutputSpec(Generic[T]):
             raise ValueError(f"the reply is not JSON ({exc.msg})") from None
         if self.wrapped and isinstance(data, dict) and set(data) == {_WRAPPER}:
             data = data[_WRAPPER]
+        if self._validator is not None:
+            problems = sorted(self._validator.iter_errors(data), key=lambda e: list(e.path))
+            if problems:
+                said = [
+                    f"{'.'.join(str(p) for p in e.path) or 'the object'}: {e.message}"
+                    for e in problems[:_ERRORS_SHOWN]
+                ]
+                left = len(problems) - len(said)
+                more = f" (and {left} more)" if left > 0 else ""
+                raise ValueError("; ".join(said) + more)
         try:
             return self.adapter.validate_python(data)
         except ValidationError as exc:

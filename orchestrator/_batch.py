@@ -429,6 +429,8 @@ def record(task: BatchTask, report: AgentReport) -> dict[str, Any]:
         "steps": report.steps,
         "usage": report.usage.model_dump(),
     }
+    if report.output is not None:  # the answer as data, when the batch asks for a schema's
+        line["output"] = report.output
     if report.status != "done":
         line["reason"] = report.notes[-1] if report.notes else report.stop_reason
     return line

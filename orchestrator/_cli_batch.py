@@ -6,10 +6,14 @@ their results appended to `--out`. The task file and the output are checked befo
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
+from typing import Any
 
 import agents
 from agents import ConfigurationError
+from agents.models import OutputSpec
 from agents.toolkits import Corpus
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._cli_approve import batch_paused, cli_approver
@@ -22,7 +26,7 @@ from orchestrator._limits import Limits
 from orchestrator._research import research_executor
 from orchestrator.batch import check_output, check_tasks, load_tasks, read_tasks
 
-__all__ = ["batch", "batch_tasks"]
+__all__ = ["batch", "batch_tasks", "schema_of"]
 
 
 def batch_tasks(args: argparse.Namespace) -> list[BatchTask]:
@@ -38,6 +42,24 @@ def _check_batch(args: argparse.Namespace) -> None:
     check_writable(args.out)
 
 
+def schema_of(path: Path) -> OutputSpec[Any]:
+    """The output a `--schema` file describes.
+
+    Raises:
+        ConfigurationError: The file cannot be read, is not JSON, or is not a JSON Schema.
+    """
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigurationError(f"--schema {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigurationError(f"--schema {path} is not JSON: {exc}") from None
+    try:
+        return OutputSpec.from_json_schema(schema, name=path.stem)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"--schema {path}: {exc}") from None
+
+
 async def batch(args: argparse.Namespace) -> int:
     """`paor batch TASKS --out FILE`: run the goals, a line at a time as workers come free; the
     exit status is `EXIT_FAILED` if any goal failed, or the paused status if any waits."""
@@ -51,6 +73,7 @@ async def batch(args: argparse.Namespace) -> int:
     )
     if args.approve == "plan":
         raise ConfigurationError("batch goals have no plan to approve: use --approve tools")
+    output = schema_of(args.schema) if getattr(args, "schema", None) else None
     approver = cli_approver(args.approve, journaled=journal_path(args) is not None)
     async with (
         maybe_journal(journal_path(args)) as journal,
@@ -61,6 +84,8 @@ async def batch(args: argparse.Namespace) -> int:
             model, corpus, limits=limits.agent, tools=tools, approve=args.approve,
             approver=approver, grounded=not args.ungrounded,
         )  # fmt: skip
+        if output is not None:
+            executor = executor.clone(output_type=output)
         with read_tasks(args.tasks) as tasks:  # a line at a time, as workers come free
             summary = await run_batch(
                 tasks,

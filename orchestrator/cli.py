@@ -224,6 +224,13 @@ def _parser() -> argparse.ArgumentParser:
         "from a search for its goal, and an answer that cites nothing it found is not done)",
     )
     bt.add_argument(
+        "--schema",
+        type=Path,
+        metavar="FILE",
+        help="a JSON Schema file: each row also gets its answer as an object of that schema, "
+        "validated (`output`); a row whose object never validates is partial",
+    )
+    bt.add_argument(
         "--temporal",
         metavar="HOST:PORT",
         help="run on the `paor worker`s of this Temporal server, in workflows of up to 100 goals "
@@ -379,6 +386,8 @@ async def _on_temporal(args: argparse.Namespace) -> int:
         case "batch":
             if args.approve is not None:
                 raise ConfigurationError("--approve is not available for batch on Temporal yet")
+            if args.schema is not None:
+                raise ConfigurationError("--schema is not available for batch on Temporal yet")
             steps = agents.AgentLimits(max_steps=args.max_steps)
             summary = await temporal.batch(args, batch_tasks(args), steps)
             say(summary.line())

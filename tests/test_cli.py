@@ -533,3 +533,65 @@ async def test_a_failed_research_run_writes_its_report_and_exits_1(
     assert code == 1
     assert "Incomplete" in out.read_text(encoding="utf-8")
     assert capsys.readouterr().out.startswith(f"wrote {out}: failed")
+
+
+ANSWER_SCHEMA = {
+    "title": "Answer",
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}, "goal_id": {"type": "string", "maxLength": 8}},
+    "required": ["ok", "goal_id"],
+}
+
+
+async def test_batch_with_a_schema_writes_each_answer_as_an_object_too(
+    docs: Path, tmp_path: Path
+) -> None:
+    """`--schema FILE`: each row gets `output`, the answer as an object of the schema, asked for
+    under it and validated; an object that never validates leaves the row partial, saying why."""
+    schema = tmp_path / "answer.json"
+    schema.write_text(json.dumps(ANSWER_SCHEMA), encoding="utf-8")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", "a", "b")
+    out = tmp_path / "results.jsonl"
+
+    def team(body: dict[str, Any]) -> ServerAction:
+        if role_of(body) != "Answer":
+            return batch_team(body)
+        task = body["messages"][1]["content"]
+        return text('{"ok": true, "goal_id": "a"}' if "Goal a" in task else '{"ok": "yes"}')
+
+    async with FakeOpenAIServer(team) as server:
+        status = await paor(*batch_args(server, docs, tasks, out), "--schema", str(schema))
+    rows = {r["id"]: r for r in result_lines(out)}
+    assert rows["a"]["status"] == "done", rows["a"].get("reason")
+    assert rows["a"]["output"] == {"ok": True, "goal_id": "a"}
+    assert rows["a"]["answer"] == "Answer to Goal a"
+    assert rows["b"]["status"] == "partial"
+    assert "output" not in rows["b"]
+    assert rows["b"]["reason"].startswith("no valid Answer:")
+    assert status == 0  # partial is not failed
+    asked = [b for b in server.requests if role_of(b) == "Answer"]
+    assert len(asked) == 1 + 3  # a's object at once; b's first reply and two more
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ('{"type": "objekt"}', "not a valid JSON Schema"),
+        ("[1, 2", "is not JSON"),
+        ('"a string"', "a JSON Schema is a JSON object"),
+    ],
+)
+async def test_a_schema_file_that_is_no_json_schema_is_one_line_and_exit_2(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, problem: str
+) -> None:
+    schema = tmp_path / "bad.json"
+    schema.write_text(content, encoding="utf-8")
+    tasks = write_tasks(tmp_path / "tasks.jsonl", "a")
+    async with FakeOpenAIServer(batch_team) as server:
+        argv = batch_args(server, docs, tasks, tmp_path / "out.jsonl")
+        status = await paor(*argv, "--schema", str(schema))
+    assert status == 2
+    err = capsys.readouterr().err.strip()
+    assert problem in err
+    assert len(err.splitlines()) == 1
+    assert server.requests == []
