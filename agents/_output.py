@@ -137,6 +137,14 @@ class OutputSpec(Generic[T]):
         except ValidationError as exc:
             raise ValueError(_errors(exc)) from None
 
+    def of_data(self, data: Any) -> T:
+        """JSON data of this output (a run's `output` as Temporal returns it) as the type.
+
+        Raises:
+            ValueError: It does not validate.
+        """
+        return self.parse(json.dumps(data))
+
     def dump(self, value: T) -> str:
         """`value` as JSON text."""
         return self.adapter.dump_json(value).decode()

@@ -21,6 +21,7 @@ from agents.approvals import Approver, Decide, Decision
 from agents.effects import Effects
 from agents.errors import ReplayDrift
 from agents.executor import Configured
+from agents.models import OutputSpec
 from agents.tools import Toolbox
 from memory import Compactor, FactStore, Journal
 from memory.facts import FactKind, user_fact
@@ -133,7 +134,7 @@ class Orchestrator(Configured):
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
         text: bool = False,
-        output_type: type[T],
+        output_type: type[T] | OutputSpec[T],
         **options: Unpack[RunOptions],
     ) -> RunStream[T]: ...
 
@@ -144,7 +145,7 @@ class Orchestrator(Configured):
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
         text: bool = False,
-        output_type: type[T] | None = None,
+        output_type: type[T] | OutputSpec[T] | None = None,
         **options: Unpack[RunOptions],
     ) -> RunStream[Any]:
         """Run `goal`, as `async with orch.stream(goal) as events: async for event in events: ...`.
@@ -196,7 +197,7 @@ class Orchestrator(Configured):
         *,
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
-        output_type: type[T],
+        output_type: type[T] | OutputSpec[T],
         **options: Unpack[RunOptions],
     ) -> RunResult[T]: ...
 
@@ -206,7 +207,7 @@ class Orchestrator(Configured):
         *,
         run_id: str | None = None,
         meta: dict[str, Any] | None = None,
-        output_type: type[T] | None = None,
+        output_type: type[T] | OutputSpec[T] | None = None,
         **options: Unpack[RunOptions],
     ) -> RunResult[Any]:
         """Run `goal` to the end and return the result (see `stream`); with `output_type` T,

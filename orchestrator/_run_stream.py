@@ -58,7 +58,7 @@ class RunStream(EventStream, Generic[OutputT]):
         text: bool = False,
         decisions: Mapping[str, Decision] | None = None,
         options: RunOptions | None = None,
-        output_type: type[OutputT] | None = None,
+        output_type: type[OutputT] | OutputSpec[OutputT] | None = None,
     ) -> None:
         super().__init__()
         given = options or RunOptions()
@@ -72,7 +72,9 @@ class RunStream(EventStream, Generic[OutputT]):
         self._keep_events = given.get("keep_events", True)
         self._live = given.get("effects") or LiveEffects()
         self._output: OutputSpec[OutputT] | None = (
-            None if output_type is None else OutputSpec(output_type)
+            output_type
+            if output_type is None or isinstance(output_type, OutputSpec)
+            else OutputSpec(output_type)
         )
         self._orchestrator = orchestrator
         self._goal = goal

@@ -95,6 +95,19 @@ def _team(plan: Mapping[str, object]) -> FunctionModel:
     return FunctionModel(decide, name="team")
 
 
+def _typed(team: FunctionModel) -> FunctionModel:
+    """The parallel team, whose writer answers with a typed object when one is asked for."""
+
+    async def decide(request: ModelRequest) -> Turn:
+        if request.output is not None and request.purpose == "synthesis":
+            return reply(
+                json.dumps({"combined": "Answer to 'Combine a and b.'", "from": ["a", "b"]})
+            )
+        return await team.complete(request)
+
+    return FunctionModel(decide, name="typed")
+
+
 def _flaky(team: FunctionModel) -> FunctionModel:
     """The parallel team, but its planner's first request fails as a 429 with Retry-After."""
     failed: list[ModelRequest] = []
@@ -149,12 +162,13 @@ def _no_plan(request: ModelRequest) -> Turn:
 
 
 def registry() -> Registry:
-    """The models ("parallel", "chain", "flaky", "no_plan", "replanning", "long") and tools ("search", "slow") of a test
-    worker."""
+    """The models ("parallel", "chain", "flaky", "typed", "no_plan", "replanning", "long") and
+    tools ("search", "slow") of a test worker."""
     models = {
         "parallel": _team(PARALLEL),
         "chain": _team(CHAIN),
         "flaky": _flaky(_team(PARALLEL)),
+        "typed": _typed(_team(PARALLEL)),
         "no_plan": FunctionModel(_no_plan, name="no_plan"),
         "replanning": FunctionModel(_replanning, name="replanning"),
         "long": FunctionModel(_long, name="long"),

@@ -17,6 +17,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from pydantic import BaseModel, Field
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
@@ -549,3 +550,28 @@ async def test_cli_batch_on_temporal_refuses_a_journal(
         "paor: error: --journal is not available with --temporal (Temporal records the runs)\n"
     )
     assert not out.exists()
+
+
+class Combined(BaseModel):
+    combined: str
+    parts: list[str] = Field(alias="from")
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_typed_run_on_temporal_returns_its_output_as_the_type(server: str) -> None:
+    """The output type travels as its name and JSON schema: the workflow asks for and validates
+    the object, and the caller gets it back as the type."""
+    client = await connect(server)
+    async with build_worker(client, registry(), task_queue="typed", sticky_timeout=1.0):
+        result = await run_on_temporal(
+            client, "g", model="typed", tools=["search"], limits=LIMITS, run_id="ty1",
+            task_queue="typed", execution_timeout=60, output_type=Combined,
+        )  # fmt: skip
+    assert result.status == "complete", result.reason
+    assert result.output == Combined.model_validate(
+        {"combined": "Answer to 'Combine a and b.'", "from": ["a", "b"]}
+    )
+    history = await client.get_workflow_handle("ty1").fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    assert b'"name":"Combined"' in started.input.payloads[0].data

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict
@@ -14,6 +15,7 @@ from temporalio.client import Client, Interceptor, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from agents import ConfigurationError
+from agents.models import OutputSchema, OutputSpec
 from orchestrator._config import RunConfig
 from orchestrator._limits import Limits
 from orchestrator._state import RunResult
@@ -115,10 +117,13 @@ async def run_on_temporal(
     task_queue: str = DEFAULT_TASK_QUEUE,
     heartbeat_timeout: float = 30.0,
     execution_timeout: float | None = None,
-) -> RunResult:
+    output_type: Any = None,
+) -> RunResult[Any]:
     """Run `goal` as a workflow on the workers of `task_queue` and wait for its result.
 
     The result has no events (they would swell the workflow's history; `start` streams them).
+    With `output_type`, its name and JSON schema travel with the run, the workflow asks for and
+    validates an object of that schema, and `result.output` comes back as the type.
 
     Args:
         client: A client made by `connect`.
@@ -130,10 +135,14 @@ async def run_on_temporal(
         task_queue: The workers' queue.
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
         execution_timeout: Seconds the whole workflow may take (no limit if None).
+        output_type: The type of the run's answer (as `Orchestrator.run`'s).
 
     Raises:
         RunError: The run's workflow failed, was cancelled or terminated, or timed out.
+        ConfigurationError: The output type has no JSON schema.
     """
+    spec = None if output_type is None else OutputSpec(output_type)
+    output = None if spec is None else OutputSchema(name=spec.name, schema_=spec.schema)
     given = RunInput(
         goal=goal,
         run_id=run_id or new_run_id(),
@@ -141,8 +150,16 @@ async def run_on_temporal(
         tools=tuple(tools),
         config=RunConfig(limits=limits or Limits()),
         heartbeat_timeout=heartbeat_timeout,
+        output=output,
     )
-    return await run_result(await _start(client, given, task_queue, execution_timeout))
+    result = await run_result(await _start(client, given, task_queue, execution_timeout))
+    if spec is None or result.output is None:
+        return result
+    try:
+        return result.model_copy(update={"output": spec.of_data(result.output)})
+    except ValueError as exc:  # the workers validated the schema; the type asks more of it
+        why = f"its output is not a {spec.name} here: {exc}"
+        return result.model_copy(update={"output": None, "status": "incomplete", "reason": why})
 
 
 async def start(

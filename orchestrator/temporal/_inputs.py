@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import AcceptanceCheck, Budget, cites_evidence
 from agents.effects import AgentCall
 from agents.guards import Stop
+from agents.models import OutputSchema
 from memory import ToolCall
 from memory.journal import EffectRecord
 from orchestrator._config import RunConfig
@@ -46,6 +47,9 @@ class RunInput(BaseModel):
             (None: the client has one, and so must every worker). Set by `start` from the client.
         agent_history_limit: Events in a sub-agent's history before it continues as new (None:
             when Temporal suggests it).
+        output: The run's output type, as its name and JSON schema (`OutputSchema`): the
+            workflow asks for and validates that schema, and the caller turns the data into
+            its type (`run_on_temporal(output_type=...)`).
         approve: What waits for a person's decision (`orchestrator._research.Approve`): every
             plan version, calls of tools that change something, or both (see
             `orchestrator.temporal._approvals`).
@@ -64,6 +68,7 @@ class RunInput(BaseModel):
     payload_limit: int | None = None
     agent_history_limit: int | None = Field(default=None, ge=10)
     approve: Literal["plan", "tools", "all"] | None = None
+    output: OutputSchema | None = None
 
 
 class Allowance(BaseModel):

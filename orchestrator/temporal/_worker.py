@@ -28,6 +28,7 @@ PASSTHROUGH = (
     "anyio", "sniffio", "structlog", "pydantic", "pydantic_core", "typing_inspection",
     "annotated_types", "agents", "memory", "orchestrator", "openai", "httpx", "httpx2",
     "httpcore", "httpcore2", "opentelemetry",
+    "jsonschema", "jsonschema_specifications", "referencing", "rpds", "attrs",  # typed runs
 )  # fmt: skip
 """Modules the workflow sandbox shares with the worker instead of re-importing them."""
 

@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from agents.effects import RUN_AGENT, Effects
     from agents.events import ApprovalDecided, ApprovalRequested
     from agents.guards import Stop
+    from agents.models import OutputSpec
     from agents.telemetry import quiet
     from orchestrator._config import RunOptions
     from orchestrator._orchestrator import Orchestrator
@@ -93,7 +94,13 @@ class RunWorkflow:
         self._approvals.run_id = given.run_id
         self._approvals.questions = given.config.questions
         options = run_options(given, effects, self._approvals.approver())
-        stream = orchestrator_for(given).stream(given.goal, run_id=given.run_id, **options)
+        output = (
+            None
+            if given.output is None
+            else OutputSpec.from_json_schema(given.output.schema_, name=given.output.name)
+        )
+        orch = orchestrator_for(given)
+        stream = orch.stream(given.goal, run_id=given.run_id, output_type=output, **options)
         try:
             # No paor span in workflow code: a replay would make them again. The activities
             # make them, in the caller's trace (see `connect`).
