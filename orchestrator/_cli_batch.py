@@ -6,27 +6,23 @@ their results appended to `--out`. The task file and the output are checked befo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
-from typing import Any
 
 import agents
 from agents import ConfigurationError
-from agents.models import OutputSpec
 from agents.toolkits import Corpus
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._cli_approve import batch_paused, cli_approver
 from orchestrator._cli_journal import maybe_journal
 from orchestrator._cli_mcp import mcp_tools_within
 from orchestrator._cli_options import model_of
-from orchestrator._cli_output import EXIT_FAILED, check_writable, journal_path
+from orchestrator._cli_output import EXIT_FAILED, check_writable, journal_path, schema_of
 from orchestrator._console import say
 from orchestrator._limits import Limits
 from orchestrator._research import research_executor
 from orchestrator.batch import check_output, check_tasks, load_tasks, read_tasks
 
-__all__ = ["batch", "batch_tasks", "schema_of"]
+__all__ = ["batch", "batch_tasks"]
 
 
 def batch_tasks(args: argparse.Namespace) -> list[BatchTask]:
@@ -40,24 +36,6 @@ def _check_batch(args: argparse.Namespace) -> None:
     check_tasks(args.tasks)
     check_output(args.tasks, args.out)
     check_writable(args.out)
-
-
-def schema_of(path: Path) -> OutputSpec[Any]:
-    """The output a `--schema` file describes.
-
-    Raises:
-        ConfigurationError: The file cannot be read, is not JSON, or is not a JSON Schema.
-    """
-    try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigurationError(f"--schema {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigurationError(f"--schema {path} is not JSON: {exc}") from None
-    try:
-        return OutputSpec.from_json_schema(schema, name=path.stem)
-    except ConfigurationError as exc:
-        raise ConfigurationError(f"--schema {path}: {exc}") from None
 
 
 async def batch(args: argparse.Namespace) -> int:

@@ -21,7 +21,13 @@ from orchestrator._cli_approve import cli_approver, decide_only, decision_of, re
 from orchestrator._cli_journal import Offline, find, maybe_journal, open_journal, rebuilt_report
 from orchestrator._cli_mcp import mcp_tools_within
 from orchestrator._cli_options import mcp_tools, model_of
-from orchestrator._cli_output import EXIT_FAILED, check_writable, journal_path
+from orchestrator._cli_output import (
+    EXIT_FAILED,
+    check_writable,
+    journal_path,
+    schema_of,
+    write_output,
+)
 from orchestrator._cli_spec import ResearchSpec
 from orchestrator._console import WriteFailed, clean, say, write_atomically
 from orchestrator._events import Event
@@ -49,6 +55,7 @@ async def run_research(args: argparse.Namespace) -> int:
     check_writable(args.out)
     spec = ResearchSpec.from_args(args)
     corpus = spec.corpus()
+    output = schema_of(Path(spec.schema_file)) if spec.schema_file else None
     progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
     path = journal_path(args)
     approver = cli_approver(spec.approve, journaled=path is not None, questions=spec.questions)
@@ -70,6 +77,7 @@ async def run_research(args: argparse.Namespace) -> int:
             approve=spec.approve,
             approver=approver,
             questions=spec.questions,
+            output_type=output,
         )
     return report_or_pause(
         report, lambda written: write_report(args.out, written, journaled=path is not None)
@@ -112,6 +120,8 @@ def write_report(out: Path, report: ResearchReport, *, journaled: bool = False) 
     result = report.result
     try:
         write_atomically(out, clean(report.markdown))
+        if result.output is not None:  # a typed run's object, beside its report
+            say(f"wrote {write_output(out, result.output)}")
     except WriteFailed as exc:
         if not journaled:
             raise
@@ -177,6 +187,7 @@ async def resume_run(args: argparse.Namespace, decisions: dict[str, Decision] | 
                 approver=cli_approver(spec.approve, journaled=True, questions=spec.questions),
                 decisions=decisions,
                 questions=spec.questions,
+                output_type=schema_of(Path(spec.schema_file)) if spec.schema_file else None,
             )
     return report_or_pause(report, lambda written: write_report(out, written, journaled=True))
 
@@ -193,7 +204,8 @@ async def replay_run(args: argparse.Namespace) -> int:
                 approve=spec.approve, questions=spec.questions,
             )  # fmt: skip
             asks = PAUSE if spec.approve or spec.questions else None
-            report = await orch.replay(info.run_id, approver=asks)
+            output = schema_of(Path(spec.schema_file)) if spec.schema_file else None
+            report = await orch.replay(info.run_id, approver=asks, output_type=output)
     for drift in report.drift:
         say(f"drift: {drift.describe()}")
     if report.ok and report.result is not None:

@@ -41,6 +41,7 @@ class ResearchSpec(BaseModel):
         approve: What waits for a person: "plan" (every plan version), "tools" (calls of
             tools that change something), or "all".
         questions: How many clarifying questions the run may ask the user.
+        schema_file: The JSON Schema file the answer follows (absolute), if one was given.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -57,6 +58,7 @@ class ResearchSpec(BaseModel):
     mcp: str | None = None
     approve: Literal["plan", "tools", "all"] | None = None
     questions: int = 0
+    schema_file: str | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Self:
@@ -79,6 +81,7 @@ class ResearchSpec(BaseModel):
             mcp=str(args.mcp.resolve()) if getattr(args, "mcp", None) else None,
             approve=getattr(args, "approve", None),
             questions=getattr(args, "questions", 0) or 0,
+            schema_file=str(args.schema.resolve()) if getattr(args, "schema", None) else None,
         )
 
     @classmethod

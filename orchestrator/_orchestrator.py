@@ -227,7 +227,7 @@ class Orchestrator(Configured):
         *,
         text: bool = False,
         decisions: Mapping[str, Decision] | None = None,
-        output_type: type[Any] | None = None,
+        output_type: type[Any] | OutputSpec[Any] | None = None,
         **options: Unpack[RunOptions],
     ) -> RunStream[Any]:
         """Continue a crashed or paused run, as a stream: the same run id and goal, recorded
@@ -259,7 +259,7 @@ class Orchestrator(Configured):
         run_id: str,
         *,
         text: bool = False,
-        output_type: type[Any] | None = None,
+        output_type: type[Any] | OutputSpec[Any] | None = None,
         **options: Unpack[RunOptions],
     ) -> RunStream[Any]:
         """Re-run a recorded run offline, as a stream of its events (see `replay`): with `text`,
@@ -278,7 +278,7 @@ class Orchestrator(Configured):
         run_id: str,
         *,
         decisions: Mapping[str, Decision] | None = None,
-        output_type: type[Any] | None = None,
+        output_type: type[Any] | OutputSpec[Any] | None = None,
         **options: Unpack[RunOptions],
     ) -> RunResult[Any]:
         """Continue a crashed or paused run to its end, or its next pause (see `stream_resume`)."""
@@ -286,7 +286,11 @@ class Orchestrator(Configured):
         return await drain(stream)
 
     async def replay(
-        self, run_id: str, *, output_type: type[Any] | None = None, **options: Unpack[RunOptions]
+        self,
+        run_id: str,
+        *,
+        output_type: type[Any] | OutputSpec[Any] | None = None,
+        **options: Unpack[RunOptions],
     ) -> ReplayReport:
         """Re-run a recorded run offline from the journal: no model, tool or clock is touched.
 

@@ -117,6 +117,7 @@ async def research(
     approver: Approver | None = None,
     decisions: dict[str, Decision] | None = None,
     questions: int = 0,
+    output_type: Any = None,
 ) -> ResearchReport:
     """Research `topic` over `corpus` and write the report.
 
@@ -137,11 +138,16 @@ async def research(
         approver: Who decides (see `agents.approvals`; `PAUSE`: a journaled run pauses).
         decisions: For a paused run resumed, decisions on what it waits for.
         questions: How many clarifying questions the run may ask (`approver` answers them).
+        output_type: The answer's type, or an `agents.models.OutputSpec` (`paor research
+            --schema`): the report's answer is then the object's JSON, `result.output` the
+            object (in process only).
 
     Raises:
         ConfigurationError: The arguments do not fit the backend.
     """
     if backend is not None:
+        if output_type is not None:
+            raise ConfigurationError("a typed research run is not available on a backend yet")
         if model is not None or journal is not None or resume is not None or stop is not None:
             raise ConfigurationError(
                 "with a backend, the model, journal, resume and stop are the backend's, not research()'s"
@@ -159,9 +165,9 @@ async def research(
     )  # fmt: skip
     asks = approver if approve is not None or questions else None
     stream = (
-        orch.stream_resume(resume, decisions=decisions, approver=asks)
+        orch.stream_resume(resume, decisions=decisions, approver=asks, output_type=output_type)
         if resume
-        else orch.stream(topic, meta=meta, approver=asks)
+        else orch.stream(topic, meta=meta, approver=asks, output_type=output_type)
     )
     async with stream as events, anyio.create_task_group() as tg:
         if stop is not None:

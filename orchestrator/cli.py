@@ -187,6 +187,9 @@ async def _handler(args: argparse.Namespace) -> int:
     return int(await args.handler(args))
 
 
+_SCHEMA_HELP = "a JSON Schema file: each answer is also written as an object of it, validated"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paor", description="Plan, act, observe, reflect.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -194,6 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     rs = commands.add_parser("research", help="write a research report on a topic")
     rs.add_argument("topic")
     rs.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
+    rs.add_argument("--schema", type=Path, metavar="FILE", help=_SCHEMA_HELP + " (report.json)")
     rs.add_argument("--out", type=Path, default=Path("report.md"))
     rs.add_argument("--max-subtasks", type=positive(int), default=3)
     rs.add_argument(
@@ -223,13 +227,7 @@ def _parser() -> argparse.ArgumentParser:
         help="let agents answer without searching or citing the corpus (by default each starts "
         "from a search for its goal, and an answer that cites nothing it found is not done)",
     )
-    bt.add_argument(
-        "--schema",
-        type=Path,
-        metavar="FILE",
-        help="a JSON Schema file: each row also gets its answer as an object of that schema, "
-        "validated (`output`); a row whose object never validates is partial",
-    )
+    bt.add_argument("--schema", type=Path, metavar="FILE", help=_SCHEMA_HELP + " (`output`)")
     bt.add_argument(
         "--temporal",
         metavar="HOST:PORT",

@@ -6,9 +6,11 @@ the test's loop.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -595,3 +597,47 @@ async def test_a_schema_file_that_is_no_json_schema_is_one_line_and_exit_2(
     assert problem in err
     assert len(err.splitlines()) == 1
     assert server.requests == []
+
+
+FINDINGS_SCHEMA = {
+    "title": "Findings",
+    "type": "object",
+    "properties": {"pauses_at": {"type": "string"}, "ended_by": {"type": "string"}},
+    "required": ["pauses_at", "ended_by"],
+}
+
+
+async def test_research_with_a_schema_writes_the_object_beside_the_report(
+    docs: Path, tmp_path: Path
+) -> None:
+    """`paor research --schema FILE`: the writer is asked for an object of the schema, and the
+    validated object is written beside the report; a replay of the run meets no drift."""
+    schema = tmp_path / "findings.json"
+    schema.write_text(json.dumps(FINDINGS_SCHEMA), encoding="utf-8")
+    out = tmp_path / "report.md"
+    journal = tmp_path / "runs.db"
+
+    def team(body: dict[str, Any]) -> ServerAction:
+        if role_of(body) == "Findings":
+            return json_content({"pauses_at": "yield", "ended_by": "StopIteration"}, usage=USAGE)
+        return PARALLEL(body)
+
+    async with FakeOpenAIServer(team) as server:
+        argv = research_args(server, docs, out, "--schema", str(schema), "--journal", str(journal))
+        status = await paor(*argv)
+    assert status == 0
+    written = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert written == {"pauses_at": "yield", "ended_by": "StopIteration"}
+    assert "StopIteration" in out.read_text(encoding="utf-8")
+    roles = [role_of(body) for body in server.requests]
+    assert roles[-1] == "Findings"
+    assert "writer" not in roles
+    run_id = _only_run(journal)
+    assert await paor("replay", run_id, "--journal", str(journal)) == 0
+
+
+def _only_run(path: Path) -> str:
+    """The id of the one run a journal holds."""
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        (run_id,) = conn.execute("SELECT run_id FROM runs").fetchone()
+    return str(run_id)
