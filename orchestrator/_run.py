@@ -19,7 +19,7 @@ planning steps (the first plan, replans, and the subtasks a plan drops) are in `
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -32,6 +32,7 @@ from agents import AgentReport, Executor, telemetry
 from agents.effects import PLANNER_AGENT, AgentCall
 from agents.errors import ReplayDrift
 from agents.events import AgentEvent, EventSink, TextDelta, wants_text
+from agents.executor import asked
 from agents.models import OutputSpec
 from agents.telemetry import logger
 from agents.tools import Toolbox
@@ -47,6 +48,7 @@ from orchestrator._events import (
     SubtaskFinished,
     SubtaskStarted,
 )
+from orchestrator._plan_checks import same_question
 from orchestrator._run_plans import PlanSteps, span_ids
 from orchestrator._state import (
     FINISHED,
@@ -315,6 +317,12 @@ class RunLoop(PlanSteps):
         reports = [r.report for r in s.records.values() if r.report is not None]
         usable = [r for r in reports if r.status in FINISHED or r.evidence]
         note = s.incompleteness()
+        answered = goal_answered(s.goal, reports) if note and not s.halted else None
+        if answered is not None:
+            # The goal itself was asked and answered (its answer passed every check a done
+            # answer must): what the rest of the plan left undone is noted, not the run's fate.
+            s.notes.append(f"{answered.agent_id} answered the goal itself; besides: {note}")
+            usable, note = [answered], None
         used = {"paor.synthesis.subtask_ids": tuple(r.agent_id for r in usable)}
         with telemetry.span("paor.synthesis", {**span_ids(s), **used}):
             on_text = partial(self._synthesis_delta, s) if wants_text() else None
@@ -387,3 +395,12 @@ async def _slot(limiter: anyio.CapacityLimiter) -> AsyncIterator[None]:
         yield
     finally:
         limiter.release()
+
+
+def goal_answered(goal: str, reports: Sequence[AgentReport]) -> AgentReport | None:
+    """A done report of a subtask that asked the goal itself (`same_question`), if there is one:
+    its answer is the run's (see `RunLoop._finish`)."""
+    for report in reports:
+        if report.status == "done" and same_question(asked(report.task), goal):
+            return report
+    return None
