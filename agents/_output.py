@@ -38,7 +38,7 @@ then two told what was wrong)."""
 _WRAPPER = "output"
 _ERRORS_SHOWN = 3
 _EVIDENCE_CHARS = 600
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+_ISO_DATE = re.compile(r"(\d{4})-\d{2}-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 _log = logger("paor.model")
 
 
@@ -151,8 +151,9 @@ class OutputSpec(Generic[T]):
 
 
 class Written(Generic[T]):
-    """An object a model wrote: its JSON text, the object, and why there is none when there is
-    not (then `text` is the last reply)."""
+    """An object a model wrote: its JSON text, the object, and what is wrong with it when
+    something is (`problem`: then `value` is the last reply of the right shape whose content
+    failed a check, the best there is, or None, and `text` the last reply)."""
 
     def __init__(self, text: str, value: T | None, problem: str | None = None) -> None:
         self.text = text
@@ -171,8 +172,8 @@ async def write_object(
     """An object of `spec`'s type written from `prompt`, validated; never raises.
 
     A reply that is not valid JSON for the type, or that has numbers `prompt` never showed,
-    goes back with the reason (at most `OUTPUT_TRIES` replies in all). ISO dates are not
-    checked as numbers: the text writes a date its own way."""
+    goes back with the reason (at most `OUTPUT_TRIES` replies in all). Of an ISO date, its year
+    and day are checked (the text may name its month)."""
     system = (
         f"{system}\n\nAnswer with one JSON object that matches the schema `{spec.name}`, "
         "filled from what you were given only."
@@ -181,6 +182,7 @@ async def write_object(
     output = OutputSchema(name=spec.name, schema_=spec.schema)
     problem = "no reply"
     text = ""
+    best: T | None = None  # the last object of the right shape, had its content failed
     for _ in range(OUTPUT_TRIES):
         try:
             request = ModelRequest(messages=tuple(messages), output=output, purpose=purpose)
@@ -195,8 +197,10 @@ async def write_object(
         except ValueError as exc:
             problem = str(exc)
         else:
-            # An ISO date is the model's reading of a date the text writes its own way.
-            unseen = unseen_numbers(_ISO_DATE.sub("", spec.dump(value)), [prompt])
+            best = value
+            # An ISO date is the model's reading of a date the text writes its own way ("3 May
+            # 2026"): its year and day must be shown, its month may be a name.
+            unseen = unseen_numbers(_ISO_DATE.sub(_year_and_day, spec.dump(value)), [prompt])
             if not unseen:
                 return Written(spec.dump(value), value)
             problem = f"numbers nothing you were given shows: {', '.join(unseen[:5])}"
@@ -205,7 +209,7 @@ async def write_object(
             AssistantMessage(content=text or "(empty)"),
             UserMessage(content=f"Your object was not accepted: {problem}. Write it again."),
         ]
-    return Written(text, None, f"no valid {spec.name}: {problem}")
+    return Written(text, best, f"no valid {spec.name}: {problem}")
 
 
 async def typed_report(
@@ -226,9 +230,12 @@ async def typed_report(
     )
     if written.problem is None:
         return report.model_copy(update={"output": written.value})
-    return report.model_copy(
-        update={"status": "partial", "notes": (*report.notes, written.problem)}
-    )
+    notes = (*report.notes, written.problem)
+    return report.model_copy(update={"status": "partial", "notes": notes, "output": written.value})
+
+
+def _year_and_day(date: re.Match[str]) -> str:
+    return f"{date.group(1)} {int(date.group(2))}"
 
 
 def _name(output_type: Any) -> str:

@@ -38,7 +38,8 @@ class AgentReport(BaseModel):
         steps: Model turns taken.
         findings: Values its tools declared worth remembering (`@tool(facts=...)`).
         output: The answer as an object of the executor's `output_type` (None without one, or
-            when no valid object was written: a note says why, and the report is partial).
+            when none of its shape was written). One whose content failed a check is kept as
+            the best there is, the report `partial` and a note saying why.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -317,10 +317,12 @@ class RunLoop(PlanSteps):
         reports = [r.report for r in s.records.values() if r.report is not None]
         usable = [r for r in reports if r.status in FINISHED or r.evidence]
         note = s.incompleteness()
-        answered = goal_answered(s.goal, reports) if note and not s.halted else None
+        cut = s.halted or s.exhausted  # the caller or a budget stopped it: it stays incomplete
+        answered = goal_answered(s.goal, reports) if note and not cut else None
         if answered is not None:
             # The goal itself was asked and answered (its answer passed every check a done
-            # answer must): what the rest of the plan left undone is noted, not the run's fate.
+            # answer must): the other subtasks that ended partial or failed are noted, not
+            # the run's fate.
             s.notes.append(f"{answered.agent_id} answered the goal itself; besides: {note}")
             usable, note = [answered], None
         used = {"paor.synthesis.subtask_ids": tuple(r.agent_id for r in usable)}

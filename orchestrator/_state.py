@@ -80,8 +80,9 @@ class RunResult(BaseModel, Generic[OutputT]):
         waited_s: Seconds the run waited only for people (not counted against its deadline).
         answered: The questions the run asked the user, with their answers.
         output: The answer as an instance of the run's `output_type`, validated (None without
-            one, or when no valid object was written: `reason` says why, and `answer` holds
-            the last reply).
+            one, or when no object of its shape was written). An object of the right shape
+            whose content failed a check (a number no result shows) is kept here as the best
+            there is, and the run is `incomplete`, `reason` saying why.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -20,7 +20,7 @@ from agents.testing import (
     synthesis_reply,
     task_of,
 )
-from orchestrator import Orchestrator
+from orchestrator import Limits, Orchestrator, RunConfig
 
 pytestmark = pytest.mark.anyio
 GUARD_S = 10  # a guard against hangs, not a timing claim
@@ -82,3 +82,13 @@ async def test_a_run_the_caller_stopped_stays_incomplete_even_with_the_goal_answ
     assert events.result.status == "incomplete"
     assert events.result.reason is not None
     assert "stopped by the test" in events.result.reason
+
+
+async def test_a_run_a_budget_cut_stays_incomplete_even_with_the_goal_answered() -> None:
+    model = team("Employees get 25 working days a year.", "A manager approves.", side_s=GUARD_S)
+    config = RunConfig(limits=Limits(deadline_s=1.0, synthesis_reserve=0.5))
+    with anyio.fail_after(GUARD_S - 1):
+        result = await Orchestrator(model, config=config).run(GOAL)
+    assert result.status == "incomplete"
+    assert result.reason is not None
+    assert "deadline" in result.reason

@@ -5,6 +5,7 @@ errors, then the run ends incomplete, never with an exception."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import sys
 import typing
@@ -115,6 +116,16 @@ async def test_a_number_no_result_shows_is_not_accepted() -> None:
     assert "45" in (told.content or "")
 
 
+async def test_an_object_whose_content_never_passes_is_kept_and_the_run_incomplete() -> None:
+    model = team('{"number": "LX101", "price_eur": 45}')
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(model, [lookup]).run("Book a flight.", output_type=Flight)
+    assert result.status == "incomplete"
+    assert result.output == Flight(number="LX101", price_eur=45)  # the best there is
+    assert result.reason is not None
+    assert "no valid Flight: numbers nothing you were given shows: 45" in result.reason
+
+
 async def test_lists_primitives_dataclasses_and_typed_dicts_are_outputs_too() -> None:
     model = team('{"output": [{"name": "Lisbon", "days": 89}]}')
     with anyio.fail_after(GUARD_S):
@@ -212,3 +223,20 @@ async def test_a_run_with_no_results_writes_no_object() -> None:
     assert result.status == "failed"
     assert result.output is None
     assert synthesis_requests(model) == []
+
+
+async def test_a_date_whose_year_no_result_shows_is_not_accepted() -> None:
+    @dataclasses.dataclass
+    class Due:
+        due: datetime.date
+
+    model_steps = FunctionModel(by_purpose(
+        plan=plan_reply(subtask("a", "When is it due?")),
+        step=lambda _r: "It is due on 3 May 2026.",
+        synthesis=['{"due": "1000-05-03"}', '{"due": "2026-05-03"}'],
+    ))  # fmt: skip
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(model_steps, [lookup]).run("When?", output_type=Due)
+    assert result.output == Due(due=datetime.date(2026, 5, 3))
+    told = synthesis_requests(model_steps)[1].messages[-1]
+    assert "1000" in (told.content or "")
