@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from agents._answers import unseen_numbers
 from agents._errors import ConfigurationError, MalformedResponse, ModelError
-from agents._model import ModelRequest, ModelResponse, OutputSchema
+from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose
 from agents._report import AgentReport
 from agents._tracing import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
@@ -167,7 +167,7 @@ async def write_object(
     *,
     system: str,
     prompt: str,
-    purpose: Any,
+    purpose: RequestPurpose,
 ) -> Written[T]:
     """An object of `spec`'s type written from `prompt`, validated; never raises.
 
