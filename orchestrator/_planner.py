@@ -23,7 +23,7 @@ from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
 from agents.errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents.events import TextSink, streaming
 from agents.executor import Parrot, unseen_numbers, unusable_answer
-from agents.models import ModelRequest, ModelResponse, OutputSchema, OutputSpec, write_object
+from agents.models import ModelRequest, ModelResponse, OutputSchema, OutputSpec
 from agents.telemetry import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._drafts import (
@@ -59,7 +59,6 @@ from orchestrator._synthesis import (
     Synthesis,
     Writer,
     goal_text,
-    synthesis_prompt,
 )
 
 __all__ = [
@@ -288,22 +287,14 @@ class Planner:
         on_text: TextSink | None = None,
         output: OutputSpec[Any] | None = None,
     ) -> Synthesis:
-        """The final answer from the reports, checked like an agent's; never raises (see
-        `orchestrator._synthesis.Writer.write`). With `output`, the answer is an object of its
-        type, written from the results alone and validated (`agents.models.write_object`); with
-        no results there is none to write."""
-        if output is not None:
-            if not reports:
-                return Synthesis(answer="", problem=f"no results to write a {output.name} from")
-            typed = await write_object(
-                output, self._ask, system=self.synthesis_instructions,
-                prompt=synthesis_prompt(goal, reports, note, known), purpose="synthesis",
-            )  # fmt: skip
-            return Synthesis(answer=typed.text, problem=typed.problem, output=typed.value)
+        """The final answer from the reports, checked like an agent's, or with `output` an
+        object of its type; never raises (see `orchestrator._synthesis.Writer`)."""
         writer = Writer(
             ask=self._ask, instructions=self.synthesis_instructions, judge=self._unusable,
             cite=self.cite,
         )  # fmt: skip
+        if output is not None:
+            return await writer.write_object(goal, reports, note, output, known=known)
         return await writer.write(goal, reports, note, known=known, on_text=on_text)
 
     def _unusable(self, goal: str, answer: str, prompt: str) -> str | None:
