@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar, Unpack, overload
+from typing import Any, Unpack
+
+from typing_extensions import TypeVar
 
 from agents import AcceptanceCheck, ChatModel, ConfigurationError, Executor, Tool
 from agents.approvals import Approver, Decide, Decision
@@ -32,7 +34,8 @@ from orchestrator._state import RunResult
 
 __all__ = ["Orchestrator", "RunStream"]
 
-T = TypeVar("T")
+T = TypeVar("T", default=Any)
+"""A run's output type: what `output_type=` names, Any without one."""
 
 
 class Orchestrator(Configured):
@@ -114,30 +117,6 @@ class Orchestrator(Configured):
             questions=config.questions,
         )
 
-    @overload
-    def stream(
-        self,
-        goal: str,
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        text: bool = False,
-        output_type: None = None,
-        **options: Unpack[RunOptions],
-    ) -> RunStream[Any]: ...
-
-    @overload
-    def stream(
-        self,
-        goal: str,
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        text: bool = False,
-        output_type: type[T] | OutputSpec[T],
-        **options: Unpack[RunOptions],
-    ) -> RunStream[T]: ...
-
     def stream(
         self,
         goal: str,
@@ -147,7 +126,7 @@ class Orchestrator(Configured):
         text: bool = False,
         output_type: type[T] | OutputSpec[T] | None = None,
         **options: Unpack[RunOptions],
-    ) -> RunStream[Any]:
+    ) -> RunStream[T]:
         """Run `goal`, as `async with orch.stream(goal) as events: async for event in events: ...`.
 
         Args:
@@ -179,28 +158,6 @@ class Orchestrator(Configured):
             self, goal, run_id, meta=meta, text=text, options=options, output_type=output_type
         )
 
-    @overload
-    async def run(
-        self,
-        goal: str,
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        output_type: None = None,
-        **options: Unpack[RunOptions],
-    ) -> RunResult[Any]: ...
-
-    @overload
-    async def run(
-        self,
-        goal: str,
-        *,
-        run_id: str | None = None,
-        meta: dict[str, Any] | None = None,
-        output_type: type[T] | OutputSpec[T],
-        **options: Unpack[RunOptions],
-    ) -> RunResult[T]: ...
-
     async def run(
         self,
         goal: str,
@@ -209,7 +166,7 @@ class Orchestrator(Configured):
         meta: dict[str, Any] | None = None,
         output_type: type[T] | OutputSpec[T] | None = None,
         **options: Unpack[RunOptions],
-    ) -> RunResult[Any]:
+    ) -> RunResult[T]:
         """Run `goal` to the end and return the result (see `stream`); with `output_type` T,
         a `RunResult[T]` whose `output` is the answer as a T.
 
