@@ -111,3 +111,16 @@ def test_each_public_name_has_one_home() -> None:
                 homes[name].append(module.__name__)
     shared = {name: where for name, where in homes.items() if len(where) > 1}
     assert set(shared) <= _SHARED, {k: v for k, v in shared.items() if k not in _SHARED}
+
+
+def test_only_the_journal_asks_whether_it_is_replaying() -> None:
+    """Loops and other effects ask the boundary what it allows (`obeys_stops`, `time_limit`),
+    never whether it is replaying: that is the journal's own business."""
+    roots = [Path(str(p.__file__)).parent for p in (agents, memory, orchestrator)]
+    asking = [
+        str(path)
+        for root in roots
+        for path in sorted(root.rglob("*.py"))
+        if path.name != "_journaled.py" and ".replaying(" in path.read_text()
+    ]
+    assert not asking

@@ -76,8 +76,10 @@ class ContinuingEffects(JournaledEffects):
         return await super().model_call(site, model, request)
 
     def _due(self, agent_id: str) -> bool:
-        if self.replaying(agent_id) or self._stopping():
-            return False  # still retracing its steps, or wrapping up: it finishes here
+        # Continuing as new is a live decision, like a stop: taken only where stops are obeyed
+        # (not while the carried records are still being retraced), and not while wrapping up.
+        if not self.obeys_stops(agent_id) or self._stopping():
+            return False
         info = workflow.info()
         limit = self._given.run.agent_history_limit
         if limit is not None and info.get_current_history_length() >= limit:
