@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from agents._answers import unseen_numbers
+from agents._dates import has_date_fields, named_dates
 from agents._errors import ConfigurationError, MalformedResponse, ModelError
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose
 from agents._report import AgentReport
@@ -38,6 +39,7 @@ then two told what was wrong)."""
 _WRAPPER = "output"
 _ERRORS_SHOWN = 3
 _EVIDENCE_CHARS = 600
+_ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _ISO_DATE = re.compile(r"(\d{4})-\d{2}-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 _log = logger("paor.model")
 
@@ -172,12 +174,18 @@ async def write_object(
     """An object of `spec`'s type written from `prompt`, validated; never raises.
 
     A reply that is not valid JSON for the type, or that has numbers `prompt` never showed,
-    goes back with the reason (at most `OUTPUT_TRIES` replies in all). Of an ISO date, its year
-    and day are checked (the text may name its month)."""
+    goes back with the reason (at most `OUTPUT_TRIES` replies in all). With date fields, the
+    dates `prompt` names are listed after it as ISO dates, and a date that is none of them goes
+    back too; of an ISO date, its year and day are checked (the text may name its month)."""
     system = (
         f"{system}\n\nAnswer with one JSON object that matches the schema `{spec.name}`, "
         "filled from what you were given only."
     )
+    # Dates are read by paor, not converted by the model (see `agents._dates`).
+    dates = named_dates(prompt) if has_date_fields(spec.schema) else {}
+    if dates:
+        listed = "; ".join(f"{written} = {iso}" for written, iso in dates.items())
+        prompt = f"{prompt}\n\nThe dates above as ISO dates: {listed}"
     messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
     output = OutputSchema(name=spec.name, schema_=spec.schema)
     problem = "no reply"
@@ -198,12 +206,9 @@ async def write_object(
             problem = str(exc)
         else:
             best = value
-            # An ISO date is the model's reading of a date the text writes its own way ("3 May
-            # 2026"): its year and day must be shown, its month may be a name.
-            unseen = unseen_numbers(_ISO_DATE.sub(_year_and_day, spec.dump(value)), [prompt])
-            if not unseen:
+            problem = _unsupported(spec.dump(value), prompt, dates) or ""
+            if not problem:
                 return Written(spec.dump(value), value)
-            problem = f"numbers nothing you were given shows: {', '.join(unseen[:5])}"
         _log.warning("output_rejected", output_type=spec.name, problem=problem)
         messages += [
             AssistantMessage(content=text or "(empty)"),
@@ -232,6 +237,21 @@ async def typed_report(
         return report.model_copy(update={"output": written.value})
     notes = (*report.notes, written.problem)
     return report.model_copy(update={"status": "partial", "notes": notes, "output": written.value})
+
+
+def _unsupported(dumped: str, prompt: str, dates: dict[str, str]) -> str | None:
+    """What in an object's JSON the prompt does not give: a date that is none of the dates it
+    names, or a number it never shows. An ISO date is the model's reading of a date the text
+    writes its own way ("3 May 2026"): its year and day must be shown, its month may be a name."""
+    given = set(dates.values())
+    foreign = [d for d in dict.fromkeys(_ISO_DAY.findall(dumped)) if given and d not in given]
+    if foreign:
+        return (
+            f"{', '.join(foreign[:3])} is not a date you were given; as ISO dates, the dates "
+            f"given are {', '.join(list(dict.fromkeys(dates.values()))[:5])}"
+        )
+    unseen = unseen_numbers(_ISO_DATE.sub(_year_and_day, dumped), [prompt])
+    return f"numbers nothing you were given shows: {', '.join(unseen[:5])}" if unseen else None
 
 
 def _year_and_day(date: re.Match[str]) -> str:

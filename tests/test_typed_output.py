@@ -240,3 +240,73 @@ async def test_a_date_whose_year_no_result_shows_is_not_accepted() -> None:
     assert result.output == Due(due=datetime.date(2026, 5, 3))
     told = synthesis_requests(model_steps)[1].messages[-1]
     assert "1000" in (told.content or "")
+
+
+@dataclasses.dataclass
+class Notice:
+    name: str
+    due: datetime.date
+
+
+async def test_dates_the_text_names_are_handed_over_as_iso_dates() -> None:
+    """A small model cannot turn "8 June 2026" into 2026-06-08: paor reads it and lists it."""
+    routes: dict[str, Any] = {
+        "step": "Bruno Martins must pay by 8 June 2026.",
+        "output": '{"name": "Bruno Martins", "due": "2026-06-08"}',
+    }
+    model = FunctionModel(by_purpose(**routes))
+    with anyio.fail_after(GUARD_S):
+        report = await Executor(model, output_type=Notice).run("When must Bruno pay?")
+    assert report.output == Notice(name="Bruno Martins", due=datetime.date(2026, 6, 8))
+    (asked,) = [r for r in model.requests if r.purpose == "output"]
+    assert "The dates above as ISO dates: 8 June 2026 = 2026-06-08" in (
+        asked.messages[-1].content or ""
+    )
+
+
+async def test_without_date_fields_no_dates_are_listed() -> None:
+    routes: dict[str, Any] = {
+        "step": "LX101 at 89 EUR on 8 June 2026.",
+        "output": '{"number": "LX101", "price_eur": 89}',
+    }
+    model = FunctionModel(by_purpose(**routes))
+    with anyio.fail_after(GUARD_S):
+        await Executor(model, output_type=Flight).run("Find the cheapest flight.")
+    (asked,) = [r for r in model.requests if r.purpose == "output"]
+    assert "ISO dates" not in (asked.messages[-1].content or "")
+
+
+async def test_a_date_that_is_none_of_the_dates_given_goes_back_naming_them() -> None:
+    """ "2026-08-06" has the year and the day of "8 June 2026", but it is not that date."""
+    routes: dict[str, Any] = {
+        "step": "Bruno Martins must pay by 8 June 2026.",
+        "output": [
+            '{"name": "Bruno Martins", "due": "2026-08-06"}',
+            '{"name": "Bruno Martins", "due": "2026-06-08"}',
+        ],
+    }
+    model = FunctionModel(by_purpose(**routes))
+    with anyio.fail_after(GUARD_S):
+        report = await Executor(model, output_type=Notice).run("When must Bruno pay?")
+    assert report.status == "done"
+    assert report.output == Notice(name="Bruno Martins", due=datetime.date(2026, 6, 8))
+    told = [r for r in model.requests if r.purpose == "output"][1].messages[-1].content or ""
+    assert "2026-08-06 is not a date you were given" in told
+    assert "2026-06-08" in told
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("due on 1 January 2026", {"1 January 2026": "2026-01-01"}),
+        ("by June 8, 2026 or the 22nd of April 2026", {
+            "June 8, 2026": "2026-06-08", "22nd of April 2026": "2026-04-22"
+        }),
+        ("3 Sept. 2026 and 2026-11-15", {"3 Sept. 2026": "2026-09-03", "2026-11-15": "2026-11-15"}),
+        ("31 February 2026, 2026-13-01 and May 2026", {}),  # impossible, or no day
+    ],
+)  # fmt: skip
+def test_dates_are_read_in_the_ways_texts_write_them(text: str, dates: dict[str, str]) -> None:
+    from agents._dates import named_dates
+
+    assert named_dates(text) == dates
