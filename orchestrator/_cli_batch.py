@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 import agents
 from agents import ConfigurationError
@@ -14,7 +15,7 @@ from agents.toolkits import Corpus
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._cli_approve import batch_paused, cli_approver
 from orchestrator._cli_journal import maybe_journal
-from orchestrator._cli_mcp import mcp_tools_within
+from orchestrator._cli_mcp import left_of, mcp_tools_within
 from orchestrator._cli_options import model_of
 from orchestrator._cli_output import EXIT_FAILED, check_writable, journal_path, schema_of
 from orchestrator._console import say
@@ -41,6 +42,7 @@ def _check_batch(args: argparse.Namespace) -> None:
 async def batch(args: argparse.Namespace) -> int:
     """`paor batch TASKS --out FILE`: run the goals, a line at a time as workers come free; the
     exit status is `EXIT_FAILED` if any goal failed, or the paused status if any waits."""
+    started = time.monotonic()
     _check_batch(args)
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     # One set of limits for the whole command: its deadline bounds the batch, not each task.
@@ -70,7 +72,7 @@ async def batch(args: argparse.Namespace) -> int:
                 executor=executor,
                 out=args.out,
                 concurrency=args.concurrency,
-                limits=limits,
+                limits=left_of(limits, started),
                 on_result=lambda key, report: say(f"{key}: {report.status}", file=sys.stderr),
                 journal=journal,
             )

@@ -1,5 +1,6 @@
 """`paor mcp`: serve `research` and `run` as MCP tools (see `orchestrator._mcp_serve`); and
-`mcp_tools_within`, the servers of `--mcp FILE` started within a command's `--deadline`.
+`mcp_tools_within`, the servers of `--mcp FILE` started within a command's `--deadline`, and
+`left_of`, the deadline the run gets once they (and the model) are up.
 
 With `--http HOST:PORT` the address is bound first, before the model is opened: an address that
 cannot be listened on (a port in use) is one line and exit status 2, and "serving on" is said
@@ -12,6 +13,7 @@ import argparse
 import os
 import socket
 import sys
+import time
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
@@ -31,7 +33,9 @@ from orchestrator._cli_options import (
 from orchestrator._console import EXIT_INTERRUPTED, say
 from orchestrator._limits import Limits
 
-__all__ = ["mcp_command", "mcp_tools_within", "serve"]
+__all__ = ["left_of", "mcp_command", "mcp_tools_within", "serve"]
+
+_PASSED = 1e-9  # the least deadline a run takes (a positive number of seconds)
 
 
 def mcp_command(commands: Any) -> None:
@@ -92,6 +96,17 @@ def mcp_tools_within(
     from agents.mcp import tools_of
 
     return tools_of(path, within=deadline_s)
+
+
+def left_of(limits: Limits, since: float) -> Limits:
+    """`limits` with the seconds since `since` (`time.monotonic()` when the command started)
+    taken off the deadline: starting the servers a command needs (MCP servers, the embedded
+    model) spends its `--deadline`, like the run does. A deadline already passed leaves the
+    run a nanosecond: it starts nothing and ends at once with what there is."""
+    if limits.deadline_s is None:
+        return limits
+    left = max(limits.deadline_s - (time.monotonic() - since), _PASSED)
+    return limits.model_copy(update={"deadline_s": left})
 
 
 def host_port(text: str) -> tuple[str, int]:

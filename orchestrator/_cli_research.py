@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from agents.approvals import PAUSE, Decision
 from memory.journal import JournalError
 from orchestrator._cli_approve import cli_approver, decide_only, decision_of, report_or_pause
 from orchestrator._cli_journal import Offline, find, maybe_journal, open_journal, rebuilt_report
-from orchestrator._cli_mcp import mcp_tools_within
+from orchestrator._cli_mcp import left_of, mcp_tools_within
 from orchestrator._cli_options import mcp_tools, model_of
 from orchestrator._cli_output import (
     EXIT_FAILED,
@@ -51,6 +52,7 @@ EXIT_DRIFT = 1
 
 async def run_research(args: argparse.Namespace) -> int:
     """`paor research TOPIC`: run the research and write its report (or say what it waits for)."""
+    started = time.monotonic()
     args.topic = checked_goal(args.topic)
     check_writable(args.out)
     spec = ResearchSpec.from_args(args)
@@ -68,7 +70,7 @@ async def run_research(args: argparse.Namespace) -> int:
             args.topic,
             model=model,
             corpus=corpus,
-            limits=spec.limits,
+            limits=left_of(spec.limits, started),
             on_event=_announcing(progress.update, path),
             journal=journal,
             meta=spec.meta(),

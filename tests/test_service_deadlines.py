@@ -195,3 +195,43 @@ async def test_research_on_a_silent_temporal_server_ends_by_its_deadline(
         f"paor: error: the Temporal server at {target} did not answer within 2 s"
     ]
     assert took < 20
+
+
+SLOW_START = """
+import runpy, sys, time
+time.sleep(2)  # a server that takes its time to come up
+sys.argv = [sys.argv[0], "stdio"]
+runpy.run_path({server!r}, run_name="__main__")
+"""
+
+
+def test_the_run_gets_the_deadline_less_what_starting_took(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from orchestrator import Limits
+    from orchestrator._cli_mcp import left_of
+
+    monkeypatch.setattr("orchestrator._cli_mcp.time.monotonic", lambda: 104.0)
+    assert left_of(Limits(deadline_s=10), since=100.0).deadline_s == 6.0
+    assert left_of(Limits(deadline_s=10), since=90.0).deadline_s == 1e-9  # passed: start nothing
+    assert left_of(Limits(), since=0.0).deadline_s is None
+
+
+async def test_a_slow_mcp_server_spends_the_research_deadline(docs: Path, tmp_path: Path) -> None:
+    """`paor research --deadline 30` with a server that takes 2 s to start: the run is given
+    (and its journal records) what is left, not 30 s more."""
+    from memory import Journal
+    from tests.test_cli import PARALLEL, _only_run
+
+    server_py = str(ROOT / "tests" / "_mcp_server.py")
+    mcp = _mcp_file(tmp_path, "slow", _script(tmp_path, SLOW_START.format(server=server_py)))
+    out, journal = tmp_path / "report.md", tmp_path / "runs.db"
+    async with FakeOpenAIServer(PARALLEL) as server:
+        extra = ("--mcp", str(mcp), "--deadline", "30", "--journal", str(journal))
+        status, err, _took = await _command(*research_args(server, docs, out, *extra))
+    assert status == 0, err
+    async with Journal(journal) as opened:
+        info = await opened.run(_only_run(journal))
+    assert info is not None
+    assert info.config is not None
+    assert info.config["limits"]["deadline_s"] <= 28.0
