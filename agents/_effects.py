@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agents import _telemetry as telemetry
 from agents._model import ChatModel, ModelRequest, ModelResponse
+from agents._output import OutputSpec
 from agents._tools import Tool, ToolContext, ToolOutcome
 from agents._waits import current_waits
 from memory import ToolCall
@@ -116,6 +117,8 @@ class AgentCall:
         allowed_tools: Restrict its menu further.
         call: The task is this one tool call, made without a model (see `Executor.run`).
         require_evidence: Whether its answer must rest on a tool result (see `Executor.run`).
+        output_schema: A JSON Schema its answer is also given as (`AgentReport.output`),
+            instead of the executor's output type; JSON data, so that it crosses processes.
     """
 
     task: str
@@ -129,6 +132,7 @@ class AgentCall:
     allowed_tools: Collection[str] | None = None
     call: ToolCall | None = None
     require_evidence: bool | None = None
+    output_schema: dict[str, Any] | None = None
 
     async def run_here(self, executor: Executor) -> AgentReport:
         """Run the sub-agent in this process, in the caller's task."""
@@ -144,6 +148,11 @@ class AgentCall:
             allowed_tools=self.allowed_tools,
             call=self.call,
             require_evidence=self.require_evidence,
+            output_type=(
+                None
+                if self.output_schema is None
+                else OutputSpec.from_json_schema(self.output_schema, name=self.agent_id)
+            ),
         )
 
 

@@ -153,11 +153,7 @@ class Executor(Configured):
         self.require_evidence = require_evidence
         self.cite = cite
         self.approver = Approver.of(approver)
-        self.output: OutputSpec[Any] | None = (
-            output_type
-            if output_type is None or isinstance(output_type, OutputSpec)
-            else OutputSpec(output_type)
-        )
+        self.output: OutputSpec[Any] | None = None if output_type is None else _spec(output_type)
         # What the model is told, so that an answer copying it is refused (see `_answers`).
         specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))
         rules = AnswerRules(
@@ -192,6 +188,7 @@ class Executor(Configured):
         allowed_tools: Collection[str] | None = None,
         call: ToolCall | None = None,
         require_evidence: bool | None = None,
+        output_type: Any = None,
     ) -> AgentReport:
         """Run the agent on `task` until it answers or an exit is reached.
 
@@ -214,6 +211,8 @@ class Executor(Configured):
                 approved, bounded and journaled like any call) and its result is the answer,
                 with no model call. A call that fails makes a failed report.
             require_evidence: For this run, instead of the executor's `require_evidence`.
+            output_type: For this run, instead of the executor's `output_type` (a type, or an
+                `agents.models.OutputSpec`, e.g. of a JSON Schema).
 
         Returns:
             The report; never raises for model, tool or budget failures.
@@ -222,15 +221,17 @@ class Executor(Configured):
             ConfigurationError: The approver is `PAUSE`, and no run takes its decisions.
         """
         check_decider(self.approver)
+        output = self.output if output_type is None else _spec(output_type)
         run_id = run_id or uuid.uuid4().hex[:12]
         agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
         if telemetry.tracer() is None or telemetry.in_agent():
             return await self._run(task, context, shared, run_id, agent_id, budget, events, stop,
-                                   allowed_tools, call, require_evidence)  # fmt: skip
+                                   allowed_tools, call, require_evidence, output)  # fmt: skip
         # A lone executor (not a run's sub-agent, whose span the run opened) opens its own.
         with telemetry.agent_span(AgentCall(task=task, run_id=run_id, agent_id=agent_id)) as span:
             report = await self._run(task, context, shared, run_id, agent_id, budget, events,
-                                     stop, allowed_tools, call, require_evidence)  # fmt: skip
+                                     stop, allowed_tools, call, require_evidence,
+                                     output)  # fmt: skip
             telemetry.agent_done(span, report)
             return report
 
@@ -247,6 +248,7 @@ class Executor(Configured):
         allowed_tools: Collection[str] | None,
         call: ToolCall | None,
         require_evidence: bool | None,
+        output: OutputSpec[Any] | None,
     ) -> AgentReport:
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
             s = AgentState(
@@ -274,9 +276,9 @@ class Executor(Configured):
                     raise
                 sole = group.exceptions[0]
                 raise sole from sole.__cause__
-            if self.output is None:
+            if output is None:
                 return report
-            return await typed_report(self.output, report, partial(self._loop.call, s))
+            return await typed_report(output, report, partial(self._loop.call, s))
 
     async def _drive(self, s: AgentState, stop: anyio.Event | Stop | None) -> AgentReport:
         if not isinstance(stop, anyio.Event):
@@ -289,3 +291,7 @@ class Executor(Configured):
             report = await self._loop.drive(s, handle)
             tg.cancel_scope.cancel()
         return report
+
+
+def _spec(output_type: Any) -> OutputSpec[Any]:
+    return output_type if isinstance(output_type, OutputSpec) else OutputSpec(output_type)

@@ -146,7 +146,8 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
         None, or the reason in words the model can act on.
     """
     claim = _MARKUP.sub(" ", _CITATION.sub(" ", answer)).strip()
-    asked = _stems(task)
+    # "What amount", like "how much", asks for a number (checked below), not about an amount.
+    asked = _stems(_COUNTING.sub(" ", task))
     # A question in the answer (often the task, copied) states nothing.
     said = [s for s in _CLAUSE.split(claim) if _tokens(s) and not s.rstrip().endswith("?")]
     tokens = [t for s in said for t in _tokens(s)]

@@ -48,6 +48,11 @@ class RunConfig(BaseModel):
         ask_goal: Every first plan asks the goal itself: a subtask for it is put first when the
             planner left it out (the last subtask making room), and subtasks of one or two words
             are dropped, so a plan that strays still answers the question.
+        direct_questions: A goal that is one short question for one fact (how many, how
+            long, when, where, who, which, what the something is; one sentence, at most 30
+            words, not in parts, not a comparison) is its own one-subtask plan, made without a
+            planning call; any other goal goes to the planner. Under `review` the person still
+            sees that plan, and a rejection sends the goal to the planner.
         review: Plans the run's approver reviews before they run: the "first" plan, or "every"
             version (each replan's too). A person may approve a plan, edit it (validated like
             the planner's) or reject it with feedback the planner reads.
@@ -55,6 +60,9 @@ class RunConfig(BaseModel):
             sub-agents' together (the run's approver answers them).
         direct_calls: The planner may write a subtask out as one tool call (`Subtask.call`),
             which then runs without a sub-agent's model calls (LLMCompiler's tasks).
+        typed_subtasks: The planner may give a subtask an output schema (a JSON Schema,
+            `Subtask.output_schema`): its sub-agent's result is then also an object of it,
+            validated, and the subtasks that depend on it receive that object as JSON data.
         stream_plans: Stream the first plan, and start each subtask with no dependencies as
             soon as the planner has written it (LLMCompiler's trick); the plan is still
             validated whole, and an early start the final plan does not keep is stopped. For a
@@ -73,9 +81,11 @@ class RunConfig(BaseModel):
     first_look: FirstLook | None = None
     cite: bool = False
     ask_goal: bool = False
+    direct_questions: bool = False
     review: Literal["first", "every"] | None = None
     questions: int = Field(default=0, ge=0)
     direct_calls: bool = False
+    typed_subtasks: bool = False
     stream_plans: bool = False
 
     def check(self, approver: Approver | None) -> None:

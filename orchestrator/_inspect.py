@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_json
 
+from agents import AgentReport
 from memory.journal import EffectRecord, RunInfo
 from orchestrator._config import RunConfig
 from orchestrator._plan import Plan, PlanDiff
@@ -110,12 +112,17 @@ def _outcome(info: RunInfo) -> list[str]:
     return render_result(result)
 
 
+def _said(report: AgentReport) -> str:
+    """A sub-agent's result: its object as JSON data when it has one (a typed subtask's)."""
+    return report.answer if report.output is None else to_json(report.output).decode()
+
+
 def render_result(result: RunResult) -> list[str]:
     """A finished run's plan versions, its sub-agents' reports, and its answer, as lines (a
     paused run's: what it waits for instead of an answer)."""
     diffs = {d.version: d for d in result.diffs}
     lines = [_plan(plan, diffs.get(plan.version)) for plan in result.plans]
-    lines += [f"  {r.agent_id}: {r.status}: {_cut(r.answer, 80)}" for r in result.reports]
+    lines += [f"  {r.agent_id}: {r.status}: {_cut(_said(r), 80)}" for r in result.reports]
     for asked in result.answered:
         lines += [
             f"asked by {asked.agent_id}: {_cut(asked.question)}",

@@ -8,15 +8,18 @@ the planner model, which gets a bounded number of chances to repair them.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents import ConfigurationError
 from agents.effects import RESERVED_AGENTS
 from agents.errors import RunError
 from agents.executor import strip_markers, task_brief
+from agents.models import OutputSpec
 from memory import ToolCall
 
 __all__ = ["Plan", "PlanDiff", "PlanDraft", "PlanError", "PlannedCall", "Subtask", "SubtaskDraft"]
@@ -24,6 +27,7 @@ __all__ = ["Plan", "PlanDiff", "PlanDraft", "PlanError", "PlannedCall", "Subtask
 _ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
 MAX_PROBLEMS = 10
 _PROBLEM_CHARS = 300
+_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
 class PlanError(RunError):
@@ -85,6 +89,10 @@ class Subtask(_Frozen):
         acceptance: What a good result must contain (shown to the sub-agent).
         expected_output: The shape of the result (shown to the sub-agent).
         call: The one tool call this subtask is, if the planner wrote it out.
+        output_schema: A JSON Schema the result is also written as (`AgentReport.output`);
+            the subtasks depending on this one receive that object as JSON data. The planner
+            writes one under `RunConfig(typed_subtasks=True)`; a person reviewing a plan may
+            pin one on any subtask by editing it.
     """
 
     id: str = Field(pattern=_ID_PATTERN)
@@ -94,6 +102,7 @@ class Subtask(_Frozen):
     acceptance: str = ""
     expected_output: str = ""
     call: PlannedCall | None = None
+    output_schema: dict[str, Any] | None = None
 
     def brief(self) -> str:
         """The task text a sub-agent is given."""
@@ -121,6 +130,7 @@ class SubtaskDraft(BaseModel):
     acceptance: str = ""
     expected_output: str = ""
     call: CallDraft | None = None
+    output_schema: dict[str, Any] | None = None
 
 
 class PlanDraft(BaseModel):
@@ -184,28 +194,48 @@ class Plan(_Frozen):
 
 
 def build_plan(
-    draft: PlanDraft, *, version: int, keep: Iterable[Subtask] = (), calls: bool = True
+    draft: PlanDraft,
+    *,
+    version: int,
+    keep: Iterable[Subtask] = (),
+    calls: bool = True,
+    schemas: bool = True,
 ) -> Plan:
     """A plan from the kept subtasks and a draft's subtasks (raises pydantic errors on bad ids);
-    without `calls` a subtask's written-out tool call is left out (it was not offered). paor's
-    own markers (`[OBSERVE]` lines, status labels) are taken out of what the model wrote."""
+    without `calls` a subtask's written-out tool call is left out, and without `schemas` its
+    output schema (neither was offered). paor's
+    own markers (`[OBSERVE]` lines, status labels) are taken out of what the model wrote, and an
+    expected output or acceptance line that adds nothing to its goal is dropped (`_adds`)."""
     added = tuple(
         Subtask(
             id=d.id.strip(),
             goal=strip_markers(d.goal).strip() or d.goal.strip(),
             depends_on=tuple(dict.fromkeys(x.strip() for x in d.depends_on)),
             tools=tuple(dict.fromkeys(d.tools)),
-            acceptance=strip_markers(d.acceptance),
-            expected_output=strip_markers(d.expected_output),
+            acceptance=_adds(strip_markers(d.acceptance), d.goal),
+            expected_output=_adds(strip_markers(d.expected_output), d.goal),
             call=None
             if d.call is None or not calls
             else PlannedCall(
                 tool=d.call.tool.strip(), arguments=json.dumps(d.call.arguments, ensure_ascii=False)
             ),
+            output_schema=d.output_schema if schemas else None,
         )
         for d in draft.subtasks
     )
     return Plan(version=version, subtasks=(*keep, *added), rationale=draft.rationale)
+
+
+def _adds(line: str, goal: str) -> str:
+    """A subtask's expected output or acceptance line, or "" when it tells the sub-agent nothing
+    its goal does not: a copy of the goal (only the goal's words), or a bare value ("1", "21",
+    "EUR 240": a guessed answer, which the agent would take as given, not a shape)."""
+    words = {w.lower() for w in _WORD.findall(line)}
+    if not words or words <= {w.lower() for w in _WORD.findall(goal)}:
+        return ""
+    if any(c.isdigit() for c in line) and len(words) < 2:
+        return ""
+    return line
 
 
 def problems(
@@ -294,7 +324,21 @@ def _subtask_problems(sub: Subtask, ids: set[str], tools: Collection[str]) -> li
         )
     if sub.call is not None:
         found += _call_problems(sub, sub.call, tools)
+    if sub.output_schema is not None:
+        found += _schema_problems(sub, sub.output_schema)
     return found
+
+
+def _schema_problems(sub: Subtask, schema: dict[str, Any]) -> list[str]:
+    if sub.call is not None:
+        return [
+            f"subtask {sub.id} is a tool call, whose result is the tool's: drop its output_schema"
+        ]
+    try:
+        OutputSpec.from_json_schema(schema, name=sub.id)
+    except ConfigurationError as exc:
+        return [f"subtask {sub.id}'s output_schema is {exc}"]
+    return []
 
 
 def _call_problems(sub: Subtask, call: PlannedCall, tools: Collection[str]) -> list[str]:

@@ -14,7 +14,9 @@ goals that do not:
 Each is a problem for the planner to repair, with the reason. When the repairs run out and only
 such problems are left, `anchored` repairs them itself: the run's goal is added to each such
 subtask's goal, so the agent knows what it is about (a plan is never refused for its wording
-alone). `first_plan_repairs` drops dependencies a first plan cannot have (a tool's name, an id no
+alone). `one_question` tells a goal that needs no plan at all: one short question for one fact is its
+own one-subtask plan (a small planner splits it into rewordings that compete for the same model).
+`first_plan_repairs` drops dependencies a first plan cannot have (a tool's name, an id no
 subtask has), as a replan's are, and says so.
 """
 
@@ -32,6 +34,7 @@ __all__ = [
     "asking_goal",
     "first_plan_repairs",
     "goal_problems",
+    "one_question",
     "same_question",
     "subtask_ids",
 ]
@@ -39,6 +42,24 @@ __all__ = [
 _MIN_GOAL_WORDS = 3  # fewer words (an id, a date) ask nothing
 _SAME_RATIO = 0.8
 
+_ONE_QUESTION_WORDS = 30
+# A question in parts, or one that asks for several things side by side, is for a planner.
+_SEVERAL = re.compile(
+    r"\b(?:and|or|then|also)\s+(?:what|how|why|when|where|which|who|whom|whose|is|are|does|do"
+    r"|can|should|must)\b|\b(?:compare|comparing|versus|vs|difference|differences"
+    r"|respectively)\b|\b(?:for|of) each\b|\beach of\b",
+    re.IGNORECASE,
+)
+# A question for one fact: a number, a time, a place, a person, one of some, what the X is.
+# "How do generators work?", "Why ...?" or "What is asyncio?" are topics to plan.
+_FACT = re.compile(
+    r"^(?:(?:\w+ ){0,2}(?:at|by|from|above|below|in|on|for|within|until|to|of|after|before)"
+    r" what\b|(?:for |within |in |after |up to )?how (?:many|much|long|soon|often|far|quickly"
+    r"|old|large|big|high)\b|what (?:is|are|was|were) (?:the|each|a|an)\b|what (?:percentage"
+    r"|share|amount|number|date|day|time|year|rate|address|name|price|cost|fee)\b"
+    r"|(?:when|where|who|whom|whose|which)\b)",
+    re.IGNORECASE,
+)
 _COPY_WORDS = 6  # a phrase of a tool's description, not a shared term
 _COPY_RATIO = 0.8
 _PRONOUNS = frozenset({"it", "its", "they", "them", "their", "theirs", "he", "she", "him", "her"})
@@ -209,6 +230,23 @@ def asking_goal(draft: PlanDraft, goal: str, room: int) -> PlanDraft:
 def _asks(goal: str) -> bool:
     """Whether a subtask's goal is words at all (not an id, a number, a date or a URL)."""
     return "://" not in goal and len(re.findall(r"\b[^\W\d_]{2,}\b", goal)) >= _MIN_GOAL_WORDS
+
+
+def one_question(goal: str) -> bool:
+    """Whether a goal is one question for one fact, which needs no plan
+    (`RunConfig(direct_questions=True)`): one sentence ending in its only question mark, at most
+    30 words, asking how many, how much, how long (and the like), when, where, who, which, at or
+    by what, or what the something is; not joining a second question ("... and how ..."), nor
+    asking for a comparison or for each of several things. "How do generators work?" is a
+    topic, not a fact: it is planned."""
+    text = " ".join(goal.split())
+    if not text.endswith("?") or text.count("?") != 1 or _SEVERAL.search(text):
+        return False
+    if not _FACT.match(text):
+        return False
+    if re.search(r"[.!;:]\s+\S", text):
+        return False  # more than one sentence
+    return 0 < len(_words(text)) <= _ONE_QUESTION_WORDS
 
 
 def same_question(one: str, other: str) -> bool:

@@ -53,7 +53,7 @@ from orchestrator._plan_checks import (
     subtask_ids,
 )
 from orchestrator._plan_stream import SubtaskScanner
-from orchestrator._prompts import DIRECT_CALLS, MAY_ASK, PLANNER_INSTRUCTIONS
+from orchestrator._prompts import DIRECT_CALLS, MAY_ASK, PLANNER_INSTRUCTIONS, TYPED
 from orchestrator._synthesis import (
     SYNTHESIS_INSTRUCTIONS,
     Synthesis,
@@ -102,6 +102,8 @@ class Planner:
         calls: Each tool's parameters ("key: string"), when a subtask may be one tool call the
             planner writes out (`RunConfig(direct_calls=True)`); None: every subtask is a
             sub-agent.
+        schemas: A subtask may have an output schema the planner writes
+            (`RunConfig(typed_subtasks=True)`).
         cite: The run asks for citations (`RunConfig(cite=True)`): the synthesis of a run
             that would be complete must say what a result says about the goal (the support
             rule, `agents.executor.unsupported`).
@@ -120,6 +122,7 @@ class Planner:
     ask_goal: bool = False
     calls: dict[str, str] | None = None
     cite: bool = False
+    schemas: bool = False
     _addresses: Addresses = field(init=False)
     _parrot: Parrot | None = field(default=None, init=False)
     notes: list[str] = field(default_factory=list, init=False)
@@ -159,10 +162,7 @@ class Planner:
             if self.ask_goal:
                 draft = asking_goal(draft, goal, self.max_subtasks)
             draft, repairs = first_plan_repairs(draft, self.tools)
-            offered = self.calls is not None
-            checked = self._checked(
-                lambda: build_plan(draft, version=1, calls=offered), reserved=()
-            )
+            checked = self._checked(functools.partial(self._build, draft, 1), reserved=())
             if isinstance(checked, list):
                 return checked
             worded = self._worded(checked, goal, last=last)
@@ -186,10 +186,7 @@ class Planner:
                 if isinstance(draft, list) or draft.depends_on or len(seen) >= self.max_subtasks:
                     continue
                 alone = PlanDraft(subtasks=[draft])
-                checked = self._checked(
-                    functools.partial(build_plan, alone, version=1, calls=self.calls is not None),
-                    reserved=seen,
-                )
+                checked = self._checked(functools.partial(self._build, alone, 1), reserved=seen)
                 if isinstance(checked, Plan) and not goal_problems(checked, tools=self.tools):
                     (sub,) = checked.subtasks
                     seen.add(sub.id)
@@ -262,10 +259,7 @@ class Planner:
             if notes:
                 _log.info("replan_repaired", notes=notes)
             checked = self._checked(
-                lambda: build_plan(
-                    add, version=plan.version + 1, keep=keep, calls=self.calls is not None
-                ),
-                reserved=reserved,
+                functools.partial(self._build, add, plan.version + 1, keep), reserved=reserved
             )
             if isinstance(checked, list):
                 return checked
@@ -370,6 +364,8 @@ class Planner:
             names = sorted(self.tools)
             draft["properties"]["tools"]["items"] = {"enum": names} if names else {"type": "string"}
             draft["properties"]["tools"]["maxItems"] = len(names)
+            if not self.schemas:
+                draft["properties"].pop("output_schema", None)
             if self.calls is None or not names:  # a subtask is always a sub-agent
                 draft["properties"].pop("call", None)
                 defs.pop("CallDraft", None)
@@ -424,6 +420,11 @@ class Planner:
         self.usage = self.usage + response.usage
         return response
 
+    def _build(self, draft: PlanDraft, version: int, keep: Sequence[Subtask] = ()) -> Plan:
+        """`build_plan` with what this planner offered (written-out calls, output schemas)."""
+        offered = {"calls": self.calls is not None, "schemas": self.schemas}
+        return build_plan(draft, version=version, keep=keep, **offered)
+
     def _site(self) -> EffectSite:
         return self._addresses.next(step=self._addresses.issued + 1)  # each call is a step
 
@@ -433,7 +434,8 @@ class Planner:
         lines = [f"- {shown[n]}: {desc}" for n, desc in self.tools.items() if n not in unavailable]
         lines += [f"- {name}: UNAVAILABLE ({why})" for name, why in unavailable.items()]
         menu = "Tools the agents can use:\n" + ("\n".join(lines) or "(none)")
-        return menu if calls is None else f"{menu}\n\n{DIRECT_CALLS}"
+        offers = ([] if calls is None else [DIRECT_CALLS]) + ([TYPED] if self.schemas else [])
+        return "\n\n".join([menu, *offers])
 
 
 def _feedback(feedback: str) -> str:

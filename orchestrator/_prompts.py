@@ -4,7 +4,7 @@ The research command's own prompts live with it (`orchestrator._research`); the 
 with the synthesis (`orchestrator._synthesis`).
 """
 
-__all__ = ["DIRECT_CALLS", "MAY_ASK", "PLANNER_INSTRUCTIONS"]
+__all__ = ["DIRECT_CALLS", "MAY_ASK", "PLANNER_INSTRUCTIONS", "TYPED"]
 
 PLANNER_INSTRUCTIONS = (
     "You are the planner of a team of research and action agents. Split the goal into a few "
@@ -21,6 +21,13 @@ DIRECT_CALLS = (
     'subtask ID, which it must depend on. Leave "call" out wherever a step needs reasoning.'
 )
 """With `direct_calls`: a subtask may be one tool call, written out."""
+TYPED = (
+    "When a subtask's result is data that later subtasks use (a price, a date, a list of items), "
+    'give it an "output_schema": a small JSON Schema object of the fields, e.g. {"type": '
+    '"object", "properties": {"price_eur": {"type": "number"}}, "required": ["price_eur"]}. '
+    "Its dependents then receive the result as that JSON. Leave it out for prose results."
+)
+"""With `typed_subtasks`: a subtask may declare the data its result is."""
 MAY_ASK = (
     "Only if the goal lacks something only the user can tell you, without which the plan would "
     'be wrong (a budget, a city, a date), also write one short question in "question": you will '

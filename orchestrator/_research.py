@@ -192,8 +192,8 @@ async def _cancel_run_when_set(stop: anyio.Event, events: RunStream) -> None:
 def research_config(
     limits: Limits | None = None, *, approve: Approve | None = None, questions: int = 0
 ) -> RunConfig:
-    """What a research run is: its prompts, a single-subtask plan when planning fails, the
-    first look into the corpus, cited answers, the goal asked first; with `approve`, every
+    """What a research run is: its prompts, a single-subtask plan when planning fails or the
+    topic is one question, the first look into the corpus, cited answers, the goal asked first; with `approve`, every
     plan version reviewed ("plan", "all"), and `questions` the run may ask."""
     return RunConfig(
         limits=limits or Limits(),
@@ -204,6 +204,7 @@ def research_config(
         first_look=RESEARCH_FIRST_LOOK,
         cite=True,
         ask_goal=True,
+        direct_questions=True,
         review="every" if approve in ("plan", "all") else None,
         questions=questions,
     )

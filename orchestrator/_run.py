@@ -106,6 +106,7 @@ class RunLoop(PlanSteps):
     deps: RunDeps
     max_replans: int
     single_on_plan_failure: bool = False
+    direct_questions: bool = False
     facts: FactStore | None = None
     scope: str = "default"
     stream_plans: bool = False
@@ -297,6 +298,7 @@ class RunLoop(PlanSteps):
                     call=None
                     if sub.call is None
                     else sub.call.call(f"{sub.id}-call", s.answers(sub.depends_on)),
+                    output_schema=sub.output_schema,
                 )
                 report = await self.executor.effects.sub_agent(self.executor, call)
             except (ReplayDrift, JournalError):

@@ -1,6 +1,7 @@
 """The run loop's planning steps: the first plan, each replan, and the subtasks a plan drops.
 
-The first plan is the planner's, after any questions it may put to the user, as a person approved
+The first plan is the planner's (or, under `direct_questions`, a goal that is one question as its
+own one-subtask plan), after any questions it may put to the user, as a person approved
 or edited it under review; a streaming planner's subtasks may start before the plan is whole, and
 are kept only if the adopted plan has them as written. A replan keeps what is in play and adds or
 removes subtasks, under review when every plan is reviewed. A subtask whose dependencies died, or
@@ -22,6 +23,7 @@ from agents.telemetry import logger, redact_text
 from agents.tools import Toolbox
 from orchestrator._events import Event, PlanCreated, Replanned, SubtaskInvalidated
 from orchestrator._plan import Plan, PlanDiff, PlanError, Subtask
+from orchestrator._plan_checks import one_question
 from orchestrator._planner import Question
 from orchestrator._review import MAX_REJECTIONS, Reviewer, asked_for_planner
 from orchestrator._state import Record, RunDeps, RunState
@@ -29,6 +31,7 @@ from orchestrator._state import Record, RunDeps, RunState
 __all__ = ["PlanSteps", "span_ids"]
 
 _log = logger("paor.run")
+_ONE_QUESTION = "the goal is one question: its own plan, made without a planning call"
 
 
 class _Rejected(PlanError):
@@ -42,6 +45,7 @@ class PlanSteps(ABC):
     toolbox: Toolbox
     deps: RunDeps
     single_on_plan_failure: bool
+    direct_questions: bool
     stream_plans: bool
 
     @abstractmethod
@@ -94,11 +98,15 @@ class PlanSteps(ABC):
         while True:  # bounded: by the rejections allowed, and by the questions the run may ask
             may_ask = self._may_ask()
             streams = early is not None and not may_ask and self._reviewer(s) is None
-            plan = await self.deps.planner.make_plan(
-                s.goal, unavailable=self.toolbox.unavailable(now), known=s.known,
-                feedback=feedback, may_ask=may_ask,
-                on_subtask=early if streams else None,
-            )  # fmt: skip
+            plan: Plan | Question
+            if self.direct_questions and not feedback and one_question(s.goal):
+                plan = Plan(subtasks=(Subtask(id="goal", goal=s.goal),), rationale=_ONE_QUESTION)
+            else:
+                plan = await self.deps.planner.make_plan(
+                    s.goal, unavailable=self.toolbox.unavailable(now), known=s.known,
+                    feedback=feedback, may_ask=may_ask,
+                    on_subtask=early if streams else None,
+                )  # fmt: skip
             if isinstance(plan, Question):
                 await self._ask_for_planner(s, plan.text)
                 continue

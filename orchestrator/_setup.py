@@ -79,6 +79,7 @@ async def set_up(
         ask_goal=config.ask_goal,
         calls=orch.toolbox.signatures() if config.direct_calls else None,
         cite=config.cite,
+        schemas=config.typed_subtasks,
     )
     state = RunState(
         run_id=run_id,
@@ -113,6 +114,7 @@ async def set_up(
         deps=deps,
         max_replans=limits.max_replans,
         single_on_plan_failure=config.on_plan_failure == "single",
+        direct_questions=config.direct_questions,
         facts=facts,
         scope=config.scope,
         stream_plans=config.stream_plans and type(effects) is LiveEffects,

@@ -10,6 +10,7 @@ from typing import Any, Generic, Literal
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel, ConfigDict
+from pydantic_core import to_json
 from typing_extensions import TypeVar
 
 from agents import AgentReport, Budget, Usage
@@ -253,8 +254,9 @@ class RunState:
                 self.dependents.setdefault(dep, []).append(sub.id)
 
     def context_for(self, depends_on: tuple[str, ...]) -> str:
-        """The compressed results of a subtask's dependencies: with the run's known facts (its
-        agents' shared prefix, `Executor.run`), all a sub-agent's history starts with."""
+        """The compressed results of a subtask's dependencies (a typed one's as its object, in
+        JSON): with the run's known facts (its agents' shared prefix, `Executor.run`), all a
+        sub-agent's history starts with."""
         parts: list[str] = []
         for dep in depends_on:
             report = self.records[dep].report
@@ -262,7 +264,12 @@ class RunState:
                 continue
             sources = ", ".join(dict.fromkeys(e.source for e in report.evidence[:8]))
             goal = self.records[dep].subtask.goal
-            text = f"[{dep}] {goal}\nResult ({report.status}): {report.answer[:1200]}"
+            result = (
+                f"Result ({report.status}): {report.answer[:1200]}"
+                if report.output is None
+                else f"Result ({report.status}), as data: {to_json(report.output).decode()}"
+            )
+            text = f"[{dep}] {goal}\n{result}"
             parts.append(f"{text}\nSources: {sources}" if sources else text)
         return "\n\n".join(parts)
 

@@ -213,6 +213,8 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
     # Without `direct_calls` a subtask cannot be written out as a tool call.
     schema["$defs"]["SubtaskDraft"]["properties"].pop("call")
     schema["$defs"].pop("CallDraft")
+    # Without `typed_subtasks` a subtask has no output schema.
+    schema["$defs"]["SubtaskDraft"]["properties"].pop("output_schema")
     assert (request.output.name, request.output.schema_) == ("plan", schema)
     system = request.messages[0].content
     assert system is not None
@@ -273,6 +275,7 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
     replan_schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(maxItems=0)
     replan_schema["$defs"]["SubtaskDraft"]["properties"].pop("call")
     replan_schema["$defs"].pop("CallDraft")
+    replan_schema["$defs"]["SubtaskDraft"]["properties"].pop("output_schema")
     replan_schema["properties"]["remove"].update(maxItems=0)  # nothing is pending or running
     assert (first.output.name, first.output.schema_) == ("replan", replan_schema)
     problems = [feedback(r) for r in repairs]

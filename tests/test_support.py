@@ -42,6 +42,12 @@ SICK_PAY = "For how many working days of sickness absence is full pay paid?"
             "Where must a suspected security incident be reported?",
             "To the Security Operations Centre, within 4 hours [security-incidents].",
         ),
+        # "What amount" asks for a number, as "how much" does: "amount" is not a term the
+        # passage must hold.
+        (
+            "Above what amount does an expense need an itemised receipt?",
+            "An itemised receipt is required for every expense above EUR 25 [expenses].",
+        ),
     ],
 )
 def test_an_answer_a_passage_states_is_supported(task: str, answer: str) -> None:

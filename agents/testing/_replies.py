@@ -56,6 +56,7 @@ def subtask(
     acceptance: str = "",
     expected_output: str = "",
     call: tuple[str, Mapping[str, Any]] | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One subtask of a plan or a replan, as the planner model writes it.
 
@@ -68,6 +69,8 @@ def subtask(
         expected_output: The shape of the result.
         call: The one tool call the subtask is, as (tool, arguments), for an orchestrator with
             `direct_calls=True`.
+        output_schema: The JSON Schema its result is written as, for an orchestrator with
+            `typed_subtasks=True`.
     """
     drafted: dict[str, Any] = {
         "id": subtask_id,
@@ -79,6 +82,8 @@ def subtask(
     }
     if call is not None:
         drafted["call"] = {"tool": call[0], "arguments": dict(call[1])}
+    if output_schema is not None:
+        drafted["output_schema"] = dict(output_schema)
     return _checked(drafted, _drafts()[0])
 
 

@@ -127,6 +127,7 @@ class AgentInput(BaseModel):
         allowed_tools: Restrict its menu further, or None.
         tool_call: The one tool call its subtask is, made without a model, or None.
         require_evidence: Whether its answer must rest on a tool result (see `Executor.run`).
+        output_schema: The JSON Schema its answer is also written as, or None.
         allowance: What it may spend.
         carried: Its effect records so far, when it continued as new (served before going live).
     """
@@ -141,6 +142,7 @@ class AgentInput(BaseModel):
     allowed_tools: tuple[str, ...] | None = None
     tool_call: ToolCall | None = None
     require_evidence: bool | None = None
+    output_schema: dict[str, Any] | None = None
     allowance: Allowance = Allowance()
     carried: tuple[EffectRecord, ...] = ()
 
@@ -157,6 +159,7 @@ class AgentInput(BaseModel):
             allowed_tools=allowed,
             tool_call=call.call,
             require_evidence=call.require_evidence,
+            output_schema=call.output_schema,
             allowance=Allowance.of(call.budget),
         )
 
@@ -173,4 +176,5 @@ class AgentInput(BaseModel):
             allowed_tools=self.allowed_tools,
             call=self.tool_call,
             require_evidence=self.require_evidence,
+            output_schema=self.output_schema,
         )
