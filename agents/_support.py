@@ -66,7 +66,8 @@ _COUNTING = re.compile(
     r"\bhow (?:many|much|long|often|old|far|soon|quickly|fast|large|big|high)\b|\bwhat (?:percentage|share|amount)\b",
     re.IGNORECASE,
 )
-_HOW_MANY = re.compile(r"\bhow many (\w+)(?: (\w+))?", re.IGNORECASE)  # "how many (working) days"
+# "how many (working) days", "how many unused annual leave days": the unit is among a few words
+_HOW_MANY = re.compile(r"\bhow many((?: [\w-]+){1,5})", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 
@@ -297,8 +298,8 @@ def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
 def _counted(task: str) -> str:
     """The unit a task counts in ("How many weeks ..." counts weeks), or ""."""
     asked = _HOW_MANY.search(task)
-    words = [_stem(w.lower()) for w in asked.groups() if w] if asked else []
-    return next((w for w in reversed(words) if w in _UNITS - _QUALIFIERS), "")
+    words = [_stem(w.lower()) for w in asked.group(1).split()] if asked else []
+    return next((w for w in words if w in _UNITS - _QUALIFIERS), "")
 
 
 def _unnamed(task: str, windows: Sequence[_Window]) -> str:
