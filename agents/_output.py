@@ -27,6 +27,7 @@ from agents._dates import has_date_fields, named_dates
 from agents._errors import ConfigurationError, MalformedResponse, ModelError
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose
 from agents._report import AgentReport
+from agents._textcalls import json_values
 from agents._tracing import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 
@@ -112,7 +113,8 @@ class OutputSpec(Generic[T]):
         self.schema: dict[str, Any] = schema
 
     def parse(self, text: str) -> T:
-        """The reply `text` as an instance of the type.
+        """The reply `text` as an instance of the type: all of it JSON, or else the first JSON
+        value written in it (in prose or a code fence) that validates.
 
         Raises:
             ValueError: It is not JSON, or does not validate (the message says where, in one
@@ -121,7 +123,25 @@ class OutputSpec(Generic[T]):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"the reply is not JSON ({exc.msg})") from None
+            # An endpoint that ignores the response format answers in prose or a code fence:
+            # the first JSON value in it that validates is the object.
+            found = list(json_values(text))
+            if not found:
+                raise ValueError(f"the reply is not JSON ({exc.msg})") from None
+            return self._first_valid(found)
+        return self._validated(data)
+
+    def _first_valid(self, values: list[Any]) -> T:
+        """The first of `values` that validates; else the first one's problem."""
+        problems: list[ValueError] = []
+        for value in values:
+            try:
+                return self._validated(value)
+            except ValueError as exc:
+                problems.append(exc)
+        raise problems[0]
+
+    def _validated(self, data: Any) -> T:
         if self.wrapped and isinstance(data, dict) and set(data) == {_WRAPPER}:
             data = data[_WRAPPER]
         if self._validator is not None:

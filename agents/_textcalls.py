@@ -28,7 +28,7 @@ from typing import Any
 from agents._errors import MalformedResponse
 from memory import AssistantMessage, ToolCall
 
-__all__ = ["looks_like_call", "recover_calls"]
+__all__ = ["json_values", "looks_like_call", "recover_calls"]
 
 MAX_SCAN_CHARS = 50_000
 _MAX_CANDIDATES = 20
@@ -93,6 +93,12 @@ def looks_like_call(text: str, tools: Collection[str]) -> bool:
     return any(
         re.search(rf'"(?:{keys})"\s*:\s*{re.escape(json.dumps(name))}', text) for name in tools
     )
+
+
+def json_values(text: str) -> Iterator[Any]:
+    """The JSON values written in `text` (prose, code fences, tags), outermost and first first;
+    at most 20 are tried."""
+    return (value for value, _span in _candidates(text))
 
 
 def _candidates(text: str) -> Iterator[tuple[Any, tuple[int, int]]]:

@@ -203,9 +203,9 @@ def build_plan(
 ) -> Plan:
     """A plan from the kept subtasks and a draft's subtasks (raises pydantic errors on bad ids);
     without `calls` a subtask's written-out tool call is left out, and without `schemas` its
-    output schema (neither was offered). paor's
-    own markers (`[OBSERVE]` lines, status labels) are taken out of what the model wrote, and an
-    expected output or acceptance line that adds nothing to its goal is dropped (`_adds`)."""
+    output schema (neither was offered). paor's own markers (`[OBSERVE]` lines, status labels)
+    are taken out of what the model wrote, and an expected output or acceptance line that adds
+    nothing to its goal is dropped (`_adds`)."""
     added = tuple(
         Subtask(
             id=d.id.strip(),

@@ -14,9 +14,9 @@ goals that do not:
 Each is a problem for the planner to repair, with the reason. When the repairs run out and only
 such problems are left, `anchored` repairs them itself: the run's goal is added to each such
 subtask's goal, so the agent knows what it is about (a plan is never refused for its wording
-alone). `one_question` tells a goal that needs no plan at all: one short question for one fact is its
-own one-subtask plan (a small planner splits it into rewordings that compete for the same model).
-`first_plan_repairs` drops dependencies a first plan cannot have (a tool's name, an id no
+alone). `one_question` tells a goal that needs no plan at all: one short question for one fact
+is its own one-subtask plan (a small planner splits it into rewordings that compete for the same
+model). `first_plan_repairs` drops dependencies a first plan cannot have (a tool's name, an id no
 subtask has), as a replan's are, and says so.
 """
 

@@ -108,6 +108,34 @@ def _typed(team: FunctionModel) -> FunctionModel:
     return FunctionModel(decide, name="typed")
 
 
+FACT = {"type": "object", "properties": {"fact": {"type": "string"}}, "required": ["fact"]}
+TYPED_SUBTASKS = {
+    "subtasks": [
+        {"id": "a", "goal": "Find fact a.", "output_schema": FACT},
+        {"id": "b", "goal": "Find fact b."},
+        {"id": "c", "goal": "Combine a and b.", "depends_on": ["a", "b"]},
+    ],
+    "rationale": "a (typed) and b in parallel, then c",
+}
+DATA_SEEN: list[str] = []
+"""The contexts of sub-agents that were given a dependency's object as data."""
+
+
+def _typed_subtasks(team: FunctionModel) -> FunctionModel:
+    """The parallel team with subtask a typed: a's object is {"fact": "a"}; the sub-agents that
+    were given it as data are noted in `DATA_SEEN`."""
+
+    async def decide(request: ModelRequest) -> Turn:
+        if request.purpose == "output":
+            return reply(json.dumps({"fact": "a"}))
+        opening = request.messages[1].content or ""
+        if request.purpose == "step" and 'as data: {"fact":"a"}' in opening:
+            DATA_SEEN.append(opening)
+        return await team.complete(request)
+
+    return FunctionModel(decide, name="typed_subtasks")
+
+
 def _flaky(team: FunctionModel) -> FunctionModel:
     """The parallel team, but its planner's first request fails as a 429 with Retry-After."""
     failed: list[ModelRequest] = []
@@ -169,6 +197,7 @@ def registry() -> Registry:
         "chain": _team(CHAIN),
         "flaky": _flaky(_team(PARALLEL)),
         "typed": _typed(_team(PARALLEL)),
+        "typed_subtasks": _typed_subtasks(_team(TYPED_SUBTASKS)),
         "no_plan": FunctionModel(_no_plan, name="no_plan"),
         "replanning": FunctionModel(_replanning, name="replanning"),
         "long": FunctionModel(_long, name="long"),

@@ -38,7 +38,7 @@ from orchestrator.temporal import (
     run_on_temporal,
     start,
 )
-from tests._temporal_team import registry
+from tests._temporal_team import DATA_SEEN, registry
 from tests.test_batch import asked_goals, records, task_line, tasks, write_lines
 from tests.test_research import CORPUS, team
 
@@ -575,3 +575,23 @@ async def test_a_typed_run_on_temporal_returns_its_output_as_the_type(server: st
     history = await client.get_workflow_handle("ty1").fetch_history()
     started = history.events[0].workflow_execution_started_event_attributes
     assert b'"name":"Combined"' in started.input.payloads[0].data
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_typed_subtask_on_temporal_gives_its_dependent_the_object(server: str) -> None:
+    """A subtask's output schema crosses to its child workflow: its report has the object, and
+    the subtask depending on it is given that object as data."""
+    client = await connect(server)
+    DATA_SEEN.clear()
+    async with build_worker(client, registry(), task_queue="typed-sub", sticky_timeout=1.0):
+        result = await run_on_temporal(
+            client, "g", model="typed_subtasks", tools=["search"], limits=LIMITS, run_id="ts1",
+            task_queue="typed-sub", execution_timeout=60,
+            config=RunConfig(typed_subtasks=True),
+        )  # fmt: skip
+    assert result.status == "complete", result.reason
+    typed = next(r for r in result.reports if r.agent_id == "a")
+    assert typed.output == {"fact": "a"}
+    assert DATA_SEEN  # each of c's steps opens with a's object as data; no other's does
+    assert all(seen.startswith("Task: Combine a and b.") for seen in DATA_SEEN)

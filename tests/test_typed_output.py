@@ -310,3 +310,30 @@ def test_dates_are_read_in_the_ways_texts_write_them(text: str, dates: dict[str,
     from agents._dates import named_dates
 
     assert named_dates(text) == dates
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Here it is:\n```json\n{"number": "LX101", "price_eur": 89}\n```',
+        'The flight {"note": "not it"} and then {"number": "LX101", "price_eur": 89}.',
+    ],
+)
+async def test_an_object_written_in_prose_or_a_fence_is_recovered(reply: str) -> None:
+    """An endpoint that ignores the response format answers in prose: the first JSON value in
+    it that validates is the object, with no reply sent back."""
+    routes: dict[str, Any] = {"step": "The cheapest is LX101 at 89 EUR.", "output": reply}
+    model = FunctionModel(by_purpose(**routes))
+    with anyio.fail_after(GUARD_S):
+        report = await Executor(model, output_type=Flight).run("Find the cheapest flight.")
+    assert report.status == "done"
+    assert report.output == Flight(number="LX101", price_eur=89)
+    assert len([r for r in model.requests if r.purpose == "output"]) == 1
+
+
+def test_prose_with_no_valid_object_says_what_is_wrong_with_the_first() -> None:
+    spec: OutputSpec[Flight] = OutputSpec(Flight)
+    with pytest.raises(ValueError, match="price_eur: Field required"):
+        spec.parse('Sorry: {"number": "LX101"}')
+    with pytest.raises(ValueError, match="not JSON"):
+        spec.parse("Sorry, no flight.")

@@ -118,6 +118,7 @@ async def run_on_temporal(
     heartbeat_timeout: float = 30.0,
     execution_timeout: float | None = None,
     output_type: Any = None,
+    config: RunConfig | None = None,
 ) -> RunResult[Any]:
     """Run `goal` as a workflow on the workers of `task_queue` and wait for its result.
 
@@ -136,6 +137,8 @@ async def run_on_temporal(
         heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
         execution_timeout: Seconds the whole workflow may take (no limit if None).
         output_type: The type of the run's answer (as `Orchestrator.run`'s).
+        config: What the run is (`RunConfig`; the defaults if None), `limits` replacing its
+            limits when given.
 
     Raises:
         RunError: The run's workflow failed, was cancelled or terminated, or timed out.
@@ -148,7 +151,7 @@ async def run_on_temporal(
         run_id=run_id or new_run_id(),
         model=model,
         tools=tuple(tools),
-        config=RunConfig(limits=limits or Limits()),
+        config=_configured(config or RunConfig(), limits),
         heartbeat_timeout=heartbeat_timeout,
         output=output,
     )
@@ -160,6 +163,10 @@ async def run_on_temporal(
     except ValueError as exc:  # the workers validated the schema; the type asks more of it
         why = f"its output is not a {spec.name} here: {exc}"
         return result.model_copy(update={"output": None, "status": "incomplete", "reason": why})
+
+
+def _configured(config: RunConfig, limits: Limits | None) -> RunConfig:
+    return config if limits is None else config.model_copy(update={"limits": limits})
 
 
 async def start(
