@@ -6,6 +6,8 @@
     python3 dev.py bench    # venv + install the bench extra + run the performance suite
     python3 dev.py eval     # venv + the embedded model + the research and honesty evaluations
                             # (`eval research` or `eval honesty` runs one of them)
+    python3 dev.py docs     # venv + the dev extra + build the documentation site into site/
+                            # (`docs --serve` serves it on 127.0.0.1:8000 instead)
 
 Every step installs from this repository's own files (pyproject.toml), so a clean clone works.
 """
@@ -83,13 +85,30 @@ def evaluate(which: str = "all") -> None:
         run(PY, "-m", "benchmarks.honesty_eval", "--out", out)
 
 
-COMMANDS = {"demo": demo, "test": test, "bench": bench, "eval": evaluate}
+def docs(serve: str = "") -> None:
+    """Build the documentation site (MkDocs, strict: a broken link or reference fails), or serve
+    it on 127.0.0.1 with `--serve`."""
+    install("dev")
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material's notice about its successor
+    if serve:
+        run(PY, "-m", "mkdocs", "serve", "--strict", "--dev-addr", "127.0.0.1:8000")
+    else:
+        run(PY, "-m", "mkdocs", "build", "--strict", "--site-dir", "site")
+        print(f"site: {ROOT / 'site' / 'index.html'}")
+
+
+COMMANDS = {"demo": demo, "test": test, "bench": bench, "eval": evaluate, "docs": docs}
+# The one argument a command may take.
+ARGUMENTS = {"eval": EVALUATIONS, "docs": ("--serve",)}
 
 if __name__ == "__main__":
-    usage = f"usage: python3 dev.py {{{'|'.join(COMMANDS)}}} (eval [{'|'.join(EVALUATIONS)}])"
+    usage = (
+        f"usage: python3 dev.py {{{'|'.join(COMMANDS)}}} (eval [{'|'.join(EVALUATIONS)}],"
+        " docs [--serve])"
+    )
     command, *rest = sys.argv[1:] or [""]
-    if command not in COMMANDS or len(rest) > (command == "eval"):
+    if command not in COMMANDS or len(rest) > (command in ARGUMENTS):
         sys.exit(usage)
-    if rest and rest[0] not in EVALUATIONS:
+    if rest and rest[0] not in ARGUMENTS[command]:
         sys.exit(usage)
     COMMANDS[command](*rest)

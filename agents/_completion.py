@@ -19,6 +19,7 @@ from agents._decisions import parse_decision
 from agents._errors import MalformedResponse
 from agents._model import ModelRequest, RequestPurpose, Usage, WireProtocol
 from agents._textcalls import recover_calls
+from agents._wire import FINAL_TOOL
 from memory import AssistantMessage, ToolCall
 
 __all__ = [
@@ -137,6 +138,17 @@ def message_of(
         ToolCall(id=c.id or "", name=c.function.name, arguments=c.function.arguments or "{}")
         for c in (wire.tool_calls or ())
     )
+    if request.output is not None:
+        # A typed answer asked for as a final tool's arguments (`_wire.output_kwargs`): they are
+        # the answer's text, as a `response_format`'s reply would be.
+        final = next((c for c in calls if c.name == FINAL_TOOL), None)
+        if final is not None:
+            return AssistantMessage(content=final.arguments), "tools"
+        if request.tools == () and FINAL_TOOL in text:
+            # A template the server cannot parse calls from: the call is written as text.
+            final = _final_written(text)
+            if final is not None:
+                return AssistantMessage(content=final.arguments), "text"
     message = AssistantMessage(content=wire.content, tool_calls=calls)
     how: WireProtocol = "json" if protocol == "json" else "tools"
     if not calls and request.tools and request.output is None and text.strip():
@@ -146,3 +158,13 @@ def message_of(
         if recovered is not None:
             return recovered, how
     return message, how
+
+
+def _final_written(text: str) -> ToolCall | None:
+    """The final tool's call written in a reply's text, if one is there to read."""
+    try:
+        recovered = recover_calls(text, {FINAL_TOOL})
+    except MalformedResponse:
+        return None
+    calls = () if recovered is None else recovered.tool_calls
+    return next((c for c in calls if c.name == FINAL_TOOL), None)

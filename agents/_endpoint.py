@@ -23,6 +23,7 @@ from agents._errors import ConfigurationError
 from agents._local import LocalModel
 from agents._model import ChatModel
 from agents._openai import DecisionProtocol, OpenAIChatModel
+from agents._wire import OutputMode
 from agents._wrappers import stack
 
 __all__ = ["TIMEOUT_ENV", "on_this_machine", "open_model"]
@@ -42,6 +43,7 @@ async def open_model(
     *,
     base_url: str | None = None,
     protocol: DecisionProtocol = "auto",
+    output_mode: OutputMode = "auto",
     gguf: str | Path | None = None,
     request_timeout: float | None = None,
 ) -> AsyncIterator[ChatModel]:
@@ -54,6 +56,7 @@ async def open_model(
         name: The model's name at the endpoint.
         base_url: The endpoint.
         protocol: The decision protocol (the embedded SmolLM2 always uses "json").
+        output_mode: How a typed answer is asked for (see `agents.models.OutputMode`).
         gguf: Serve this GGUF file with the embedded llama.cpp server instead of SmolLM2 (with
             `protocol`); it wins over an endpoint configured in the environment.
         request_timeout: Seconds a model request may take; against a server on this machine,
@@ -74,12 +77,14 @@ async def open_model(
     timeout = request_timeout if request_timeout is not None else _timeout_from_env()
     url = base_url or os.environ.get("OPENAI_BASE_URL")
     if not gguf and (url or os.environ.get("OPENAI_API_KEY")):
-        async with _endpoint(name, url, protocol, _timeout(timeout)) as remote:
+        async with _endpoint(name, url, protocol, output_mode, _timeout(timeout)) as remote:
             yield remote
         return
     options = _timeout(timeout)
     local = (
-        LocalModel(model_path=gguf, protocol=protocol, **options) if gguf else LocalModel(**options)
+        LocalModel(model_path=gguf, protocol=protocol, output_mode=output_mode, **options)
+        if gguf
+        else LocalModel(output_mode=output_mode, **options)
     )
     async with local as model:
         yield model
@@ -87,14 +92,24 @@ async def open_model(
 
 @asynccontextmanager
 async def _endpoint(
-    name: str | None, url: str | None, protocol: DecisionProtocol, options: _Timeout
+    name: str | None,
+    url: str | None,
+    protocol: DecisionProtocol,
+    output_mode: OutputMode,
+    options: _Timeout,
 ) -> AsyncIterator[ChatModel]:
     """The endpoint at `url`, checked to answer; a local one sends no more requests at once
     than its server has slots (`OpenAIChatModel.fit_slots`); retried and admitted (`stack`)."""
     local = on_this_machine(url)
     admission = Admission()
     model = OpenAIChatModel(
-        name, base_url=url, protocol=protocol, local=local, rate_limits=admission, **options
+        name,
+        base_url=url,
+        protocol=protocol,
+        output_mode=output_mode,
+        local=local,
+        rate_limits=admission,
+        **options,
     )
     try:
         await model.ping()

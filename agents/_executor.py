@@ -278,7 +278,7 @@ class Executor(Configured):
                 raise sole from sole.__cause__
             if output is None:
                 return report
-            return await typed_report(output, report, partial(self._loop.call, s))
+            return await typed_report(output, report, partial(self._loop.call, s), s.context)
 
     async def _drive(self, s: AgentState, stop: anyio.Event | Stop | None) -> AgentReport:
         if not isinstance(stop, anyio.Event):

@@ -54,6 +54,7 @@ from agents._errors import ConfigurationError, ModelError
 from agents._model import ChatModel
 from agents._openai import DecisionProtocol, OpenAIChatModel
 from agents._tracing import logger
+from agents._wire import OutputMode
 from agents._wrappers import stack as wrapped
 
 __all__ = ["GGUF_NAME", "KEY_ENV", "LocalModel", "default_model_path", "local_model_available"]
@@ -141,6 +142,8 @@ class LocalModel:
             model under a grammar otherwise tends to run on until the token limit.
         protocol: How decisions are made. "json" (the default) suits SmolLM2, whose chat template
             has no tools; a model whose template calls tools can use "tools" or "auto".
+        output_mode: How a typed answer is asked for (`OpenAIChatModel`'s `output_mode`):
+            "auto" takes the JSON-schema `response_format`, which llama.cpp turns into a grammar.
 
     Raises:
         ConfigurationError: `xllamacpp` or the weights are missing, or an option is out of range.
@@ -160,6 +163,7 @@ class LocalModel:
         grace: float = 5.0,
         max_string_chars: int = 200,
         protocol: DecisionProtocol = "json",
+        output_mode: OutputMode = "auto",
     ) -> None:
         threads = _half_the_cpus() if threads is None else threads
         counts = (context, threads, slots, max_output_tokens or 1)
@@ -175,6 +179,7 @@ class LocalModel:
         self.max_output_tokens, self.temperature = max_output_tokens, temperature
         self.max_string_chars = max_string_chars
         self.protocol: DecisionProtocol = protocol
+        self.output_mode: OutputMode = output_mode
         self._stack: AsyncExitStack | None = None
         self._process: Process | None = None
 
@@ -203,6 +208,7 @@ class LocalModel:
                 base_url=f"{url}/v1",
                 api_key=key,
                 protocol=self.protocol,
+                output_mode=self.output_mode,
                 timeout=self.timeout,
                 temperature=self.temperature,
                 max_output_tokens=self.max_output_tokens,

@@ -64,7 +64,14 @@ from agents._lazy import lazy_module
 from agents._model import ModelRequest, ModelResponse, WireProtocol
 from agents._streaming import Streamed, chunk_taker, live_sink
 from agents._tracing import logger, redact_url
-from agents._wire import DirectPost, json_kwargs, to_wire, tools_kwargs
+from agents._wire import (
+    DirectPost,
+    OutputMode,
+    json_kwargs,
+    output_kwargs,
+    to_wire,
+    tools_kwargs,
+)
 
 if TYPE_CHECKING:
     import openai
@@ -90,6 +97,10 @@ class OpenAIChatModel:
         client: A ready `AsyncOpenAI` client (then base_url, api_key and max_response_bytes are
             ignored: its HTTP client is the caller's, unbounded unless they bound it).
         protocol: "tools" (native tool calls), "json" (JSON decisions) or "auto".
+        output_mode: How a typed answer is asked for: "schema" (a JSON-schema
+            `response_format`), "tool" (a final tool's arguments), "text" (JSON in the reply's
+            text), or "auto": the first of these the endpoint accepts (one that refuses a
+            request with status 400 is not asked that way again). See `OutputMode`.
         timeout: Seconds allowed for one request; with `local`, the most seconds without a byte
             of the reply.
         temperature: Sampling temperature, if set.
@@ -121,6 +132,7 @@ class OpenAIChatModel:
         api_key: str | None = None,
         client: openai.AsyncOpenAI | None = None,
         protocol: DecisionProtocol = "auto",
+        output_mode: OutputMode = "auto",
         timeout: float = 60.0,
         temperature: float | None = None,
         max_output_tokens: int | None = None,
@@ -160,6 +172,8 @@ class OpenAIChatModel:
         self.calls_arrive: WireProtocol | None = None
         self._auto = protocol == "auto"
         self._refused: set[DecisionProtocol] = set()
+        self.output_mode: OutputMode = output_mode
+        self._outputs_refused: set[OutputMode] = set()
         self.timeout = timeout
         self.temperature = temperature
         self.max_output_tokens = max_output_tokens
@@ -224,6 +238,8 @@ class OpenAIChatModel:
 
     async def _attempt(self, request: ModelRequest) -> ModelResponse:
         protocol: DecisionProtocol = "json" if self.protocol == "json" else "tools"
+        if request.output is not None:
+            return await self._typed(request, protocol)
         try:
             return await self._send_within_deadline(request, protocol)
         except ModelRequestError as exc:
@@ -236,12 +252,39 @@ class OpenAIChatModel:
             self.protocol = other
             return await self._send_within_deadline(request, other)
 
-    async def _send_within_deadline(self, request: ModelRequest, protocol: str) -> ModelResponse:
-        kwargs = (
-            json_kwargs(request, self.max_string_chars)
-            if protocol == "json"
-            else tools_kwargs(request)
-        )
+    async def _typed(self, request: ModelRequest, protocol: DecisionProtocol) -> ModelResponse:
+        """A request for a typed answer, in this endpoint's output mode; with "auto", a mode the
+        endpoint refuses (status 400) gives way to the next, for good."""
+        while True:
+            mode = self._output_mode()
+            try:
+                response = await self._send_within_deadline(request, protocol, mode)
+            except ModelRequestError as exc:
+                if self.output_mode != "auto" or exc.status != 400 or mode == "text":
+                    raise
+                self._outputs_refused.add(mode)
+                _log.warning("model_output_fallback", refused=mode, error=str(exc))
+                continue
+            if self.output_mode == "auto":
+                self.output_mode = mode
+                _log.info("model_output_mode", mode=mode, model=self.model)
+            return response
+
+    def _output_mode(self) -> OutputMode:
+        if self.output_mode != "auto":
+            return self.output_mode
+        modes: tuple[OutputMode, ...] = ("schema", "tool", "text")
+        return next(m for m in modes if m not in self._outputs_refused)
+
+    async def _send_within_deadline(
+        self, request: ModelRequest, protocol: str, output_mode: OutputMode = "schema"
+    ) -> ModelResponse:
+        if output_mode == "tool" or output_mode == "text":
+            kwargs = output_kwargs(request, output_mode, self.max_string_chars)
+        elif protocol == "json":
+            kwargs = json_kwargs(request, self.max_string_chars)
+        else:
+            kwargs = tools_kwargs(request)
         if self.temperature is not None:
             kwargs["temperature"] = self.temperature
         kwargs["max_tokens"] = output_tokens(request, self.max_output_tokens)

@@ -8,7 +8,8 @@ and validates the reply back into the type. A type whose schema is not an object
 
 `typed_report` gives an executor's report its object (`Executor(output_type=...)`): once the
 agent has answered, one more request asks for the answer as the type, from the answer and the
-evidence only. A reply that does not validate, or that has numbers neither shows, goes back with
+evidence only (with no usable answer, from the task, its context and the evidence, and the
+report is then partial). A reply that does not validate, or that has numbers neither shows, goes back with
 the reason, a bounded number of times; then the report is `partial`, its `output` None and a
 note saying why, never an exception.
 """
@@ -26,6 +27,7 @@ from agents._answers import unseen_numbers
 from agents._dates import has_date_fields, named_dates
 from agents._errors import ConfigurationError, MalformedResponse, ModelError
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose
+from agents._own_text import own_text
 from agents._report import AgentReport
 from agents._textcalls import json_values
 from agents._tracing import logger
@@ -42,6 +44,8 @@ _ERRORS_SHOWN = 3
 _EVIDENCE_CHARS = 600
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _ISO_DATE = re.compile(r"(\d{4})-\d{2}-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+_SPENT = frozenset({"deadline", "tokens", "requests", "error", "cancelled"})
+"""Why a loop stopped when no request is left to write its object with."""
 _log = logger("paor.model")
 
 
@@ -241,18 +245,43 @@ async def typed_report(
     spec: OutputSpec[Any],
     report: AgentReport,
     ask: Callable[[ModelRequest], Awaitable[ModelResponse]],
+    context: str = "",
 ) -> AgentReport:
-    """`report` with its answer as an object of `spec`'s type (`output`); a report with no
-    answer is left as it is, and one whose object is not valid is `partial`, with a note."""
-    if report.status == "failed" or not report.answer.strip():
-        return report
+    """`report` with its answer as an object of `spec`'s type (`output`); one whose object is
+    not valid is `partial`, with a note.
+
+    A report with no usable answer, whose loop ended on its answers (rejected, repeated, in a
+    loop) rather than on a spent limit or an error, still gets its object when there is
+    anything to read it from: written from the task, `context` and the evidence, and then
+    `partial` with a note saying so (or left as it was, with the reason, when none validates).
+    """
     evidence = "".join(f"\n- [{e.source}] {e.excerpt[:_EVIDENCE_CHARS]}" for e in report.evidence)
-    prompt = f"Task: {report.task}\n\nAnswer found:\n{report.answer}"
+    # paor's own words in place of an answer ("Incomplete: stopped early ...") are none.
+    answered = (
+        report.status != "failed"
+        and bool(report.answer.strip())
+        and own_text(report.answer) is None
+    )
+    if not answered and (report.stop_reason in _SPENT or not (context.strip() or evidence)):
+        return report
+    prompt = f"Task: {report.task}"
+    if answered:
+        prompt += f"\n\nAnswer found:\n{report.answer}"
+    elif context.strip():
+        prompt += f"\n\nGiven:\n{context.strip()}"
     if evidence:
         prompt += f"\n\nEvidence:{evidence}"
-    written = await write_object(
-        spec, ask, system="You turn an answer into data.", prompt=prompt, purpose="output"
+    system = (
+        "You turn an answer into data." if answered else "You turn what you were given into data."
     )
+    written = await write_object(spec, ask, system=system, prompt=prompt, purpose="output")
+    if not answered:
+        if written.problem is not None:
+            return report.model_copy(update={"notes": (*report.notes, written.problem)})
+        read = "no usable answer: its object was read from its task, context and evidence"
+        return report.model_copy(
+            update={"status": "partial", "notes": (*report.notes, read), "output": written.value}
+        )
     if written.problem is None:
         return report.model_copy(update={"output": written.value})
     notes = (*report.notes, written.problem)

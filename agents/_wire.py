@@ -18,14 +18,15 @@ piece of the reply as it comes, a keep-alive comment included, so that a caller'
 sees a server at work as alive.
 
 What is sent is built here too: `tools_kwargs` and `json_kwargs` give a request's fields in each
-decision protocol, `to_wire` a transcript message in the chat wire form.
+decision protocol, `output_kwargs` those of a request for a typed answer in each `OutputMode`,
+`to_wire` a transcript message in the chat wire form.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 
@@ -36,13 +37,25 @@ from agents._model import ModelRequest
 from memory import AssistantMessage, Message, ToolMessage
 
 __all__ = [
+    "FINAL_TOOL",
     "DirectPost",
     "EventSink",
+    "OutputMode",
     "json_kwargs",
+    "output_kwargs",
     "response_format",
     "to_wire",
     "tools_kwargs",
 ]
+
+OutputMode = Literal["auto", "schema", "tool", "text"]
+"""How a request for a typed answer (`ModelRequest.output`) asks for it: a JSON-schema
+`response_format` ("schema": llama.cpp turns it into a grammar), a final tool whose arguments are
+the answer, its call forced ("tool": OpenAI and llama.cpp constrain the arguments to the schema),
+or the schema written in the prompt, the JSON read from the reply's text ("text"). "auto" takes
+the first of these the endpoint accepts, in that order, settled once per endpoint."""
+FINAL_TOOL = "final_result"
+"""The tool a typed answer is asked for through (`OutputMode` "tool")."""
 
 EventSink = Callable[[object], Awaitable[None]]
 """Takes each server-sent event of a streamed reply, as its decoded JSON."""
@@ -147,6 +160,44 @@ def json_kwargs(request: ModelRequest, max_string_chars: int | None) -> dict[str
     if max_string_chars is not None:
         schema = cap_strings(schema, max_string_chars)
     return {"messages": render_messages(request), "response_format": response_format(name, schema)}
+
+
+def output_kwargs(
+    request: ModelRequest, mode: Literal["tool", "text"], max_string_chars: int | None
+) -> dict[str, Any]:
+    """The fields of a request for a typed answer (`request.output`) asked for as a final tool's
+    arguments ("tool"), or as JSON written in the reply's text ("text"); the "schema" mode's are
+    each decision protocol's own (`tools_kwargs`, `json_kwargs`)."""
+    output = request.output
+    if output is None:
+        raise ValueError("output_kwargs takes a request for a typed answer")
+    messages = [to_wire(m) for m in request.messages]
+    if mode == "text":
+        written = json.dumps(output.schema_, ensure_ascii=False, separators=(",", ":"))
+        said = (
+            f"Reply with the JSON object `{output.name}` only, no other text. "
+            f"Its JSON Schema: {written}"
+        )
+        if messages and messages[0]["role"] == "system":
+            messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{said}"}
+        else:
+            messages.insert(0, {"role": "system", "content": said})
+        return {"messages": messages}
+    schema = output.schema_
+    if max_string_chars is not None:
+        schema = cap_strings(schema, max_string_chars)
+    final = {
+        "name": FINAL_TOOL,
+        "description": f"Give your answer, the object `{output.name}`, as this tool's arguments.",
+        "parameters": schema,
+    }
+    # "required" with one tool forces that tool: every endpoint that calls tools takes it, where
+    # naming the function is not (llama.cpp).
+    return {
+        "messages": messages,
+        "tools": [{"type": "function", "function": final}],
+        "tool_choice": "required",
+    }
 
 
 def to_wire(message: Message) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurp
 from agents._openai import DecisionProtocol
 from agents._output import OutputSpec, Written, write_object
 from agents._warm import CacheWarming
+from agents._wire import OutputMode
 from agents._wrappers import (
     AdmittedModel,
     CacheWarmingModel,
@@ -38,6 +39,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelWrapper",
+    "OutputMode",
     "OutputSchema",
     "OutputSpec",
     "RequestPurpose",

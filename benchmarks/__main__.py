@@ -2,7 +2,7 @@
 
 Prints the tables and writes `benchmarks/results.json`; then runs the research evaluation over the
 embedded model (`benchmarks.research_eval`; three questions with `--quick`) and writes
-`benchmarks/research_results.json`. See `benchmarks/README.md`.
+`benchmarks/research_results.json`. See `docs/benchmarks/index.md`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def main() -> None:
         "--out", type=Path, default=HERE / "results.json", help="where to write JSON"
     )
     parser.add_argument(
-        "--readme", action="store_true", help="put the tables in benchmarks/README.md"
+        "--readme", action="store_true", help="put the tables in docs/benchmarks/index.md"
     )
     parser.add_argument(
         "--no-research",
@@ -49,7 +49,7 @@ def main() -> None:
     print(render(results))
     write_json(results, args.out)
     if args.readme:
-        update_readme(results, HERE / "README.md")
+        update_readme(results, HERE.parent / "docs" / "benchmarks" / "index.md")
     print(f"results: {args.out}  ({results['runtime_s']:.0f} s)")
     if not args.no_research:
         print(run_for_suite(quick=args.quick, out=HERE / "research_results.json"), flush=True)

@@ -1,15 +1,17 @@
 """The extraction evaluation: typed outputs on real small models, scored field by field.
 
-    python -m benchmarks.extraction_eval [--gguf PATH] [--protocols json,tools] [--items N]
-        [--out FILE.json]
+    python -m benchmarks.extraction_eval [--gguf PATH] [--protocols json,tools]
+        [--outputs schema,tool,text] [--items N] [--out FILE.json]
 
 Each item of `extraction/items.jsonl` is a short payment notice with four known fields (who owes,
 their city, the amount in EUR, the due date). A lone `Executor(output_type=Notice)` is given the
 notice as its context and asked for the four fields; its report's `output` is the object (or None
 when no valid one was written). The model is the embedded SmolLM2 unless `--gguf` serves another
-GGUF file with paor's llama.cpp server, once per decision protocol.
+GGUF file with paor's llama.cpp server, once per decision protocol and output mode (how the
+object is asked for: a JSON-schema `response_format`, a final tool's arguments, or JSON in text;
+see `agents.models.OutputMode`).
 
-Reported per protocol: valid objects (the share of items whose `output` is a `Notice`: with the
+Reported per protocol and output mode: valid objects (the share of items whose `output` is a `Notice`: with the
 JSON protocol the endpoint's grammar shapes every reply, so anything short of all of them is
 paor's fault), and field accuracy (the share of the fields right, over every item: an item
 without an object scores none).
@@ -30,7 +32,7 @@ import anyio
 from pydantic import BaseModel
 
 from agents import AgentLimits, Executor, LocalModel
-from agents.models import DecisionProtocol
+from agents.models import DecisionProtocol, OutputMode
 
 __all__ = ["Notice", "evaluate", "main", "score"]
 
@@ -65,11 +67,17 @@ def score(expected: dict[str, Any], got: Notice | None) -> int:
 
 
 async def evaluate(
-    gguf: Path | None, protocol: DecisionProtocol, items: Sequence[dict[str, Any]]
+    gguf: Path | None,
+    protocol: DecisionProtocol,
+    items: Sequence[dict[str, Any]],
+    mode: OutputMode = "schema",
 ) -> dict[str, Any]:
-    """Every item through one model and protocol; the figures and each item's outcome."""
+    """Every item through one model, protocol and output mode; the figures and each item's
+    outcome."""
     served = (
-        LocalModel(model_path=gguf, protocol=protocol) if gguf else LocalModel(protocol=protocol)
+        LocalModel(model_path=gguf, protocol=protocol, output_mode=mode)
+        if gguf
+        else LocalModel(protocol=protocol, output_mode=mode)
     )
     outcomes = []
     start = time.perf_counter()
@@ -93,12 +101,16 @@ async def evaluate(
                     "seconds": round(time.perf_counter() - began, 1),
                 }
             )
-            print(f"  {protocol} {item['id']}: {right}/4, valid={output is not None}", flush=True)
+            print(
+                f"  {protocol}/{mode} {item['id']}: {right}/4, valid={output is not None}",
+                flush=True,
+            )
     n = len(outcomes)
     valid = sum(o["valid"] for o in outcomes)
     fields = sum(o["right"] for o in outcomes)
     return {
         "protocol": protocol,
+        "output_mode": mode,
         "items": n,
         "valid": valid,
         "valid_share": round(valid / n, 3) if n else 0.0,
@@ -113,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.extraction_eval")
     parser.add_argument("--gguf", type=Path, help="serve this GGUF file (default: SmolLM2)")
     parser.add_argument("--protocols", default="json,tools", help="json, tools or both")
+    parser.add_argument("--outputs", default="schema", help="schema, tool, text: any of them")
     parser.add_argument("--items", type=int, default=0, help="the first N items (0: all)")
     parser.add_argument("--out", type=Path, help="write the figures here as JSON")
     args = parser.parse_args(argv)
@@ -121,16 +134,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name not in ("json", "tools", "auto"):
             parser.error(f"--protocols takes json, tools or auto, not {name!r}")
         protocols.append(name)
+    modes: list[OutputMode] = []
+    for name in args.outputs.split(","):
+        if name not in ("schema", "tool", "text"):
+            parser.error(f"--outputs takes schema, tool or text, not {name!r}")
+        modes.append(name)
     lines = ITEMS.read_text(encoding="utf-8").splitlines()
     items = [json.loads(line) for line in lines if line.strip()]
     items = items[: args.items] if args.items else items
     model = args.gguf.stem if args.gguf else "smollm2 (embedded)"
-    results = [anyio.run(evaluate, args.gguf, p, items) for p in protocols]
+    results = [anyio.run(evaluate, args.gguf, p, items, m) for p in protocols for m in modes]
     print(f"\n{model}, {len(items)} notices")
-    print("| protocol | valid objects | field accuracy | s |\n|---|---|---|---|")
+    print("| protocol | output | valid objects | field accuracy | s |\n|---|---|---|---|---|")
     for r in results:
         print(
-            f"| {r['protocol']} | {r['valid']}/{r['items']} ({r['valid_share']:.0%}) "
+            f"| {r['protocol']} | {r['output_mode']} | {r['valid']}/{r['items']} ({r['valid_share']:.0%}) "
             f"| {r['field_accuracy']:.0%} | {r['seconds']} |"
         )
     if args.out:
