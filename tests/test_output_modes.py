@@ -12,7 +12,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agents import Executor, OpenAIChatModel
+from agents import AgentReport, Executor, OpenAIChatModel
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest, OutputSchema, OutputSpec
 from agents.testing import FakeOpenAIServer, FunctionModel, by_purpose, status, text, tool_calls
@@ -36,6 +36,7 @@ ASK = ModelRequest(
     output=OutputSchema(name=SPEC.name, schema_=SPEC.schema),
     purpose="output",
 )
+TASK = "Where, and how long?"
 FINAL = tool_calls([("final_result", {"city": "Lyon", "days": 3})])
 
 
@@ -168,57 +169,48 @@ async def test_an_executor_gets_its_object_through_the_final_tool() -> None:
         chat_model(server, protocol="tools", output_mode="tool") as model,
     ):
         with anyio.fail_after(GUARD_S):
-            report = await Executor(model, output_type=Place).run("Where, and how long?")
+            report = await Executor(model, output_type=Place).run(TASK)
     server.assert_complete()
     assert report.status == "done"
     assert report.output == Place(city="Lyon", days=3)
     assert server.requests[1]["tools"][0]["function"]["name"] == "final_result"
 
 
-async def test_an_agent_with_no_usable_answer_has_its_object_read_from_its_context() -> None:
-    """Its answers all rejected, the agent's object is still written, from what it was given,
-    and the report says partial and why."""
-    routes: dict[str, Any] = {
-        "step": "Where, and how long?",  # the task copied back: never an answer
-        "output": '{"city": "Lyon", "days": 3}',
-    }
+async def typed_agent(step: Any, context: str = "") -> tuple[AgentReport, list[ModelRequest]]:
+    """A typed agent whose steps answer `step` and whose object requests get Lyon, 3 days: its
+    report, and the object requests it made."""
+    routes: dict[str, Any] = {"step": step, "output": '{"city": "Lyon", "days": 3}'}
     model = FunctionModel(by_purpose(**routes))
     with anyio.fail_after(GUARD_S):
-        report = await Executor(model, output_type=Place).run(
-            "Where, and how long?", context="The trip: Lyon, 3 days."
-        )
+        report = await Executor(model, output_type=Place).run(TASK, context=context)
+    return report, [r for r in model.requests if r.purpose == "output"]
+
+
+async def test_an_agent_with_no_usable_answer_has_its_object_read_from_its_context() -> None:
+    """Its answers all rejected (the task copied back), the agent's object is still written,
+    from what it was given, and the report says partial and why."""
+    report, asked = await typed_agent(TASK, context="The trip: Lyon, 3 days.")
     assert report.status == "partial"
     assert report.output == Place(city="Lyon", days=3)
     assert report.notes[-1].startswith("no usable answer: its object was read from")
-    (asked,) = [r for r in model.requests if r.purpose == "output"]
-    assert "Given:\nThe trip: Lyon, 3 days." in (asked.messages[-1].content or "")
-    assert "Answer found" not in (asked.messages[-1].content or "")
+    (request,) = asked
+    assert "Given:\nThe trip: Lyon, 3 days." in (request.messages[-1].content or "")
+    assert "Answer found" not in (request.messages[-1].content or "")
 
 
 async def test_an_agent_with_nothing_to_read_from_gets_no_object() -> None:
-    routes: dict[str, Any] = {"step": "Where, and how long?", "output": '{"city": "X", "days": 1}'}
-    model = FunctionModel(by_purpose(**routes))
-    with anyio.fail_after(GUARD_S):
-        report = await Executor(model, output_type=Place).run("Where, and how long?")
+    report, asked = await typed_agent(TASK)
     assert report.output is None
     assert report.status != "done"
-    assert [r for r in model.requests if r.purpose == "output"] == []
+    assert asked == []
 
 
-async def test_an_agent_out_of_time_asks_for_no_object() -> None:
-    routes: dict[str, Any] = {
-        "step": ModelRequestError("refused", status=400),
-        "output": '{"city": "Lyon", "days": 3}',
-    }
-    model = FunctionModel(by_purpose(**routes))
-    with anyio.fail_after(GUARD_S):
-        report = await Executor(model, output_type=Place).run(
-            "Where, and how long?", context="The trip: Lyon, 3 days."
-        )
+async def test_an_agent_stopped_by_an_error_asks_for_no_object() -> None:
+    report, asked = await typed_agent(ModelRequestError("refused", status=400), "Lyon, 3 days.")
     assert report.status == "failed"
     assert report.stop_reason == "error"
     assert report.output is None
-    assert [r for r in model.requests if r.purpose == "output"] == []
+    assert asked == []
 
 
 async def test_a_final_tools_strings_are_bounded_as_a_schemas_are() -> None:
