@@ -253,7 +253,8 @@ async def typed_report(
     A report with no usable answer, whose loop ended on its answers (rejected, repeated, in a
     loop) rather than on a spent limit or an error, still gets its object when there is
     anything to read it from: written from the task, `context` and the evidence, and then
-    `partial` with a note saying so (or left as it was, with the reason, when none validates).
+    `partial` with a note saying so (with the best object of the right shape and the reason,
+    when none passes; left as it was when none has the shape).
     """
     evidence = "".join(f"\n- [{e.source}] {e.excerpt[:_EVIDENCE_CHARS]}" for e in report.evidence)
     # paor's own words in place of an answer ("Incomplete: stopped early ...") are none.
@@ -276,11 +277,12 @@ async def typed_report(
     )
     written = await write_object(spec, ask, system=system, prompt=prompt, purpose="output")
     if not answered:
-        if written.problem is not None:
-            return report.model_copy(update={"notes": (*report.notes, written.problem)})
         read = "no usable answer: its object was read from its task, context and evidence"
+        if written.value is None:  # not even an object of the right shape
+            return report.model_copy(update={"notes": (*report.notes, written.problem or read)})
+        notes = (*report.notes, read, *([written.problem] if written.problem else []))
         return report.model_copy(
-            update={"status": "partial", "notes": (*report.notes, read), "output": written.value}
+            update={"status": "partial", "notes": notes, "output": written.value}
         )
     if written.problem is None:
         return report.model_copy(update={"output": written.value})

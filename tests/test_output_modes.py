@@ -198,6 +198,17 @@ async def test_an_agent_with_no_usable_answer_has_its_object_read_from_its_conte
     assert "Answer found" not in (request.messages[-1].content or "")
 
 
+async def test_an_object_read_from_the_context_that_never_passes_is_kept_as_the_best() -> None:
+    """The context shows no 3: the object goes back each time, and the last one of the right
+    shape is kept, the report partial with both reasons."""
+    report, asked = await typed_agent(TASK, context="The trip: Lyon, a few days.")
+    assert report.status == "partial"
+    assert report.output == Place(city="Lyon", days=3)
+    assert any(note.startswith("no usable answer") for note in report.notes)
+    assert report.notes[-1].startswith("no valid Place: numbers nothing you were given shows: 3")
+    assert len(asked) == 3
+
+
 async def test_an_agent_with_nothing_to_read_from_gets_no_object() -> None:
     report, asked = await typed_agent(TASK)
     assert report.output is None
