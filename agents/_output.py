@@ -9,9 +9,9 @@ and validates the reply back into the type. A type whose schema is not an object
 `typed_report` gives an executor's report its object (`Executor(output_type=...)`): once the
 agent has answered, one more request asks for the answer as the type, from the answer and the
 evidence only (with no usable answer, from the task, its context and the evidence, and the
-report is then partial). A reply that does not validate, or that has numbers neither shows, goes back with
-the reason, a bounded number of times; then the report is `partial`, its `output` None and a
-note saying why, never an exception.
+report is then partial). A reply that does not validate, or that has numbers neither shows,
+goes back with the reason, a bounded number of times; then the report is `partial`, its
+`output` the best object of the right shape (or None) and a note saying why, never an exception.
 """
 
 from __future__ import annotations

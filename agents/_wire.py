@@ -51,9 +51,10 @@ __all__ = [
 OutputMode = Literal["auto", "schema", "tool", "text"]
 """How a request for a typed answer (`ModelRequest.output`) asks for it: a JSON-schema
 `response_format` ("schema": llama.cpp turns it into a grammar), a final tool whose arguments are
-the answer, its call forced ("tool": OpenAI and llama.cpp constrain the arguments to the schema),
-or the schema written in the prompt, the JSON read from the reply's text ("text"). "auto" takes
-the first of these the endpoint accepts, in that order, settled once per endpoint."""
+the answer, its call forced ("tool": an endpoint may constrain the arguments to the schema; the
+llama.cpp build paor embeds does not, and a call written as text is read), or the schema written
+in the prompt, the JSON read from the reply's text ("text"). "auto" takes the first of these the
+endpoint accepts, in that order, settled once per endpoint."""
 FINAL_TOOL = "final_result"
 """The tool a typed answer is asked for through (`OutputMode` "tool")."""
 
@@ -191,8 +192,7 @@ def output_kwargs(
         "description": f"Give your answer, the object `{output.name}`, as this tool's arguments.",
         "parameters": schema,
     }
-    # "required" with one tool forces that tool: every endpoint that calls tools takes it, where
-    # naming the function is not (llama.cpp).
+    # "required" with the one tool offered forces that tool, in the form endpoints take most.
     return {
         "messages": messages,
         "tools": [{"type": "function", "function": final}],
