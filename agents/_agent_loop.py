@@ -247,6 +247,7 @@ class AgentLoop:
             )
         else:
             response = await self.effects.model_call(site, self.model, request)
+        response = s.budget.priced(response, self.model.name)
         s.budget.charge(response.usage)
         s.usage = s.usage + response.usage
         await s.model_called(response, ms=(anyio.current_time() - start) * 1000)

@@ -263,6 +263,7 @@ class Executor(Configured):
             )
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
+            s.budget.check_priced(self.model.name)
             s.transcript = Transcript(opening(self.instructions, task, context, shared))
             try:
                 if self.approver is None:  # nothing to share: no run-wide set (10,000 agents...)

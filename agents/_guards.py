@@ -1,7 +1,7 @@
 """Guards: the limits every loop obeys, the shared budget ledger, and loop detection.
 
-Budgets are data. A `Budget` is a ledger with optional caps on tokens, model requests and tool calls,
-and an absolute deadline; a child ledger (a sub-agent's) charges its parent too, so one run has one
+Budgets are data. A `Budget` is a ledger with optional caps on tokens, dollars, model requests and
+tool calls, and an absolute deadline; a child ledger (a sub-agent's) charges its parent too, so one run has one
 budget however many agents spend it, and a child is never allowed more than its parent has left.
 """
 
@@ -10,17 +10,20 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents._model import Usage
+from agents._model import ModelResponse, Usage
+from agents._prices import PRICES, Price, price_of, require_price
 
 __all__ = ["AgentLimits", "Budget", "LoopDetector", "StopReason"]
 
-StopReason = Literal["steps", "deadline", "tokens", "requests", "tool_calls", "stuck", "error"]
+StopReason = Literal[
+    "steps", "deadline", "tokens", "cost", "requests", "tool_calls", "stuck", "error"
+]
 """Why a sub-agent stopped before answering: the limit it reached, a loop, or an error."""
 
 
@@ -31,6 +34,7 @@ class AgentLimits(BaseModel):
         max_steps: Model turns (decide, act, observe) before the agent wraps up.
         deadline_s: Wall-clock seconds for the whole agent run.
         max_tokens: Prompt plus completion tokens.
+        max_cost: Dollars of model calls (priced as `agents.models.Price` says).
         max_tool_calls: Tool calls.
         max_requests: Model requests.
     """
@@ -40,6 +44,7 @@ class AgentLimits(BaseModel):
     max_steps: int = Field(default=12, ge=1)
     deadline_s: float | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, gt=0)
     max_tool_calls: int | None = Field(default=None, ge=0)
     max_requests: int | None = Field(default=None, ge=1)
 
@@ -52,6 +57,8 @@ class Caps(Protocol):
     @property
     def max_tokens(self) -> int | None: ...
     @property
+    def max_cost(self) -> float | None: ...
+    @property
     def max_requests(self) -> int | None: ...
     @property
     def max_tool_calls(self) -> int | None: ...
@@ -63,27 +70,41 @@ class Budget:
 
     Attributes:
         max_tokens: Token cap, or None.
+        max_cost: Dollar cap, or None.
         max_requests: Model request cap, or None.
         max_tool_calls: Tool call cap, or None.
         deadline: Absolute clock time (seconds) by which work must end, or None.
+        prices: Prices over the public table (`agents.models.PRICES`) for the calls charged here; a
+            ledger without its own uses its parent's.
         parent: The ledger this one also charges.
         used: What this ledger has been charged.
     """
 
     max_tokens: int | None = None
+    max_cost: float | None = None
     max_requests: int | None = None
     max_tool_calls: int | None = None
     deadline: float | None = None
+    prices: Mapping[str, Price] | None = None
     parent: Budget | None = None
     used: Usage = field(default_factory=Usage)
 
     @classmethod
-    def from_limits(cls, limits: Caps, *, now: float, parent: Budget | None = None) -> Budget:
+    def from_limits(
+        cls,
+        limits: Caps,
+        *,
+        now: float,
+        parent: Budget | None = None,
+        prices: Mapping[str, Price] | None = None,
+    ) -> Budget:
         """A ledger for `limits` (an agent's, a run's or a batch's) starting at `now`, nested in
         `parent`: the one place limits become a ledger."""
         deadline = None if limits.deadline_s is None else now + limits.deadline_s
         return cls(
             max_tokens=limits.max_tokens,
+            max_cost=limits.max_cost,
+            prices=prices,
             max_requests=limits.max_requests,
             max_tool_calls=limits.max_tool_calls,
             deadline=deadline,
@@ -96,6 +117,32 @@ class Budget:
         while ledger is not None:
             ledger.used = ledger.used + usage
             ledger = ledger.parent
+
+    def priced(self, response: ModelResponse, model: str) -> ModelResponse:
+        """`response` with its usage's `cost`, priced as the endpoint's answering model (else
+        `model`, the name of the one that sent it) under this chain's price table."""
+        table = self.price_table()
+        price = price_of(response.model, table) if response.model else None
+        price = price or price_of(model, table)
+        if price is None:
+            return response
+        u = response.usage
+        cost = price.dollars(u.prompt_tokens, u.cached_tokens, u.completion_tokens)
+        return response.model_copy(update={"usage": u.model_copy(update={"cost": cost})})
+
+    def price_table(self) -> Mapping[str, Price]:
+        """The public table with the nearest ledger's own prices over it."""
+        own = next((b.prices for b in self._chain() if b.prices is not None), None)
+        return PRICES if not own else {**PRICES, **own}
+
+    def check_priced(self, model: str) -> None:
+        """Check that a chain with a dollar cap can price `model`'s calls.
+
+        Raises:
+            ConfigurationError: It has no price for them: the cap could never be reached.
+        """
+        if any(b.max_cost is not None for b in self._chain()):
+            require_price(model, self.price_table())
 
     def exhausted(self, now: float) -> StopReason | None:
         """The first cap reached here or in an ancestor, or None."""
@@ -133,6 +180,11 @@ class Budget:
         deadlines = [b.deadline for b in self._chain() if b.deadline is not None]
         return min(deadlines) if deadlines else None
 
+    def cost_left(self) -> float | None:
+        """Dollars still allowed by the tightest cap in the chain, or None."""
+        caps = [b.max_cost - b.used.cost for b in self._chain() if b.max_cost is not None]
+        return max(0.0, min(caps)) if caps else None
+
     def tokens_left(self) -> int | None:
         """Tokens still allowed by the tightest cap in the chain, or None."""
         caps = [
@@ -153,6 +205,8 @@ class Budget:
             return "deadline"
         if self.max_tokens is not None and self.used.total_tokens >= self.max_tokens:
             return "tokens"
+        if self.max_cost is not None and self.used.cost >= self.max_cost:
+            return "cost"
         if self.max_requests is not None and self.used.requests >= self.max_requests:
             return "requests"
         if self.max_tool_calls is not None and self.used.tool_calls >= self.max_tool_calls:

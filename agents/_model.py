@@ -48,6 +48,8 @@ class Usage(_Frozen):
         completion_tokens: Output tokens.
         cached_tokens: Input tokens served from the provider's prompt cache.
         tool_calls: Tool calls made.
+        cost: Dollars the model calls cost, under the run's price table (`agents.models.Price`; 0 for
+            a model it has no price for).
     """
 
     requests: int = 0
@@ -55,6 +57,7 @@ class Usage(_Frozen):
     completion_tokens: int = 0
     cached_tokens: int = 0
     tool_calls: int = 0
+    cost: float = 0.0
 
     @property
     def total_tokens(self) -> int:
@@ -68,6 +71,7 @@ class Usage(_Frozen):
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             tool_calls=self.tool_calls + other.tool_calls,
+            cost=self.cost + other.cost,
         )
 
 

@@ -44,7 +44,7 @@ _ERRORS_SHOWN = 3
 _EVIDENCE_CHARS = 600
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _ISO_DATE = re.compile(r"(\d{4})-\d{2}-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
-_SPENT = frozenset({"deadline", "tokens", "requests", "error", "cancelled"})
+_SPENT = frozenset({"deadline", "tokens", "cost", "requests", "error", "cancelled"})
 """Why a loop stopped when no request is left to write its object with."""
 _log = logger("paor.model")
 

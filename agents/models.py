@@ -1,5 +1,6 @@
 """Models: what a `ChatModel` is asked and answers (for writing one's own), and the wrappers that
-add retries, admission within an endpoint's rate limits, hedging and cache warming to any model.
+add retries, admission within an endpoint's rate limits, hedging and cache warming to any model;
+and what their calls cost (`Price`, `PRICES`: see `Limits(max_cost=...)`).
 
 ```python
 admission = Admission()
@@ -15,6 +16,7 @@ from agents._local import local_model_available
 from agents._model import ModelRequest, ModelResponse, OutputSchema, RequestPurpose, ToolSpec
 from agents._openai import DecisionProtocol
 from agents._output import OutputSpec, Written, write_object
+from agents._prices import PRICES, Price, price_of
 from agents._warm import CacheWarming
 from agents._wire import OutputMode
 from agents._wrappers import (
@@ -29,6 +31,7 @@ from agents._wrappers import (
 )
 
 __all__ = [
+    "PRICES",
     "Admission",
     "AdmittedModel",
     "CacheWarming",
@@ -42,11 +45,13 @@ __all__ = [
     "OutputMode",
     "OutputSchema",
     "OutputSpec",
+    "Price",
     "RequestPurpose",
     "RetryingModel",
     "ToolSpec",
     "Written",
     "local_model_available",
+    "price_of",
     "seconds_of",
     "stack",
     "unwrapped",

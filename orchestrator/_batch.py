@@ -80,6 +80,7 @@ class BatchSummary:
     skipped: int = 0
     not_started: int = 0
     tokens: int = 0
+    cost: float = 0.0
     waiting: list[ApprovalRequest] = field(default_factory=list)
     torn: Path | None = None  # where the output's torn last line was moved, if it had one
 
@@ -92,7 +93,8 @@ class BatchSummary:
         if self.waiting:
             parts.append(f"{len({w.run_id for w in self.waiting})} paused (waiting for decisions)")
         torn = "" if self.torn is None else f"; a torn last line was moved to {self.torn}"
-        return f"batch: {', '.join(parts)}; {self.tokens} tokens{torn}"
+        cost = f" (${self.cost:.4f})" if self.cost else ""
+        return f"batch: {', '.join(parts)}; {self.tokens} tokens{cost}{torn}"
 
 
 def finished_ids(path: Path) -> set[str]:
@@ -146,7 +148,7 @@ async def run_batch(
         journal: Journal each task's run here (resumable from its records on a re-run).
 
     Raises:
-        ConfigurationError: `concurrency` is below 1.
+        ConfigurationError: `concurrency` is below 1, or a dollar cap cannot price the model.
         OutputLocked: Another batch is writing `out`.
         RunLocked: Another live process is running one of the tasks with this journal.
         JournalError: A task's records could not be written (its run is left resumable).
@@ -160,6 +162,7 @@ async def run_batch(
     if budget is None:
         assert limits is not None
         budget = await _ledger(executor, limits)
+    budget.check_priced(executor.model.name)
     with exclusive_output(out) as sink:
         torn = repair_tail(out)  # before the ids are read: a torn line's goal runs again
         batch = _Batch(
@@ -275,6 +278,7 @@ class _Batch:
             await anyio.to_thread.run_sync(append_line, self.sink, line)
         self.summary.statuses[report.status] += 1
         self.summary.tokens += report.usage.total_tokens
+        self.summary.cost += report.usage.cost
         if self.on_result is not None:
             self.on_result(task.key(), report)
 
@@ -375,7 +379,7 @@ async def _ledger(executor: Executor, limits: Limits) -> Budget:
     """The batch's shared ledger from its limits, the deadline read on the effect clock."""
     site = EffectSite(run_id="batch", agent_id=BATCH_AGENT, seq=0, step=0)
     now = await executor.effects.now(site)
-    return Budget.from_limits(limits, now=now)
+    return Budget.from_limits(limits, now=now, prices=limits.prices)
 
 
 async def _spent(executor: Executor, budget: Budget, task: BatchTask) -> bool:

@@ -49,6 +49,7 @@ async def batch(args: argparse.Namespace) -> int:
     limits = Limits(
         deadline_s=args.deadline,
         max_tokens=args.max_tokens,
+        max_cost=args.max_cost,
         agent=agents.AgentLimits(max_steps=args.max_steps),
     )
     if args.approve == "plan":

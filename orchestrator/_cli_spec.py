@@ -67,6 +67,7 @@ class ResearchSpec(BaseModel):
             max_subtasks=args.max_subtasks,
             deadline_s=args.deadline,
             max_tokens=args.max_tokens,
+            max_cost=args.max_cost,
             agent=AgentLimits(max_steps=args.max_steps),
         )
         return cls(

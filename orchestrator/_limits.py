@@ -5,6 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 import agents
+from agents._prices import require_price
+from agents.models import PRICES, Price
 
 __all__ = ["Limits"]
 
@@ -15,6 +17,13 @@ class Limits(BaseModel):
     Attributes:
         deadline_s: Wall-clock seconds for the whole run, synthesis included.
         max_tokens: Tokens for the whole run (planner and sub-agents together).
+        max_cost: Dollars of model calls for the whole run, priced by `prices`; the run stops
+            into its partial answer once they are spent (a call under way finishes, so the
+            last one can pass the cap by its own price). `RunResult.usage.cost` says what it
+            cost. A run with this cap needs a price for its models: one that has none fails at
+            the start with `ConfigurationError`.
+        prices: Prices per model (dollars per million tokens) over the public table
+            (`agents.models.PRICES`): a local model's, or a rate of your own.
         max_requests: Model requests for the whole run.
         max_tool_calls: Tool calls for the whole run.
         max_concurrency: Sub-agents running at once.
@@ -30,6 +39,8 @@ class Limits(BaseModel):
 
     deadline_s: float | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, ge=1)
+    max_cost: float | None = Field(default=None, gt=0)
+    prices: dict[str, Price] | None = None
     max_requests: int | None = Field(default=None, ge=1)
     max_tool_calls: int | None = Field(default=None, ge=0)
     max_concurrency: int = Field(default=4, ge=1)
@@ -38,3 +49,15 @@ class Limits(BaseModel):
     max_plan_repairs: int = Field(default=2, ge=0)
     synthesis_reserve: float = Field(default=0.15, ge=0, lt=1)
     agent: agents.AgentLimits = agents.AgentLimits(max_steps=8)
+
+    def check_priced(self, *models: str) -> None:
+        """Check that a run with a dollar cap (its own or its sub-agents') can price `models`.
+
+        Raises:
+            ConfigurationError: The price table has none for one of them.
+        """
+        if self.max_cost is None and self.agent.max_cost is None:
+            return
+        table = {**PRICES, **(self.prices or {})}
+        for model in models:
+            require_price(model, table)

@@ -143,8 +143,8 @@ class Orchestrator(Configured):
 
         Raises:
             ConfigurationError: The goal is blank or not valid UTF-8 text, the output type has
-                no JSON schema, or the run's configuration asks for an approver it was not
-                given.
+                no JSON schema, the run's configuration asks for an approver it was not
+                given, or it caps dollars (`Limits.max_cost`) and a model has no price.
         """
         if not goal.strip():
             raise ConfigurationError("the goal is empty: say what the run should do")
@@ -153,6 +153,8 @@ class Orchestrator(Configured):
                 goal.encode("utf-8")
             except UnicodeEncodeError:
                 raise ConfigurationError("the goal is not valid UTF-8 text") from None
+        limits = (options.get("config") or self.config).limits
+        limits.check_priced(self.model.name, self.planner_model.name)
         run_id = run_id or uuid.uuid4().hex[:12]
         return RunStream(
             self, goal, run_id, meta=meta, text=text, options=options, output_type=output_type

@@ -416,6 +416,7 @@ class Planner:
                 response = await (call() if on_text is None else streaming(call, on_text))
         except ReplayedCancellation:
             raise TimeoutError from None  # cut by the deadline when recorded
+        response = self.budget.priced(response, self.model.name)
         self.budget.charge(response.usage)
         self.usage = self.usage + response.usage
         return response

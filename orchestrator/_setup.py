@@ -59,7 +59,7 @@ async def set_up(
     limits = config.limits
     addresses = Addresses(run_id=run_id, agent_id=RUN_AGENT)
     now = await effects.now(addresses.next(step=0))
-    budget = Budget.from_limits(limits, now=now)
+    budget = Budget.from_limits(limits, now=now, prices=limits.prices)
     # Sub-agents stop early enough to leave the synthesis its share of the deadline.
     agent_deadline = (
         None

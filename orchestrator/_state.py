@@ -310,6 +310,7 @@ class RunState:
         used = self.budget.used
         caps: list[tuple[str, float, float | None]] = [
             ("tokens", used.total_tokens, self.budget.max_tokens),
+            ("cost", used.cost, self.budget.max_cost),
             ("requests", used.requests, self.budget.max_requests),
             ("tool_calls", used.tool_calls, self.budget.max_tool_calls),
         ]

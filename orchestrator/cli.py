@@ -263,6 +263,13 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--max-tokens", type=positive(int), help="token budget for the whole command"
         )
+        sub.add_argument(
+            "--max-cost",
+            type=positive(float),
+            metavar="DOLLARS",
+            help="dollar budget for the whole command, priced by the public price table "
+            "(a model it has no price for is refused)",
+        )
         sub.add_argument("--max-steps", type=positive(int), default=6, help="steps per sub-agent")
         sub.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
     return parser

@@ -14,7 +14,7 @@ from orchestrator._cli_spec import ResearchSpec
 def _args(tmp_path: Path, **given: object) -> argparse.Namespace:
     values: dict[str, object] = {
         "topic": "How do generators work?", "docs": None, "out": tmp_path / "r.md",
-        "max_subtasks": 3, "deadline": 60.0, "max_tokens": None, "max_steps": 6,
+        "max_subtasks": 3, "deadline": 60.0, "max_tokens": None, "max_cost": None, "max_steps": 6,
         "model": None, "base_url": None, "protocol": "auto", "gguf": None,
     }  # fmt: skip
     values.update(given)

@@ -54,6 +54,6 @@ def test_a_model_built_after_a_lazy_import_is_the_real_sdk() -> None:
         "import agents, openai\n"
         "from agents import OpenAIChatModel\n"
         "m = OpenAIChatModel('m', base_url='http://127.0.0.1:9/v1', api_key='k')\n"
-        "print(isinstance(m._client, openai.AsyncOpenAI), issubclass(openai.APIStatusError, Exception))"
+        "print(isinstance(m._transport.client, openai.AsyncOpenAI), issubclass(openai.APIStatusError, Exception))"
     )
     assert _fresh(code) == "True True"

@@ -101,6 +101,11 @@ async def batch(
 ) -> BatchSummary:
     """`paor batch --temporal`: the goals in workflows of up to 100; results appended per workflow.
     `--deadline` is one instant for all; `--max-tokens` is split evenly among the workflows."""
+    if args.max_cost is not None:
+        raise ConfigurationError(
+            "--max-cost is not shared across the workflows of `paor batch --temporal` yet: "
+            "use --max-tokens, or run the batch without --temporal"
+        )
     ends = _ends(args)
     client = await _connect(args, ends)
     tools = await _mcp_names(args, ends)

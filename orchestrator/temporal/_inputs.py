@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agents import AcceptanceCheck, Budget, cites_evidence
 from agents.effects import AgentCall
 from agents.guards import Stop
-from agents.models import OutputSchema
+from agents.models import PRICES, OutputSchema, Price
 from memory import ToolCall
 from memory.journal import EffectRecord
 from orchestrator._config import RunConfig
@@ -81,6 +81,8 @@ class Allowance(BaseModel):
 
     Attributes:
         max_tokens: Tokens left, or None.
+        max_cost: Dollars left, or None.
+        prices: The run's own prices (over `agents.models.PRICES`), or None.
         max_requests: Model requests left, or None.
         max_tool_calls: Tool calls left, or None.
         deadline: The run's deadline for sub-agents (absolute clock time), or None.
@@ -89,6 +91,8 @@ class Allowance(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_tokens: int | None = None
+    max_cost: float | None = None
+    prices: dict[str, Price] | None = None
     max_requests: int | None = None
     max_tool_calls: int | None = None
     deadline: float | None = None
@@ -100,6 +104,8 @@ class Allowance(BaseModel):
             return cls()
         return cls(
             max_tokens=budget.tokens_left(),
+            max_cost=budget.cost_left(),
+            prices=_own_prices(budget),
             max_requests=budget.requests_left(),
             max_tool_calls=budget.tool_calls_left(),
             deadline=budget.nearest_deadline(),
@@ -109,10 +115,18 @@ class Allowance(BaseModel):
         """A fresh ledger with these caps."""
         return Budget(
             max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            prices=self.prices,
             max_requests=self.max_requests,
             max_tool_calls=self.max_tool_calls,
             deadline=self.deadline,
         )
+
+
+def _own_prices(budget: Budget) -> dict[str, Price] | None:
+    """The run's own prices, as the nearest ledger in `budget`'s chain holds them."""
+    table = budget.price_table()
+    return dict(table) if table is not PRICES else None
 
 
 class AgentInput(BaseModel):
