@@ -246,7 +246,7 @@ class Toolbox:
             breaker_opened=opened,
             header=observed(
                 tool.name, prepared.args, sensitive=tool.sensitive, error=error,
-                duration_ms=outcome.duration_ms, truncated=truncated, bound=prepared.bound,
+                truncated=truncated, bound=prepared.bound,
             ),
         )  # fmt: skip
 

@@ -22,8 +22,9 @@ import dataclasses
 
 import anyio
 
+from benchmarks._catalogue import SCENARIOS
 from benchmarks._report import brief_table
-from benchmarks._scenarios import DEFAULT_LATENCY, SCENARIOS, Scenario
+from benchmarks._scenarios import DEFAULT_LATENCY, Scenario
 
 __all__ = ["BRIEF", "s12"]
 

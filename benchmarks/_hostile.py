@@ -29,9 +29,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from benchmarks._catalogue import SCENARIOS
 from benchmarks._limits import dollars, failed_subtasks
 from benchmarks._run import RunRecord
-from benchmarks._scenarios import DEFAULT_LATENCY, SCENARIOS, Scenario, Sub
+from benchmarks._scenarios import DEFAULT_LATENCY, Scenario, Sub
 
 __all__ = ["WINDOW", "hang_figures", "large_figures", "s10", "s11"]
 

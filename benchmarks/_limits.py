@@ -11,9 +11,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from benchmarks._catalogue import SCENARIOS
 from benchmarks._provider import PRICES, RateLimits
 from benchmarks._run import RunRecord
-from benchmarks._scenarios import SCENARIOS, Scenario
+from benchmarks._scenarios import Scenario
 from benchmarks._sim import Who
 
 __all__ = [
@@ -45,10 +46,11 @@ def limited_title(scenario: Scenario) -> str:
     return f"{scenario.name}, {tokens} per {limits.window_s:g} s" if limits else scenario.name
 
 
-def dollars(record: RunRecord) -> float:
-    """What the run's answered model calls cost under the price table, with prompt caching."""
+def dollars(record: RunRecord, *, cached: bool = True) -> float:
+    """What the run's answered model calls cost under the price table, with prompt caching (or,
+    with `cached=False`, as if no prompt token had been cached)."""
     return sum(
-        PRICES.dollars(e.prompt_tokens, e.cached_tokens, e.completion_tokens)
+        PRICES.dollars(e.prompt_tokens, e.cached_tokens if cached else 0, e.completion_tokens)
         for e in record.log
         if e.fault is None
     )

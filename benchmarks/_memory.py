@@ -34,8 +34,8 @@ def status_kib(field: str) -> int:
 
 
 async def _paor(n: int) -> Rendezvous:
+    from benchmarks._catalogue import s7
     from benchmarks._paor import LeanModel, orchestrator_for
-    from benchmarks._scenarios import s7
 
     warm = s7(1)
     await orchestrator_for(
@@ -55,8 +55,8 @@ async def _paor_http(n: int, max_in_flight: int = 1000) -> Rendezvous:
     its imports are not the sub-agents'."""
     from agents import OpenAIChatModel
     from agents.models import ModelRequest
+    from benchmarks._catalogue import s7
     from benchmarks._paor import orchestrator_for
-    from benchmarks._scenarios import s7
     from memory import UserMessage
 
     command = [sys.executable, "-m", "benchmarks._serve", "S7", str(n), "--lean"]
@@ -86,8 +86,8 @@ async def _paor_http(n: int, max_in_flight: int = 1000) -> Rendezvous:
 
 
 async def _langgraph(n: int) -> Rendezvous:
+    from benchmarks._catalogue import s7
     from benchmarks._langgraph import CONFIG, LeanChatModel, lc_tools, plan_graph
-    from benchmarks._scenarios import s7
 
     warm = s7(1)
     await plan_graph(

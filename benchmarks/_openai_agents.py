@@ -22,7 +22,6 @@ from benchmarks._endpoints import SimServer
 from benchmarks._react import REACT_INSTRUCTIONS
 from benchmarks._run import RunRecord, recording
 from benchmarks._scenarios import Scenario
-from benchmarks._sim import tool_text
 
 __all__ = [
     "PIN",
@@ -164,7 +163,7 @@ def _tool_table(scenario: Scenario, keys: Iterable[str]) -> dict[str, list[float
     return {
         k: [
             scenario.latency.tool_call(k, scenario.tool_slow(k)),
-            tool_text(k, scenario.tool_size(k)),
+            scenario.result_text(k),
         ]
         for k in keys
     }

@@ -22,10 +22,10 @@ import anyio
 import openai
 
 from agents import Executor, OpenAIChatModel
+from benchmarks._catalogue import s0
 from benchmarks._endpoints import SimServer
 from benchmarks._paor import lookup_tool
 from benchmarks._react import openai_turns, react_loop
-from benchmarks._scenarios import s0
 
 __all__ = ["COLD_STARTS", "cold_start", "http_cpu", "served_in_a_thread"]
 

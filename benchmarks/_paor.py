@@ -52,8 +52,9 @@ def orchestrator_for(
     and `stream_plans` (subtasks start as the plan streams in, over HTTP).
 
     Behind a context window, as paor's users configure it for long tool outputs: the lookup's
-    observations are not cut (a window's worth of characters is allowed), and each sub-agent's
-    history is compacted past half the window (`memory.Compactor`)."""
+    observations are not cut (a window's worth of characters is allowed), nor are the results
+    dependents and the writer read (`result_chars=None`), and each sub-agent's history is
+    compacted past half the window (`memory.Compactor`)."""
     n = len(scenario.subs)
     window = scenario.context_window
     compactor = None if window is None else Compactor(max_tokens=window // 2)
@@ -73,6 +74,7 @@ def orchestrator_for(
             instructions=DEFAULT_INSTRUCTIONS + scenario.brief,
             direct_calls=eager,
             stream_plans=eager,
+            result_chars=RunConfig().result_chars if window is None else None,
         ),
     )
 
@@ -134,7 +136,7 @@ async def run_orchestrator(
             scenario, SimChatModel(sim), _sim_lookup(sim, scenario), eager=eager
         )
         await _timed_run(record, orch, scenario)
-    record.log, record.tools = sim.log, sim.tools
+    record.log, record.tools, record.read = sim.log, sim.tools, sim.reading.read
     return record
 
 
@@ -174,7 +176,7 @@ async def run_executor(scenario: Scenario, *, http: bool) -> RunRecord:
             await model.aclose()
     else:
         await run(SimChatModel(sim))
-    record.log, record.tools = sim.log, sim.tools
+    record.log, record.tools, record.read = sim.log, sim.tools, sim.reading.read
     return record
 
 

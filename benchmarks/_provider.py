@@ -8,7 +8,8 @@
   `Retry-After`/`retry-after-ms` saying when it would pass, and it still counts against the request
   limit (a refused request is not free at OpenAI either). Every answer carries the `x-ratelimit-*`
   headers (limit, remaining and reset, resets as Go durations such as "1.5s" or "6m0s").
-- `Prices`: dollars per million tokens, cached prompt tokens at their own price.
+- `PRICES`: the simulated model's price, from paor's public price table (cached prompt tokens at
+  their own price).
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from agents.models import PRICES as LIBRARY_PRICES
+from agents.models import Price
+
 __all__ = [
     "CACHE_RULES",
     "PRICES",
+    "PRICE_MODEL",
     "CacheRules",
-    "Prices",
     "RateLimiter",
     "RateLimits",
     "go_duration",
@@ -48,23 +52,10 @@ CACHE_RULES = CacheRules()
 """OpenAI's prompt caching rules."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Prices:
-    """A published price table, in dollars per million tokens."""
-
-    model: str
-    input: float
-    cached_input: float
-    output: float
-
-    def dollars(self, prompt: int, cached: int, completion: int) -> float:
-        """The price of one request."""
-        fresh = prompt - cached
-        return (fresh * self.input + cached * self.cached_input + completion * self.output) / 1e6
-
-
-PRICES = Prices(model="gpt-4.1-mini", input=0.40, cached_input=0.10, output=1.60)
-"""OpenAI's published gpt-4.1-mini prices (April 2025), the suite's price table."""
+PRICE_MODEL = "gpt-4.1-mini"
+PRICES: Price = LIBRARY_PRICES[PRICE_MODEL]
+"""The simulated model's price: gpt-4.1-mini's in paor's own public table (`agents.models.PRICES`),
+the one `Limits(max_cost=...)` prices runs with."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -56,14 +56,30 @@ def render(results: dict[str, Any]) -> str:
             list(_rows(results, "${dollars:.4f} ({dollars_vs_parallel:.2f})")),
         ),
         "",
+        "The same without prompt caching (every prompt token at the input price; over the "
+        "parallel-tool-call agent's), for a provider that caches nothing or a prompt too short "
+        "to cache:",
+        "",
+        _table(
+            ["scenario", *COLUMNS],
+            list(_rows(results, "${dollars_uncached:.4f} ({dollars_uncached_vs_parallel:.2f})")),
+        ),
+        "",
         "Prompt tokens per task (cached by the provider's rules):",
         "",
         _table(
             ["scenario", *COLUMNS], list(_rows(results, "{prompt_tokens:,} ({cached_tokens:,})"))
         ),
         "",
-        "Under a tokens-per-minute limit, one run each: wall over the limit's own minimum; requests "
-        "refused with a 429 (after the first answer); subtasks that failed; dollars:",
+        "What each framework's model read: the mean share of each needed lookup's result that "
+        "reached a prompt, and on S13 the looked-up facts that reached the final answer's prompt "
+        "(`benchmarks/_facts.py`):",
+        "",
+        _table(["scenario", *COLUMNS], list(_rows(results, _read))),
+        "",
+        "Under a tokens-per-minute limit, one run each: wall in seconds and over the limit's own "
+        "minimum; requests refused with a 429 (after the first answer); subtasks that failed; "
+        "dollars:",
         "",
         _table(["scenario", *LIMITED], list(_limited(results.get("limited", {})))),
         "",
@@ -111,12 +127,17 @@ def _verdict(met: bool | None) -> str:
     return "not measured" if met is None else ("met" if met else "**missed**")
 
 
-def _cell(run: dict[str, Any] | None, fmt: str) -> str:
+def _cell(run: dict[str, Any] | None, fmt: str | Callable[[dict[str, Any]], str]) -> str:
     if run is None:
         return "n/a"
     if run.get("error"):
         return f"error: {run['error'][:60]}"
-    return fmt.format(**run)
+    if callable(fmt):
+        return fmt(run)
+    try:
+        return fmt.format(**run)
+    except KeyError:  # a figure this run's results predate
+        return "n/a"
 
 
 def _walls(results: dict[str, Any]) -> list[list[str]]:
@@ -140,15 +161,26 @@ def _walls(results: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _rows(results: dict[str, Any], fmt: str) -> list[list[str]]:
+def _rows(results: dict[str, Any], fmt: str | Callable[[dict[str, Any]], str]) -> list[list[str]]:
     rows = []
     for name, sc in results["scenarios"].items():
         rows.append([name, *(_cell(sc["runs"].get(c), fmt) for c in COLUMNS)])
     return rows
 
 
+def _read(run: dict[str, Any]) -> str:
+    share = run.get("read_share")
+    text = "n/a" if share is None else f"{share:.0%}"
+    if "facts_reached" in run:
+        text += f"; {run['facts_reached']}/{run['facts_needed']} facts"
+    return text
+
+
 def _limited(found: dict[str, Any]) -> list[list[str]]:
-    fmt = "{wall_over_floor:.3f}; {refused} ({refused_after_first}); {failed_subtasks}; ${dollars:.4f}"
+    fmt = (
+        "{wall_s:.2f} s, {wall_over_floor:.3f}; {refused} ({refused_after_first}); "
+        "{failed_subtasks}; ${dollars:.4f}"
+    )
     rows = []
     for name, runs in found.items():
         cells = []

@@ -31,6 +31,7 @@ class RunRecord:
         answer: The final answer, for a sanity check.
         usage: The tokens the framework itself counted, where it reports them.
         error: Why the run failed, if it did.
+        read: The most characters of each lookup's result any prompt carried (`_facts.Reading`).
     """
 
     framework: str
@@ -42,6 +43,7 @@ class RunRecord:
     answer: str = ""
     usage: Usage | None = None
     error: str | None = None
+    read: dict[str, int] = field(default_factory=dict)
 
 
 @contextmanager
@@ -54,7 +56,7 @@ def recording(record: RunRecord, sim: Simulator) -> Iterator[None]:
     except Exception as exc:
         record.error = f"{type(exc).__name__}: {exc}"[:300]
     finally:
-        record.log, record.tools = sim.log, sim.tools
+        record.log, record.tools, record.read = sim.log, sim.tools, sim.reading.read
 
 
 class Rendezvous:

@@ -1,11 +1,13 @@
-"""The scenarios S0-S8: scripted plans, sub-agent decisions, and their critical paths.
+"""What a scenario is: scripted plans, sub-agent decisions, and their critical paths (the scenarios
+themselves, S0 to S13, are in `benchmarks._catalogue`).
 
 A scenario is a plan of subtasks (`Sub`), each a short ReAct job: `steps` lookups, one per model turn,
 then an answer; a subtask may report that its result invalidates the plan, which the scripted planner
 answers with a `Replan`. The same scenario also scripts two single agents for the baselines, each doing
 every surviving lookup itself: a sequential ReAct agent (`mono`), one lookup per turn, and an agent that
 makes parallel tool calls (`par`), each turn calling the next lookup of every subtask whose
-dependencies are done (`Scenario.par_turns`), as a model that sees the whole task would.
+dependencies are done (`Scenario.par_turns`), as a model that sees the whole task would. That agent
+is no oracle: it starts work a later result invalidates, as paor does, until that result arrives.
 
 The critical path is computed from the latency model alone, so it is a property of the scenario, not
 of a run: the plan call, then the longest chain of subtasks (each costing its model and tool latencies)
@@ -15,15 +17,15 @@ and replan calls, then the synthesis call.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
+from benchmarks._facts import PLACEHOLDER, with_fact
 from benchmarks._provider import RateLimits
-from benchmarks._sim import Faults, LatencyModel, Reply, Simulator, Who
+from benchmarks._sim import Faults, LatencyModel, Reply, Simulator, Who, tool_text
 
-__all__ = ["SCENARIOS", "Replan", "Scenario", "ScenarioScript", "Sub", "fan_out", "s0", "s7", "s8"]
+__all__ = ["DEFAULT_LATENCY", "Replan", "Scenario", "ScenarioScript", "Sub", "lookup"]
 
 # Scaled down about tenfold from a hosted model and web tools (0.6 s to first token, 1,000 tokens/s
 # decode, 0.8 s per tool call), so the suite runs in minutes; every figure is a ratio.
@@ -41,6 +43,7 @@ class Sub:
         slow: Multiplier on its tool latencies (a straggler's is above 1).
         invalidates: If set, it reports that its result invalidates the plan, for this reason.
         tool_tokens: The length of each of its lookup results, if not the scenario's.
+        restates: Its answer restates the facts it read (`benchmarks._facts`), as a model's does.
     """
 
     id: str
@@ -49,6 +52,7 @@ class Sub:
     slow: float = 1.0
     invalidates: str | None = None
     tool_tokens: int | None = None
+    restates: bool = False
 
     @property
     def goal(self) -> str:
@@ -78,7 +82,8 @@ class Sub:
         if self.invalidates:
             args = {"kind": "invalidates", "reason": self.invalidates}
             out.append(Reply(tool_calls=(("report_issue", json.dumps(args)),)))
-        out.append(Reply(content=f"Facts of {self.id}: all {self.steps} found [lookup {self.id}]."))
+        said = PLACEHOLDER if self.restates else f"all {self.steps} found"
+        out.append(Reply(content=f"Facts of {self.id}: {said} [lookup {self.id}]."))
         return out
 
 
@@ -123,6 +128,8 @@ class Scenario:
         timeout_s: The request timeout every framework's client is given (None: its default).
         brief: Text every framework adds to its workers' instructions (and the single agent to
             its own): a long one makes their shared prompt prefix long enough to be cached.
+        facts: Each lookup's result ends with its fact, and the answers restate what they read,
+            so the final answer's prompt shows which facts reached it (`benchmarks._facts`).
     """
 
     name: str
@@ -136,6 +143,7 @@ class Scenario:
     hang_share: float = 0.0
     timeout_s: float | None = None
     brief: str = ""
+    facts: bool = False
 
     @property
     def goal(self) -> str:
@@ -155,20 +163,26 @@ class Scenario:
     @cached_property
     def par_turns(self) -> tuple[tuple[str, ...], ...]:
         """The parallel-tool-call agent's lookups, turn by turn: each turn the next lookup of every
-        surviving subtask whose dependencies finished in an earlier turn."""
-        left = {s.id: s.lookups() for s in self.subs.values() if s.id not in self.removed}
-        deps = {i: [d for d in self.subs[i].deps if d in left] for i in left}
+        planned subtask whose dependencies finished in an earlier turn. It cannot know what a
+        result will invalidate before the result arrives: a replan's removals stop, and its
+        additions start, after the turn in which its trigger finished."""
+        left = {s.id: s.lookups() for s in self.plan}
+        pending = list(self.replans)
         done: set[str] = set()
+        gone: set[str] = set()
         turns: list[tuple[str, ...]] = []
         while left:
-            ready = [i for i in left if all(d in done for d in deps[i])]
+            ready = [i for i in left if all(d in done or d in gone for d in self.subs[i].deps)]
             if not ready:
                 raise ValueError(f"{self.name}: a dependency cycle among {sorted(left)}")
             turns.append(tuple(left[i].pop(0) for i in ready))
-            for i in ready:
-                if not left[i]:
-                    del left[i]
-                    done.add(i)
+            done.update(i for i in ready if not left[i])
+            left = {i: keys for i, keys in left.items() if keys}
+            while pending and pending[0].trigger in done:
+                replan = pending.pop(0)
+                gone.update(r for r in replan.remove if r not in done)
+                left = {i: keys for i, keys in left.items() if i not in replan.remove}
+                left.update((s.id, s.lookups()) for s in replan.add)
         return tuple(turns)
 
     @cached_property
@@ -194,6 +208,11 @@ class Scenario:
         sub = self.subs.get(key.rsplit(".", 1)[0])
         return sub.slow if sub is not None else 1.0
 
+    def result_text(self, key: str) -> str:
+        """The result of lookup `key`, as every framework's tool returns it."""
+        text = tool_text(key, self.tool_size(key))
+        return with_fact(text, key) if self.facts else text
+
     def tool_size(self, key: str) -> int:
         """The length in tokens of lookup `key`'s result."""
         sub = self.subs.get(key.rsplit(".", 1)[0])
@@ -213,6 +232,7 @@ class Scenario:
             limits=self.limits,
             context_window=self.context_window,
             faults=Faults(hang_share=self.hang_share, seed=self.latency.seed),
+            facts=self.facts,
         )
 
     @property
@@ -324,145 +344,21 @@ class ScenarioScript:
             keys = self.scenario.mono_keys
             if who.step < len(keys):
                 return lookup(keys[who.step])
-            return Reply(content=f"Final answer for {who.name}: all {len(keys)} facts gathered.")
+            return self._final(f"Final answer for {who.name}: all {len(keys)} facts gathered.")
         if who.kind == "par":
             batches = self.scenario.par_turns
             if who.step < len(batches):
                 return Reply(tool_calls=tuple(lookup(k).tool_calls[0] for k in batches[who.step]))
             n = sum(len(batch) for batch in batches)
-            return Reply(content=f"Final answer for {who.name}: all {n} facts gathered.")
-        return Reply(
-            content=f"Final answer for {self.scenario.name}: every subtask reported its facts."
+            return self._final(f"Final answer for {who.name}: all {n} facts gathered.")
+        return self._final(
+            f"Final answer for {self.scenario.name}: every subtask reported its facts."
         )
+
+    def _final(self, text: str) -> Reply:
+        """A final answer; where the scenario checks facts, restating those its prompt carried."""
+        return Reply(content=f"{text} {PLACEHOLDER}" if self.scenario.facts else text)
 
     def slow(self, who: Who) -> float:
         """Model calls are never stragglers here: slowness is in the tools."""
         return 1.0
-
-
-def fan_out(
-    name: str,
-    title: str,
-    n: int,
-    *,
-    steps: int = 1,
-    tool_tokens: int = 200,
-    latency: LatencyModel = DEFAULT_LATENCY,
-) -> Scenario:
-    """N independent subtasks."""
-    plan = tuple(Sub(id=f"t{i}", steps=steps) for i in range(n))
-    return Scenario(name=name, title=title, plan=plan, tool_tokens=tool_tokens, latency=latency)
-
-
-def s0() -> Scenario:
-    """S0: one sub-agent, model, tool, model; zero latency (framework overhead only)."""
-    zero = LatencyModel(ttft_s=0.0, per_token_s=0.0, tool_s=0.0)
-    return Scenario(
-        name="S0", title="Zero-latency overhead", plan=(Sub(id="s0"),), tool_tokens=20, latency=zero
-    )
-
-
-def s7(n: int) -> Scenario:
-    """S7: n concurrent one-lookup sub-agents; zero latency (memory only)."""
-    zero = LatencyModel(ttft_s=0.0, per_token_s=0.0, tool_s=0.0)
-    return fan_out("S7", f"{n} concurrent sub-agents", n, tool_tokens=20, latency=zero)
-
-
-def s8() -> Scenario:
-    """S8: one sub-agent of 30 lookups (tokens and prefix stability); fast latencies."""
-    fast = LatencyModel(seed=8, ttft_s=0.01, per_token_s=0.0005, tool_s=0.005, jitter=0.2)
-    return Scenario(
-        name="S8", title="A 30-step sub-agent", plan=(Sub(id="s8", steps=30),), latency=fast
-    )
-
-
-def _s3() -> Scenario:
-    plan = (
-        Sub(id="l1", steps=1),
-        Sub(id="l2", steps=2),
-        Sub(id="l3", steps=3),
-        Sub(id="l4", steps=1),
-        Sub(id="c1", deps=("l1", "l2"), steps=1),
-        Sub(id="c2", deps=("l3", "l4"), steps=2),
-        Sub(id="f", deps=("c1", "c2"), steps=1),
-    )
-    return Scenario(name="S3", title="Dependent DAG: lookups, then combining steps", plan=plan)
-
-
-def _s4() -> Scenario:
-    plan = (Sub(id="a", steps=2, invalidates="source A was retracted"), Sub(id="x", steps=5))
-    replans = (
-        Replan(
-            trigger="a", add=(Sub(id="b", deps=("a",), steps=2, invalidates="source B disagrees"),)
-        ),
-        Replan(trigger="b", add=(Sub(id="c", deps=("b",), steps=2),)),
-    )
-    return Scenario(name="S4", title="Iterative replanning", plan=plan, replans=replans)
-
-
-def _s5() -> Scenario:
-    plan = (
-        Sub(id="a", steps=3),
-        Sub(id="b", steps=1, invalidates="b's premise is false"),
-        Sub(id="c", steps=5),
-        Sub(id="d", deps=("a",), steps=1),
-        Sub(id="e", deps=("b",), steps=2),
-        Sub(id="f", deps=("d", "e"), steps=1),
-    )
-    replan = Replan(
-        trigger="b",
-        remove=("c", "e", "f"),
-        add=(Sub(id="e2", deps=("b",), steps=2), Sub(id="f2", deps=("d", "e2"), steps=1)),
-    )
-    return Scenario(
-        name="S5", title="Mid-graph invalidation: cancel and replan", plan=plan, replans=(replan,)
-    )
-
-
-def s6(seed: int) -> Scenario:
-    """S6: a random wide and deep DAG (5 layers of 2 to 5 subtasks, 1 to 3 lookups each)."""
-    rng = random.Random(seed)
-    layers: list[list[Sub]] = []
-    for depth in range(5):
-        layer = []
-        for i in range(rng.randint(2, 5)):
-            earlier = [s.id for lay in layers[-2:] for s in lay]
-            deps = (
-                tuple(sorted(rng.sample(earlier, min(len(earlier), rng.randint(1, 2)))))
-                if earlier
-                else ()
-            )
-            slow = 2.0 if rng.random() < 0.15 else 1.0
-            layer.append(Sub(id=f"n{depth}{i}", deps=deps, steps=rng.randint(1, 3), slow=slow))
-        layers.append(layer)
-    plan = tuple(s for layer in layers for s in layer)
-    return Scenario(name=f"S6.{seed}", title="Random wide and deep DAG", plan=plan)
-
-
-def _s2() -> Scenario:
-    plan = tuple(Sub(id=f"s{i}", steps=4, slow=2.0 if i in (2, 6) else 1.0) for i in range(8))
-    return Scenario(name="S2", title="Eight-way fan-out with stragglers", plan=plan)
-
-
-def _s9() -> Scenario:
-    """Six three-lookup branches and two combining steps, with heavy-tailed latencies: one model
-    or tool call in twelve takes ten times as long, as a provider's queue or a slow page does."""
-    heavy = LatencyModel(
-        seed=9, ttft_s=0.06, per_token_s=0.001, tool_s=0.08, jitter=0.3, tail_p=1 / 12, tail_x=10.0
-    )
-    roots = tuple(Sub(id=f"h{i}", steps=3) for i in range(6))
-    joins = (Sub(id="j0", deps=("h0", "h1", "h2"), steps=1), Sub(id="j1", deps=("h3", "h4", "h5")))
-    return Scenario(
-        name="S9", title="Heavy-tailed latencies: stragglers in models and tools",
-        plan=(*roots, *joins), latency=heavy,
-    )  # fmt: skip
-
-
-def _s1() -> Scenario:
-    return fan_out("S1", "Two-way fan-out", 2, steps=2)
-
-
-SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (_s1(), _s2(), _s3(), _s4(), _s5(), s6(1), s6(2), _s9())
-}
-"""The timed DAG scenarios S1-S6, by name."""

@@ -15,8 +15,9 @@ from typing import Any
 import anyio
 
 from agents.testing import Completion, FakeOpenAIServer, ServerAction, TokenUsage
+from benchmarks._catalogue import SCENARIOS, s7
 from benchmarks._endpoints import SimServer
-from benchmarks._scenarios import SCENARIOS, Scenario, s7
+from benchmarks._scenarios import Scenario
 from benchmarks._sim import SimRequest, classify
 
 __all__ = ["scenario_named"]

@@ -16,7 +16,9 @@ every request it
   do not depend on arrival order, and its own work, done inside that time after letting other
   callers in, is not charged to the framework; the wait is kept by `benchmarks._clock`, on time to
   a few tenths of a millisecond where the event loop's timers round up to the next millisecond;
-- may inject a fault (`Faults`): an HTTP status, a hang, or a malformed body.
+- may inject a fault (`Faults`): an HTTP status, a hang, or a malformed body;
+- notes how much of each tool result reached a prompt, and in scenarios that check facts, which
+  looked-up facts each prompt carried (`benchmarks._facts`).
 
 Every exchange is logged with its timestamps, so the figures are computed from one log whatever the
 framework under test.
@@ -39,6 +41,7 @@ import anyio.lowlevel
 from agents._openai import to_wire
 from agents.models import ModelRequest
 from benchmarks._clock import sleep_until
+from benchmarks._facts import PLACEHOLDER, Reading, facts_in, restate, with_fact
 from benchmarks._prefix import PrefixIndex
 from benchmarks._provider import CACHE_RULES, CacheRules, RateLimiter, RateLimits
 
@@ -338,6 +341,7 @@ class Exchange:
     cached_tokens: int = 0
     fault: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    facts: frozenset[str] | None = None  # the looked-up facts its prompt carried (S13)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -363,6 +367,8 @@ class Simulator:
         cache: The provider's prompt caching rules.
         context_window: The most prompt tokens a request may carry; a longer one is refused with
             OpenAI's 400 `context_length_exceeded` (no limit by default).
+        facts: Each tool result ends with the fact it was looked up for, and a reply saying
+            `{facts}` restates the facts of its prompt (`benchmarks._facts`).
     """
 
     def __init__(
@@ -375,8 +381,11 @@ class Simulator:
         limits: RateLimits | None = None,
         cache: CacheRules = CACHE_RULES,
         context_window: int | None = None,
+        facts: bool = False,
     ) -> None:
         self.script = script
+        self.facts = facts
+        self.reading = Reading()
         self.latency = latency
         self.faults = faults or Faults()
         self.tool_tokens = tool_tokens
@@ -419,7 +428,15 @@ class Simulator:
             return fault
         reply = self.script.reply(who)
         exchange.prompt_tokens, exchange.shared_tokens = self.account(request)
-        segments = [self._tokens(text) for text in request.texts()]
+        texts = request.texts()
+        segments = [self._tokens(text) for text in texts]
+        self.reading.observe(texts)
+        if self.facts:
+            exchange.facts = facts_in(texts)
+            if reply.content and PLACEHOLDER in reply.content:
+                reply = Reply(
+                    content=restate(reply.content, exchange.facts), tool_calls=reply.tool_calls
+                )
         exchange.completion_tokens = reply.completion_tokens
         window = self.context_window
         if window is not None and exchange.prompt_tokens > window:
@@ -472,6 +489,8 @@ class Simulator:
         latency = self.latency.tool_call(key, slow)
         size = self.tool_tokens if isinstance(self.tool_tokens, int) else self.tool_tokens(key)
         text = tool_text(key, size)
+        if self.facts:
+            text = with_fact(text, key)
         await sleep_until(started + latency)
         self.tools.append(
             ToolExchange(key=key, started=started, finished=time.perf_counter(), latency=latency)

@@ -18,12 +18,14 @@ import anyio
 
 from benchmarks import _openai_agents as oa
 from benchmarks._brief import s12
+from benchmarks._catalogue import SCENARIOS, s0, s8
 from benchmarks._figures import (
     dispatch_gaps,
     median,
     percentile,
     prefix_share,
     prompt_tokens,
+    reading,
     targets,
 )
 from benchmarks._hostile import hang_figures, large_figures, s10, s11
@@ -39,7 +41,7 @@ from benchmarks._overhead import COLD_STARTS, cold_start, http_cpu
 from benchmarks._paor import run_executor, run_orchestrator, s0_cpu
 from benchmarks._react import REACT_INSTRUCTIONS, run_parallel, run_react, s0_cpu_react
 from benchmarks._run import RunRecord
-from benchmarks._scenarios import SCENARIOS, Scenario, s0, s8
+from benchmarks._scenarios import Scenario
 
 __all__ = ["FRAMEWORKS", "Suite"]
 
@@ -390,7 +392,7 @@ class Suite:
             for record in records.get(name, []):
                 if record.error is None:
                     gaps[key] += dispatch_gaps(record, scenario)
-        runs = {name: _figures(found, cp) for name, found in records.items()}
+        runs = {name: _figures(found, cp, scenario) for name, found in records.items()}
         for key, base in (
             ("vs_react", runs.get("react", {})),
             ("vs_parallel", runs.get("parallel-tools", {})),
@@ -402,6 +404,9 @@ class Suite:
                         figures["prompt_tokens"] / base["prompt_tokens"], 4
                     )
                     figures[f"dollars_{key}"] = round(figures["dollars"] / base["dollars"], 4)
+                    figures[f"dollars_uncached_{key}"] = round(
+                        figures["dollars_uncached"] / base["dollars_uncached"], 4
+                    )
         for figures in runs.values():
             if "wall_vs_react" in figures:
                 figures["speedup"] = round(1 / figures["wall_vs_react"], 3)
@@ -539,7 +544,7 @@ def _wall(records: list[RunRecord]) -> float | None:
     return median(ok) if ok else None
 
 
-def _figures(records: list[RunRecord], cp: float) -> dict[str, Any]:
+def _figures(records: list[RunRecord], cp: float, scenario: Scenario) -> dict[str, Any]:
     wall = _wall(records)
     errors = [r.error for r in records if r.error]
     if wall is None:
@@ -552,6 +557,8 @@ def _figures(records: list[RunRecord], cp: float) -> dict[str, Any]:
         "prompt_tokens": prompt_tokens(ok),
         "cached_tokens": sum(e.cached_tokens for e in ok.log),
         "dollars": round(dollars(ok), 6),
+        "dollars_uncached": round(dollars(ok, cached=False), 6),
         "requests": len(ok.log),
         "errors": len(errors),
+        **reading(ok, scenario),
     }

@@ -93,7 +93,7 @@ class BatchSummary:
         if self.waiting:
             parts.append(f"{len({w.run_id for w in self.waiting})} paused (waiting for decisions)")
         torn = "" if self.torn is None else f"; a torn last line was moved to {self.torn}"
-        cost = f" (${self.cost:.4f})" if self.cost else ""
+        cost = f" (${self.cost:.4f})" if self.cost >= 0.00005 else ""
         return f"batch: {', '.join(parts)}; {self.tokens} tokens{cost}{torn}"
 
 

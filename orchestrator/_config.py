@@ -19,7 +19,7 @@ from agents.effects import Effects
 from agents.executor import DEFAULT_INSTRUCTIONS, FirstLook
 from orchestrator._limits import Limits
 from orchestrator._prompts import PLANNER_INSTRUCTIONS
-from orchestrator._synthesis import SYNTHESIS_INSTRUCTIONS
+from orchestrator._synthesis import RESULT_CHARS, SYNTHESIS_INSTRUCTIONS
 
 __all__ = ["RunConfig", "RunOptions"]
 
@@ -68,6 +68,10 @@ class RunConfig(BaseModel):
             validated whole, and an early start the final plan does not keep is stopped. For a
             hosted endpoint; off for a single local server, where early sub-agents would wait on
             the planner's slot. Live runs only (not journaled, nor on Temporal).
+        result_chars: The most characters of one subtask's result that the sub-agents depending
+            on it and the final writer read (None: the whole result). The cut keeps a small
+            model's prompt short; lift it when results are long and the model's window is not
+            (each tool's own `max_chars` bounds what a sub-agent reads of a tool result).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -87,6 +91,7 @@ class RunConfig(BaseModel):
     direct_calls: bool = False
     typed_subtasks: bool = False
     stream_plans: bool = False
+    result_chars: int | None = Field(default=RESULT_CHARS, ge=100)
 
     def check(self, approver: Approver | None) -> None:
         """Whether a run under this configuration can go with `approver`.

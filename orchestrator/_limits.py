@@ -5,8 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 import agents
-from agents._prices import require_price
-from agents.models import PRICES, Price
+from agents.models import Price
 
 __all__ = ["Limits"]
 
@@ -56,8 +55,9 @@ class Limits(BaseModel):
         Raises:
             ConfigurationError: The price table has none for one of them.
         """
-        if self.max_cost is None and self.agent.max_cost is None:
+        cap = self.max_cost or self.agent.max_cost
+        if cap is None:
             return
-        table = {**PRICES, **(self.prices or {})}
+        ledger = agents.Budget(max_cost=cap, prices=self.prices)
         for model in models:
-            require_price(model, table)
+            ledger.check_priced(model)

@@ -55,6 +55,7 @@ from orchestrator._plan_checks import (
 from orchestrator._plan_stream import SubtaskScanner
 from orchestrator._prompts import DIRECT_CALLS, MAY_ASK, PLANNER_INSTRUCTIONS, TYPED
 from orchestrator._synthesis import (
+    RESULT_CHARS,
     SYNTHESIS_INSTRUCTIONS,
     Synthesis,
     Writer,
@@ -107,6 +108,7 @@ class Planner:
         cite: The run asks for citations (`RunConfig(cite=True)`): the synthesis of a run
             that would be complete must say what a result says about the goal (the support
             rule, `agents.executor.unsupported`).
+        result_chars: The most of one result the synthesis reads (`RunConfig.result_chars`).
     """
 
     model: ChatModel
@@ -123,6 +125,7 @@ class Planner:
     calls: dict[str, str] | None = None
     cite: bool = False
     schemas: bool = False
+    result_chars: int | None = RESULT_CHARS
     _addresses: Addresses = field(init=False)
     _parrot: Parrot | None = field(default=None, init=False)
     notes: list[str] = field(default_factory=list, init=False)
@@ -285,7 +288,7 @@ class Planner:
         object of its type; never raises (see `orchestrator._synthesis.Writer`)."""
         writer = Writer(
             ask=self._ask, instructions=self.synthesis_instructions, judge=self._unusable,
-            cite=self.cite,
+            cite=self.cite, result_chars=self.result_chars,
         )  # fmt: skip
         if output is not None:
             return await writer.write_object(goal, reports, note, output, known=known)

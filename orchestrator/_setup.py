@@ -80,12 +80,14 @@ async def set_up(
         calls=orch.toolbox.signatures() if config.direct_calls else None,
         cite=config.cite,
         schemas=config.typed_subtasks,
+        result_chars=config.result_chars,
     )
     state = RunState(
         run_id=run_id,
         goal=goal,
         budget=budget,
         agent_budget=Budget(deadline=agent_deadline, parent=budget),
+        result_chars=config.result_chars,
     )
     deps = RunDeps(
         effects=effects,

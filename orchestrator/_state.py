@@ -20,6 +20,7 @@ from agents.guards import Stop
 from orchestrator._events import BudgetWarning, Event
 from orchestrator._plan import Plan, PlanDiff, Subtask
 from orchestrator._planner import Planner
+from orchestrator._synthesis import RESULT_CHARS
 
 __all__ = [
     "Answered",
@@ -193,6 +194,7 @@ class RunState:
     budget: Budget
     agent_budget: Budget
     known: str = ""  # the long-term facts the run read at its start, rendered
+    result_chars: int | None = RESULT_CHARS  # the most of a result a dependent sub-agent reads
     plan: Plan | None = None
     plans: list[Plan] = field(default_factory=list)
     diffs: list[PlanDiff] = field(default_factory=list)
@@ -265,7 +267,7 @@ class RunState:
             sources = ", ".join(dict.fromkeys(e.source for e in report.evidence[:8]))
             goal = self.records[dep].subtask.goal
             result = (
-                f"Result ({report.status}): {report.answer[:1200]}"
+                f"Result ({report.status}): {report.answer[: self.result_chars]}"
                 if report.output is None
                 else f"Result ({report.status}), as data: {to_json(report.output).decode()}"
             )

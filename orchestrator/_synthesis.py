@@ -1,6 +1,6 @@
 """The synthesis: the run's final answer, written from what its sub-agents reported.
 
-The writer sees each result under its task (cut at `RESULT_CHARS`) with its sources, and its answer
+The writer sees each result under its task (cut at `RunConfig.result_chars`, `RESULT_CHARS` by default) with its sources, and its answer
 is checked like a sub-agent's (`Planner.synthesise`); when it fails twice, the answer is the results
 joined as they were reported (`joined`). A complete run whose one subtask asked the goal itself
 needs no writer at all (`answered_alone`).
@@ -41,7 +41,7 @@ SYNTHESIS_INSTRUCTIONS = (
     "results; keep their citations in [brackets]; say plainly what is missing or uncertain."
 )
 RESULT_CHARS = 1500
-"""The most of one result the writer sees."""
+"""The most of one result the writer (and a dependent sub-agent) sees, by default."""
 _log = logger("paor.planner")
 SYNTHESIS_TRIES = 2
 """The answer, and once more with the reason it was not accepted."""
@@ -68,12 +68,14 @@ class Writer:
         judge: Why an answer is no answer (`(goal, answer, prompt) -> problem`), if it is not.
         cite: The run asks for citations: a complete run's answer must say what a result or an
             excerpt says (`agents.executor.unsupported`).
+        result_chars: The most of one result the writer reads (None: all of it).
     """
 
     ask: Callable[[ModelRequest, TextSink | None], Awaitable[ModelResponse]]
     instructions: str
     judge: Callable[[str, str, str], str | None]
     cite: bool
+    result_chars: int | None = RESULT_CHARS
 
     async def write(
         self,
@@ -94,7 +96,7 @@ class Writer:
             if on_text is not None:
                 await on_text(alone, False)
             return Synthesis(answer=alone)
-        prompt = synthesis_prompt(goal, reports, note, known)
+        prompt = synthesis_prompt(goal, reports, note, known, self.result_chars)
         messages: list[Message] = [
             SystemMessage(content=self.instructions),
             UserMessage(content=prompt),
@@ -119,7 +121,7 @@ class Writer:
                 UserMessage(content=f"Your answer was not accepted: {problem}. Write it again."),
             ]
         why = f"{problem}; the answer is the agents' results as they reported them"
-        return Synthesis(answer=joined(reports, note), problem=why)
+        return Synthesis(answer=joined(reports, note, self.result_chars), problem=why)
 
     async def write_object(
         self,
@@ -135,7 +137,7 @@ class Writer:
         Never raises."""
         if not reports:
             return Synthesis(answer="", problem=f"no results to write a {output.name} from")
-        prompt = synthesis_prompt(goal, reports, note, known)
+        prompt = synthesis_prompt(goal, reports, note, known, self.result_chars)
 
         async def ask(request: ModelRequest) -> ModelResponse:
             return await self.ask(request, None)
@@ -147,20 +149,25 @@ class Writer:
 
 
 def synthesis_prompt(
-    goal: str, reports: Sequence[AgentReport], note: str | None, known: str
+    goal: str,
+    reports: Sequence[AgentReport],
+    note: str | None,
+    known: str,
+    chars: int | None = RESULT_CHARS,
 ) -> str:
-    """What the writer is given: the goal (with the facts the run knows), every result, and
-    what is missing when the run is incomplete."""
-    body = "\n\n".join(report_text(r) for r in reports) or "(no results)"
+    """What the writer is given: the goal (with the facts the run knows), every result (the
+    first `chars` characters of each), and what is missing when the run is incomplete."""
+    body = "\n\n".join(report_text(r, chars) for r in reports) or "(no results)"
     prompt = f"{goal_text(goal, known)}\n\nResults from the agents:\n\n{body}"
     if note:
         prompt += f"\n\nNote: the run is incomplete ({note}); say what is missing."
     return prompt
 
 
-def report_text(report: AgentReport) -> str:
+def report_text(report: AgentReport, chars: int | None = RESULT_CHARS) -> str:
+    """One result as the writer reads it: under its task, cut at `chars`, with its sources."""
     sources = ", ".join(dict.fromkeys(f"[{e.source}]" for e in report.evidence))
-    text = f"## {report.agent_id} ({report.status})\nTask: {report.task}\n{report.answer[:RESULT_CHARS]}"
+    text = f"## {report.agent_id} ({report.status})\nTask: {report.task}\n{report.answer[:chars]}"
     return f"{text}\nSources: {sources}" if sources else text
 
 
@@ -171,11 +178,13 @@ def passages(reports: Sequence[AgentReport]) -> list[str]:
     return passages + [sourced(e.source, e.excerpt) for r in reports for e in r.evidence]
 
 
-def joined(reports: Sequence[AgentReport], note: str | None) -> str:
+def joined(
+    reports: Sequence[AgentReport], note: str | None, chars: int | None = RESULT_CHARS
+) -> str:
     """The fallback answer when synthesis fails: every result, as it was reported."""
     head = f"Incomplete ({note}). " if note else ""
     parts = [f"{head}Results gathered by the agents:"]
-    parts += [report_text(r) for r in reports]
+    parts += [report_text(r, chars) for r in reports]
     return "\n\n".join(parts) if reports else f"{head}No results were gathered."
 
 

@@ -193,6 +193,7 @@ async def test_run_batch_appends_one_record_per_task(tmp_path: Path) -> None:
             "completion_tokens": 10,
             "cached_tokens": 0,
             "tool_calls": 1,
+            "cost": 0.0,
         },
     }
     b = json.loads(second)

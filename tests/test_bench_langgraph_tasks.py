@@ -10,9 +10,10 @@ import pytest
 
 pytest.importorskip("langgraph")
 
+from benchmarks._catalogue import SCENARIOS
 from benchmarks._langgraph import run_langgraph
 from benchmarks._run import RunRecord
-from benchmarks._scenarios import SCENARIOS, Scenario, Sub
+from benchmarks._scenarios import Scenario, Sub
 from benchmarks._sim import Who
 
 pytestmark = pytest.mark.anyio

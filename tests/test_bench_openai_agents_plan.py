@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import _openai_agents as oa
+from benchmarks._catalogue import SCENARIOS
 from benchmarks._run import RunRecord
-from benchmarks._scenarios import SCENARIOS, Scenario
+from benchmarks._scenarios import Scenario
 from benchmarks._sim import Exchange, Who
 
 pytestmark = pytest.mark.anyio

@@ -11,10 +11,10 @@ from agents._admission import parse_reset
 from agents._streaming import text_to
 from agents.models import Admission, ModelRequest, stack
 from agents.testing import Completion, FakeOpenAIServer, ServerScript, TokenUsage, text
+from benchmarks._catalogue import SCENARIOS
 from benchmarks._endpoints import SimServer
 from benchmarks._provider import CacheRules, RateLimiter, RateLimits, go_duration
 from benchmarks._react import run_parallel
-from benchmarks._scenarios import SCENARIOS
 from benchmarks._sim import Reply, Simulator, Who
 from memory import UserMessage
 

@@ -12,11 +12,12 @@ import pytest
 from agents import Executor, OpenAIChatModel
 from agents.errors import MalformedResponse
 from agents.models import ModelRequest, RetryingModel
+from benchmarks._catalogue import SCENARIOS, s0
 from benchmarks._clock import sleep_until
 from benchmarks._endpoints import SimChatModel, SimServer
 from benchmarks._figures import dispatch_gaps, prefix_share, prompt_tokens
 from benchmarks._paor import lookup_tool, run_orchestrator
-from benchmarks._scenarios import SCENARIOS, Scenario, Sub, s0
+from benchmarks._scenarios import Scenario, Sub
 from benchmarks._sim import (
     ZERO_LATENCY,
     Exchange,

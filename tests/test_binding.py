@@ -66,8 +66,9 @@ async def test_the_articles_example_is_bound_and_the_model_told() -> None:
     await Executor(model, [get_weather]).run("Weather in Shanghai?")
     assert ran == [{"city": "Shanghai", "unit": "celsius"}]
     ((head, body),) = header_and_body(model)
-    assert head.startswith('[OBSERVE] get_weather("Shanghai", "celsius") ok ')
-    assert head.endswith("; bound temp_unit→unit, unit 'c'→'celsius'")
+    assert head == (
+        """[OBSERVE] get_weather("Shanghai", "celsius") ok; bound temp_unit→unit, unit 'c'→'celsius'"""
+    )
     assert body == "Shanghai: 26 degrees celsius"
 
 

@@ -357,10 +357,10 @@ async def test_travel_binds_a_near_miss_asks_the_budget_and_heads_every_observat
     failed = team.of("weather")[1].messages[-1]
     assert isinstance(failed, ToolMessage)
     head = failed.content.split("\n", 1)[0]
-    assert head.startswith(
-        '[OBSERVE] get_weather("Porto", "2025-06-14", "celsius") failed (timeout) '
+    assert head == (
+        """[OBSERVE] get_weather("Porto", "2025-06-14", "celsius") failed (timeout); """
+        "bound temp_unit→unit, unit 'c'→'celsius'"
     )
-    assert head.endswith("; bound temp_unit→unit, unit 'c'→'celsius'")
 
     transport = team.of("transport")
     assert traveller.asked == ["What is your budget for the trip?"]

@@ -172,7 +172,7 @@ async def test_the_caller_decides_while_the_run_streams(tmp_path: Path) -> None:
     assert _ledger(tmp_path) == ["lookup a"]
     told = [str(m.content) for m in the_team.of("b")[-1].messages if m.role == "tool"]
     assert told == [
-        "[OBSERVE] transfer(40) failed (rejected) 0ms\n"
+        "[OBSERVE] transfer(40) failed (rejected)\n"
         "Error: transfer Denied by a person: not this month."
     ]
 

@@ -25,6 +25,7 @@ from agents.testing import (
 from memory import Journal, SystemMessage
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._inspect import render_run
+from tests._team import WRITER, Team, opening, plan, sub
 
 GUARD_S = 10  # a guard against hangs, not a timing claim
 
@@ -143,3 +144,31 @@ async def test_a_run_is_given_its_effects_and_event_options() -> None:
     assert kept.events
     assert not bare.events
     assert bare.status == "complete"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("chars", "kept"), [(None, 3_999), (1_500, 1_500), (200, 200)])
+async def test_result_chars_bounds_what_dependents_and_the_writer_read(
+    chars: int | None, kept: int
+) -> None:
+    """`RunConfig.result_chars`: the most of one subtask's result that a dependent sub-agent and
+    the final writer read; None lifts the cut (long results behind a large window)."""
+    long_answer = "x" * 3_999 + "!"
+    team = Team(
+        [plan(sub("a"), sub("b", "a"))],
+        {"a": lambda _: long_answer, "b": lambda _: "B done."},
+        synthesis="The answer.",
+    )
+    config = RunConfig(result_chars=chars)
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model, config=config).run("goal")
+    assert result.status == "complete"
+    for prompt in (opening(team.of("b")[0]), opening(team.of(WRITER)[0])):
+        assert "x" * kept in prompt
+        assert "x" * (kept + 1) not in prompt
+        assert ("!" in prompt) == (chars is None)
+
+
+def test_result_chars_below_a_useful_size_is_refused() -> None:
+    with pytest.raises(ValidationError, match="greater than or equal to 100"):
+        RunConfig(result_chars=10)
