@@ -121,7 +121,7 @@ class Target:
 def targets(results: dict[str, Any]) -> list[Target]:
     """The issue's targets, judged on paor's figures in `results` (see `benchmarks.__main__`)."""
     runs = results["scenarios"]
-    timed = [n for n in runs if not n.startswith(("S0", "S7", "S8", "S9"))]
+    timed = [n for n in runs if not n.startswith(("S0", "S7", "S8", "S9", "S13"))]
     ratios = {n: runs[n]["runs"].get("paor", {}).get("wall_over_cp") for n in timed}
     worst = max(((r, n) for n, r in ratios.items() if r is not None), default=None)
     s2 = runs.get("S2", {}).get("runs", {})

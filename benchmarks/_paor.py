@@ -73,7 +73,7 @@ def orchestrator_for(
             limits=limits,
             instructions=DEFAULT_INSTRUCTIONS + scenario.brief,
             direct_calls=eager,
-            stream_plans=eager,
+            stream_plans=True if eager else None,  # paor's default: on for a hosted endpoint
             result_chars=RunConfig().result_chars if window is None else None,
         ),
     )

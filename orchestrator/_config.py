@@ -65,9 +65,11 @@ class RunConfig(BaseModel):
             validated, and the subtasks that depend on it receive that object as JSON data.
         stream_plans: Stream the first plan, and start each subtask with no dependencies as
             soon as the planner has written it (LLMCompiler's trick); the plan is still
-            validated whole, and an early start the final plan does not keep is stopped. For a
-            hosted endpoint; off for a single local server, where early sub-agents would wait on
-            the planner's slot. Live runs only (not journaled, nor on Temporal).
+            validated whole, and an early start the final plan does not keep is stopped. None
+            (the default): on where it is safe, when the planner is a hosted endpoint (an
+            `OpenAIChatModel` that is not `local`); off for a server on this machine, where
+            early sub-agents would wait on the planner's slot, and for models of one's own.
+            Live runs only (not journaled, nor on Temporal).
         result_chars: The most characters of one subtask's result that the sub-agents depending
             on it and the final writer read (None: the whole result). The cut keeps a small
             model's prompt short; lift it when results are long and the model's window is not
@@ -90,7 +92,7 @@ class RunConfig(BaseModel):
     questions: int = Field(default=0, ge=0)
     direct_calls: bool = False
     typed_subtasks: bool = False
-    stream_plans: bool = False
+    stream_plans: bool | None = None
     result_chars: int | None = Field(default=RESULT_CHARS, ge=100)
 
     def check(self, approver: Approver | None) -> None:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.streams.memory import MemoryObjectSendStream
 
-from agents import Budget
+from agents import Budget, ChatModel, OpenAIChatModel
 from agents.approvals import Approver, RunWaits
 from agents.effects import RUN_AGENT, Addresses, Effects, LiveEffects
-from agents.models import OutputSpec
+from agents.models import OutputSpec, unwrapped
 from memory.facts import render_facts
 from orchestrator._config import RunConfig
 from orchestrator._events import Event
@@ -119,7 +119,16 @@ async def set_up(
         direct_questions=config.direct_questions,
         facts=facts,
         scope=config.scope,
-        stream_plans=config.stream_plans and type(effects) is LiveEffects,
+        stream_plans=_streams_plans(config, orch.planner_model) and type(effects) is LiveEffects,
         output=output,
     )
     return RunSetup(state=state, deps=deps, loop=loop)
+
+
+def _streams_plans(config: RunConfig, planner: ChatModel) -> bool:
+    """Whether the first plan streams (`RunConfig.stream_plans`): as configured, else when the
+    planner is a hosted endpoint."""
+    if config.stream_plans is not None:
+        return config.stream_plans
+    inner = unwrapped(planner)
+    return isinstance(inner, OpenAIChatModel) and not inner.local

@@ -641,3 +641,34 @@ def _only_run(path: Path) -> str:
     with contextlib.closing(sqlite3.connect(path)) as conn:
         (run_id,) = conn.execute("SELECT run_id FROM runs").fetchone()
     return str(run_id)
+
+
+async def test_a_dollar_budget_on_a_model_without_a_price_is_refused_before_any_request(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--max-cost` needs a price for the model: without one the command says so in one line,
+    sends no model request and writes no result."""
+    tasks = write_tasks(tmp_path / "tasks.jsonl", "a")
+    out = tmp_path / "results.jsonl"
+    async with FakeOpenAIServer(batch_team) as server:
+        argv = [*batch_args(server, docs, tasks, out), "--max-cost", "0.5", "--model", "house"]
+        status = await paor(*argv)
+    assert status != 0
+    assert not server.requests
+    assert not out.exists() or not result_lines(out)
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "max_cost needs a price for model 'house'" in line
+
+
+async def test_a_dollar_budget_on_a_priced_model_runs_the_batch(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl", "a", "b")
+    out = tmp_path / "results.jsonl"
+    async with FakeOpenAIServer(batch_team) as server:
+        argv = [*batch_args(server, docs, tasks, out), "--max-cost", "1", "--model", "gpt-4.1"]
+        status = await paor(*argv)
+    assert status == 0
+    costs = [r["usage"]["cost"] for r in result_lines(out)]
+    assert len(costs) == 2
+    assert all(cost > 0 for cost in costs)  # priced as gpt-4.1: $2 in, $8 out per million

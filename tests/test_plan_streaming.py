@@ -18,14 +18,16 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import Usage
+from agents import ChatModel, OpenAIChatModel, Usage
 from agents._streaming import live_sink
 from agents.approvals import ApprovalRequest, Decision, approve
 from agents.events import ModelCalled
-from agents.models import ModelRequest, ModelResponse
+from agents.models import ModelRequest, ModelResponse, RetryingModel
+from agents.testing import ScriptedModel
 from memory import AssistantMessage, Journal
 from orchestrator import Orchestrator, RunConfig
 from orchestrator._plan_stream import SubtaskScanner
+from orchestrator._setup import _streams_plans
 from orchestrator.events import PlanCreated, SubtaskStarted
 from tests._team import goal, lookup, plan, sub
 
@@ -192,3 +194,24 @@ def test_the_scanner_skips_what_does_not_parse_and_ignores_nested_keys() -> None
         {"id": "a", "goal": "g"},
         {"id": "b"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("model", "configured", "streams"),
+    [
+        (OpenAIChatModel("m", base_url="https://api.example/v1", api_key="k"), None, True),
+        (OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", local=True), None, False),
+        (RetryingModel(OpenAIChatModel("m", base_url="https://api.example/v1")), None, True),
+        (ScriptedModel([]), None, False),
+        (OpenAIChatModel("m", base_url="https://api.example/v1", api_key="k"), False, False),
+        (ScriptedModel([]), True, True),
+    ],
+    ids=["hosted", "local", "hosted-wrapped", "own-model", "turned-off", "turned-on"],
+)
+def test_plans_stream_by_default_only_from_a_hosted_endpoint(
+    model: ChatModel, configured: bool | None, streams: bool
+) -> None:
+    """`RunConfig(stream_plans=None)`, the default: on where early sub-agents cannot wait on the
+    planner's own slot (a hosted endpoint), off for a server on this machine and for models of
+    one's own; a value given wins."""
+    assert _streams_plans(RunConfig(stream_plans=configured), model) is streams
