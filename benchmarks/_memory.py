@@ -78,7 +78,9 @@ async def _paor_http(n: int, max_in_flight: int = 1000) -> Rendezvous:
         await model.complete(ModelRequest(messages=(UserMessage(content="warm up"),)))
         scenario = s7(n)
         meet = Rendezvous(n, "the fact")
-        orch = orchestrator_for(scenario, model, meet, tool_timeout=600.0)
+        # The plan of 10,000 subtasks arrives whole: streamed, its events (many times its text)
+        # pass the client's 8 MiB bound on a reply, and the run ends failed (`plan_failed`).
+        orch = orchestrator_for(scenario, model, meet, tool_timeout=600.0, stream_plans=False)
         await _measured(orch.run(scenario.goal, keep_events=False))
         await model.aclose()
         await server.stdin.aclose()

@@ -46,10 +46,12 @@ def orchestrator_for(
     *,
     eager: bool = False,
     tool_timeout: float = 60.0,
+    stream_plans: bool | None = None,
 ) -> Orchestrator:
     """An orchestrator sized for `scenario` (every subtask may run at once); `eager` turns on
     `direct_calls` (the scripted planner writes each single-lookup subtask out as that tool call)
-    and `stream_plans` (subtasks start as the plan streams in, over HTTP).
+    and `stream_plans` (subtasks start as the plan streams in, over HTTP); otherwise
+    `stream_plans` is paor's default (on for a hosted endpoint) unless given.
 
     Behind a context window, as paor's users configure it for long tool outputs: the lookup's
     observations are not cut (a window's worth of characters is allowed), nor are the results
@@ -73,7 +75,7 @@ def orchestrator_for(
             limits=limits,
             instructions=DEFAULT_INSTRUCTIONS + scenario.brief,
             direct_calls=eager,
-            stream_plans=True if eager else None,  # paor's default: on for a hosted endpoint
+            stream_plans=True if eager else stream_plans,  # None, paor's default: on if hosted
             result_chars=RunConfig().result_chars if window is None else None,
         ),
     )

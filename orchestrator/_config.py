@@ -69,7 +69,10 @@ class RunConfig(BaseModel):
             (the default): on where it is safe, when the planner is a hosted endpoint (an
             `OpenAIChatModel` that is not `local`); off for a server on this machine, where
             early sub-agents would wait on the planner's slot, and for models of one's own.
-            Live runs only (not journaled, nor on Temporal).
+            Live runs only (not journaled, nor on Temporal). A streamed reply's events, many
+            times its text, count against the model's `max_response_bytes` (8 MiB): a plan of
+            thousands of subtasks can pass it (the run then ends failed, saying so); turn
+            streaming off for such plans, or raise the bound.
         result_chars: The most characters of one subtask's result that the sub-agents depending
             on it and the final writer read (None: the whole result). The cut keeps a small
             model's prompt short; lift it when results are long and the model's window is not
