@@ -27,7 +27,7 @@ from agents.testing import (
     tool_calls,
 )
 from memory import Journal
-from orchestrator import Event, Orchestrator, RunResult
+from orchestrator import Event, Orchestrator, RunConfig, RunResult
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from tests._team import goal, plan, sub
 
@@ -36,6 +36,10 @@ pytestmark = pytest.mark.anyio
 GUARD_S = 20  # a deadlock guard, not a timing claim
 USAGE = TokenUsage(prompt_tokens=10, completion_tokens=2)
 FINAL = "Final: alpha is one and beta is two."
+
+# Plans arrive whole here: from a hosted endpoint they stream by default (`RunConfig.stream_plans`,
+# tested in test_plan_streaming), and these tests are about the text of replies.
+WHOLE = RunConfig(stream_plans=False)
 
 
 @tool
@@ -84,7 +88,7 @@ async def test_text_streams_as_generated_and_adds_up_to_the_replies() -> None:
     async with FakeOpenAIServer(decide) as server:
         model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
         try:
-            events, result = await _stream(Orchestrator(model, [lookup]), text=True)
+            events, result = await _stream(Orchestrator(model, [lookup], config=WHOLE), text=True)
         finally:
             await model.aclose()
     assert result.status == "complete"
@@ -109,7 +113,7 @@ async def test_without_text_nothing_is_streamed() -> None:
     async with FakeOpenAIServer(decide) as server:
         model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
         try:
-            events, result = await _stream(Orchestrator(model, [lookup]))
+            events, result = await _stream(Orchestrator(model, [lookup], config=WHOLE))
         finally:
             await model.aclose()
     assert result.answer == FINAL
