@@ -1,8 +1,9 @@
 """Guards: the limits every loop obeys, the shared budget ledger, and loop detection.
 
 Budgets are data. A `Budget` is a ledger with optional caps on tokens, dollars, model requests and
-tool calls, and an absolute deadline; a child ledger (a sub-agent's) charges its parent too, so one run has one
-budget however many agents spend it, and a child is never allowed more than its parent has left.
+tool calls, and an absolute deadline; a child ledger (a sub-agent's) charges its parent too, so
+one run has one budget however many agents spend it, and a child is never allowed more than its
+parent has left.
 """
 
 from __future__ import annotations
@@ -131,9 +132,9 @@ class Budget:
         return response.model_copy(update={"usage": u.model_copy(update={"cost": cost})})
 
     def price_table(self) -> Mapping[str, Price]:
-        """The public table with the nearest ledger's own prices over it."""
+        """The public table with the nearest ledger's own prices over it (names in any case)."""
         own = next((b.prices for b in self._chain() if b.prices is not None), None)
-        return PRICES if not own else {**PRICES, **own}
+        return PRICES if not own else {**PRICES, **{k.lower(): p for k, p in own.items()}}
 
     def check_priced(self, model: str) -> None:
         """Check that a chain with a dollar cap can price `model`'s calls.

@@ -161,9 +161,9 @@ def s13(invalidating: bool = False) -> Scenario:
             ),
         )
     join = Sub(id="join", deps=tuple(b.id for b in branches), steps=2, restates=True)
-    name, title = ("S13b", "Structured work, one branch invalidating another") if invalidating else (
-        "S13", "Structured work: uneven dependent branches, long results, a join"
-    )  # fmt: skip
+    name, title = "S13", "Structured work: uneven dependent branches, long results, a join"
+    if invalidating:
+        name, title = "S13b", "Structured work, one branch invalidating another"
     return Scenario(
         name=name, title=title, plan=(*branches, join), replans=replans, tool_tokens=800,
         latency=latency, context_window=128_000, facts=True,

@@ -1,8 +1,8 @@
 """The synthesis: the run's final answer, written from what its sub-agents reported.
 
-The writer sees each result under its task (cut at `RunConfig.result_chars`, `RESULT_CHARS` by default) with its sources, and its answer
-is checked like a sub-agent's (`Planner.synthesise`); when it fails twice, the answer is the results
-joined as they were reported (`joined`). A complete run whose one subtask asked the goal itself
+The writer sees each result under its task (cut at `RunConfig.result_chars`, `RESULT_CHARS` by
+default) with its sources, and its answer is checked like a sub-agent's (`Planner.synthesise`);
+when it fails twice, the answer is the results joined as they were reported (`joined`). A complete run whose one subtask asked the goal itself
 needs no writer at all (`answered_alone`).
 """
 

@@ -61,7 +61,7 @@ def test_a_price_cannot_be_negative() -> None:
 
 
 def test_a_ledger_prices_by_the_answering_model_then_the_sender() -> None:
-    budget = Budget(prices={"house": Price(input=1.0, output=1.0)})
+    budget = Budget(prices={"House": Price(input=1.0, output=1.0)})  # any case
     answered = priced_reply("x", 1_000_000, 0, model="gpt-4.1-2025-04-14")
     assert budget.priced(answered, "house").usage.cost == pytest.approx(2.00)
     unnamed = priced_reply("x", 1_000_000, 0)
