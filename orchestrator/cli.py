@@ -21,7 +21,7 @@ Python exits; a reader of stdout that left early (`paor runs | head`) ends the c
 rebuild the same corpus, tools and limits (the API key comes from the environment again). The
 first Ctrl-C or SIGTERM stops a research run and writes the report from what exists; the second
 of either aborts it, as the first aborts any other command (status 130).
-With `--temporal HOST:PORT` the backend is chosen once (`_on_temporal`): `research` runs on the
+With `--temporal HOST:PORT` the backend is chosen once (`_cli_temporal.on_temporal`): `research` runs on the
 `paor worker`s of that server and writes the same report, `batch` spreads its goals over workflows
 there and writes the same output file, and `runs`, `show` and `resume` list, inspect and continue
 the runs there (`orchestrator.temporal._cli`, imported only then). Everything printed is cleaned
@@ -44,48 +44,41 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-import agents
-from agents import ConfigurationError, PaorError
+from agents import PaorError
 from orchestrator._cli_approve import (
     answer_arguments,
     approvals,
     approve_arguments,
     approve_option,
-    decision_from,
-    report_or_pause,
 )
-from orchestrator._cli_batch import batch, batch_tasks
-from orchestrator._cli_journal import require_temporal, runs, show
+from orchestrator._cli_batch import batch
+from orchestrator._cli_journal import runs, show
 from orchestrator._cli_mcp import mcp_command
 from orchestrator._cli_options import (
     blobs_option,
     count,
     mcp_option,
-    model_of,
     model_options,
     otel_option,
     positive,
     request_timeout_option,
     traced,
 )
-from orchestrator._cli_output import EXIT_FAILED, check_writable
+from orchestrator._cli_output import EXIT_FAILED
 from orchestrator._cli_research import (
     answer_run,
     approve_run,
-    checked_goal,
     replay_run,
     report_again,
     resume_run,
     run_research,
-    write_report,
 )
-from orchestrator._cli_spec import ResearchSpec
+from orchestrator._cli_temporal import on_temporal, on_temporal_server, worker_command
 from orchestrator._console import (
     EXIT_INTERRUPTED,
     WriteFailed,
@@ -163,7 +156,7 @@ async def _command(args: argparse.Namespace) -> int:
         resume_run,
         approve_run,
         answer_run,
-    ) and not _temporal(args)
+    ) and not on_temporal_server(args)
     status = None
     async with anyio.create_task_group() as tg:
         await tg.start(interrupts, args.stop if graceful else None, tg.cancel_scope)
@@ -175,15 +168,10 @@ async def _command(args: argparse.Namespace) -> int:
     return status
 
 
-def _temporal(args: argparse.Namespace) -> bool:
-    """Whether the command runs on a Temporal server (`worker` serves one instead)."""
-    return bool(getattr(args, "temporal", None)) and args.command != "worker"
-
-
 async def _handler(args: argparse.Namespace) -> int:
-    """The command's exit status: its handler's, or on Temporal `_on_temporal`'s."""
-    if _temporal(args):
-        return await _on_temporal(args)
+    """The command's exit status: its handler's, or on Temporal `on_temporal`'s."""
+    if on_temporal_server(args):
+        return await on_temporal(args)
     return int(await args.handler(args))
 
 
@@ -238,7 +226,7 @@ def _parser() -> argparse.ArgumentParser:
 
     _journal_commands(commands)
     _report_command(commands)
-    _worker_command(commands)
+    worker_command(commands)
     mcp_command(commands)
 
     for sub in (rs, bt):
@@ -350,73 +338,6 @@ def _report_command(commands: Any) -> None:
     rp.add_argument("--out", type=Path, help="where the report goes (default: as recorded)")
     rp.add_argument("--journal", type=Path, help="the journal (default: $PAOR_HOME/journal.db)")
     rp.set_defaults(handler=report_again, log_json=None)
-
-
-def _worker_command(commands: Any) -> None:
-    """`worker`: serve paor runs from a Temporal task queue (the `temporal` extra)."""
-    wk = commands.add_parser("worker", help="run paor runs submitted to a Temporal server")
-    wk.add_argument("--temporal", required=True, metavar="HOST:PORT", help="the Temporal server")
-    wk.add_argument("--task-queue", default="paor", help="the queue to serve (default: paor)")
-    wk.add_argument("--docs", type=Path, help="corpus folder (default: the Python reference)")
-    model_options(wk)
-    mcp_option(wk)
-    otel_option(wk)
-    wk.add_argument("--log-json", type=Path, help="write the trace as JSON lines here")
-    blobs_option(wk)
-    wk.set_defaults(handler=_worker)
-
-
-async def _on_temporal(args: argparse.Namespace) -> int:
-    """A command given `--temporal HOST:PORT`: the backend is chosen here, once. Runs go to the
-    `paor worker`s of `--task-queue` (they hold the model and corpus); reports are rendered with
-    our own corpus, and batch results appended per workflow."""
-    require_temporal()
-    from orchestrator.temporal import _cli as temporal
-
-    if args.command in ("research", "batch") and args.journal is not None:
-        raise ConfigurationError(
-            "--journal is not available with --temporal (Temporal records the runs)"
-        )
-    if getattr(args, "html", None) is not None:
-        raise ConfigurationError(
-            "--html reads a local journal: it is not available with --temporal"
-        )
-    match args.command:
-        case "research":
-            args.topic = checked_goal(args.topic)
-            check_writable(args.out)
-            spec = ResearchSpec.from_args(args)
-            report = await temporal.research(args, spec.corpus(), spec.limits, spec.meta())
-            return report_or_pause(report, lambda written: write_report(args.out, written))
-        case "batch":
-            if args.approve is not None:
-                raise ConfigurationError("--approve is not available for batch on Temporal yet")
-            if args.schema is not None:
-                raise ConfigurationError("--schema is not available for batch on Temporal yet")
-            steps = agents.AgentLimits(max_steps=args.max_steps)
-            summary = await temporal.batch(args, batch_tasks(args), steps)
-            say(summary.line())
-            return EXIT_FAILED if summary.statuses["failed"] else 0
-        case "resume":
-            return await temporal.resume(args, write_report)
-        case "runs":
-            return await temporal.runs(args)
-        case "approvals":
-            return await temporal.approvals(args)
-        case "approve" | "answer":
-            return await temporal.approve(args, partial(decision_from, args), write_report)
-        case _:
-            return await temporal.show(args)
-    return 0
-
-
-async def _worker(args: argparse.Namespace) -> int:
-    """Serve the research tools and the model (as "default") until interrupted."""
-    require_temporal()
-    from orchestrator.temporal import _cli as temporal
-
-    await temporal.worker(args, lambda: model_of(args))
-    return 0
 
 
 def _unwrap(exc: BaseException) -> BaseException:
