@@ -19,15 +19,15 @@ boundary and the journaled effects), `agents.executor` (the prompt, the first lo
 `agents.toolkits` (the corpus and research tools) and `agents.testing` (fake models and servers).
 """
 
-from agents._endpoint import open_model
 from agents._errors import ConfigurationError, ToolFailure
 from agents._executor import Executor
 from agents._guards import AgentLimits, Budget
-from agents._local import LocalModel
-from agents._model import ChatModel, Usage
-from agents._openai import OpenAIChatModel
 from agents._report import AcceptanceCheck, AgentReport, cites_evidence
 from agents._tools import Tool, ToolContext, tool
+from agents.models._endpoint import open_model
+from agents.models._local import LocalModel
+from agents.models._model import ChatModel, Usage
+from agents.models._openai import OpenAIChatModel
 from memory.errors import PaorError
 
 __all__ = [

@@ -31,7 +31,6 @@ from agents._effects import Effects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, StopReason
-from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._report import AgentReport, ReportStatus
 from agents._steps import EXCERPT_CHARS, AgentState, digest_of, send_delta, tell
 from agents._stop import Stop
@@ -39,6 +38,7 @@ from agents._streaming import streaming, wants_text
 from agents._toolbox import Toolbox, ToolResult
 from agents._turn import bounded, settle_turn, start_turn
 from agents._verdict import LOOK_INTRO, AnswerRules
+from agents.models._model import ChatModel, ModelRequest, ModelResponse
 from memory import AssistantMessage, Compactor, Message, ToolCall, Transcript, UserMessage
 
 __all__ = ["AgentLoop"]

@@ -25,9 +25,9 @@ from collections.abc import Iterable
 from difflib import SequenceMatcher
 
 from agents._errors import MalformedResponse
-from agents._model import ToolSpec
 from agents._own_text import own_text
-from agents._textcalls import looks_like_call, recover_calls
+from agents.models._model import ToolSpec
+from agents.models._textcalls import looks_like_call, recover_calls
 
 __all__ = ["Parrot", "described", "unseen_numbers", "unusable_answer"]
 

@@ -17,11 +17,11 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agents import _telemetry as telemetry
-from agents._model import ChatModel, ModelRequest, ModelResponse
-from agents._output import OutputSpec
 from agents._tools import Tool, ToolContext, ToolOutcome
 from agents._waits import current_waits
+from agents.models._model import ChatModel, ModelRequest, ModelResponse
+from agents.models._output import OutputSpec
+from agents.telemetry import _telemetry as telemetry
 from memory import ToolCall
 from memory.journal import STOP_SEQ
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents._approval import ApprovalRequest, Decision
-from agents._model import Usage, WireProtocol
+from agents.models._model import Usage, WireProtocol
 
 __all__ = [
     "AgentEvent",

@@ -16,7 +16,6 @@ import anyio.abc
 import anyio.lowlevel
 import structlog
 
-from agents import _telemetry as telemetry
 from agents._agent_loop import AgentLoop
 from agents._answers import Parrot, described
 from agents._approval import Approver, Decide
@@ -28,8 +27,6 @@ from agents._errors import (
 from agents._events import EventSink
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, Budget
-from agents._model import ChatModel
-from agents._output import OutputSpec, typed_report
 from agents._report import AcceptanceCheck, AgentReport
 from agents._signals import ASK_USER, SIGNALS
 from agents._steps import (
@@ -42,6 +39,9 @@ from agents._toolbox import Toolbox
 from agents._tools import Tool
 from agents._verdict import AnswerRules
 from agents._waits import check_decider, run_waits
+from agents.models._model import ChatModel
+from agents.models._output import OutputSpec, typed_report
+from agents.telemetry import _telemetry as telemetry
 from memory import (
     Compactor,
     ToolCall,
@@ -96,7 +96,7 @@ class Executor(Configured):
         output_type: The type of the answer as data (a pydantic model, a dataclass, a
             TypedDict, a `list[...]`, a primitive, or a union of them; or an `OutputSpec`, such
             as a JSON Schema's): once the agent has answered, its answer is written as an
-            object of it, validated (`report.output`; see `agents._output`).
+            object of it, validated (`report.output`; see `agents.models._output`).
 
     Raises:
         ConfigurationError: `questions` without an approver, or an output type with no JSON

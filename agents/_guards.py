@@ -17,8 +17,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents._model import ModelResponse, Usage
-from agents._prices import PRICES, Price, price_of, require_price
+from agents.models._model import ModelResponse, Usage
+from agents.models._prices import PRICES, Price, price_of, require_price
 
 __all__ = ["AgentLimits", "Budget", "LoopDetector", "StopReason"]
 

@@ -40,7 +40,6 @@ import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_jsonable_python
 
-from agents import _telemetry as telemetry
 from agents._capped import served_outcome, stored_outcome
 from agents._effects import AgentCall, Effects, EffectSite, traced_sub_agent
 from agents._errors import (
@@ -51,10 +50,11 @@ from agents._errors import (
     ReplayDrift,
     ReplayedCancellation,
 )
-from agents._model import ChatModel, ModelRequest, ModelResponse
 from agents._tools import Tool, ToolContext, ToolOutcome
 from agents._tracing import logger, redact
 from agents._waits import current_waits
+from agents.models._model import ChatModel, ModelRequest, ModelResponse
+from agents.telemetry import _telemetry as telemetry
 
 if TYPE_CHECKING:
     from agents._executor import Executor

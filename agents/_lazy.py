@@ -5,15 +5,24 @@ paor's cold start; a command that never calls a model (`paor --help`, `paor repl
 it. `lazy_module` hands out the module object at once (the standard library's `LazyLoader`) and
 runs its body on the first attribute access: a client built, an error class matched in an
 `except` clause (evaluated only when an exception is being handled).
+
+`lazy_exports` does the same for a package's front door (`agents.models`): the names it exports
+are imported from their homes on first use, so importing one private module of the package does
+not import all the others, and none of them can meet a half-imported module of a lower room
+through the door.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
-__all__ = ["lazy_module"]
+__all__ = ["lazy_exports", "lazy_module"]
 
 
 def lazy_module(name: str) -> ModuleType:
@@ -30,3 +39,29 @@ def lazy_module(name: str) -> ModuleType:
     sys.modules[name] = module
     loader.exec_module(module)
     return module
+
+
+def lazy_exports(module: str, path: str) -> Callable[[str], object]:
+    """A module `__getattr__` for the package `module` at `path`: each name that its
+    `if TYPE_CHECKING:` block imports is imported from that home on first use, then kept.
+
+    The block is the one list of what the package exports and from where: type checkers and
+    documentation tools read it as plain imports, and this reads it for the interpreter.
+    """
+    homes: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom) and statement.module:
+                    for alias in statement.names:
+                        homes[alias.asname or alias.name] = (statement.module, alias.name)
+
+    def exported(name: str) -> object:
+        if name not in homes:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        home, original = homes[name]
+        value = getattr(importlib.import_module(home), original)
+        setattr(sys.modules[module], name, value)
+        return value
+
+    return exported

@@ -9,8 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from agents._guards import StopReason
-from agents._model import Usage
 from agents._toolbox import Evidence, Finding
+from agents.models._model import Usage
 
 __all__ = ["AcceptanceCheck", "AgentReport", "ReportStatus", "cited_ids", "cites_evidence"]
 

@@ -31,13 +31,13 @@ from agents._events import (
     TextDelta,
 )
 from agents._guards import Budget, LoopDetector
-from agents._model import ModelResponse, Usage
 from agents._report import AgentReport, ReportStatus
 from agents._signals import ASK_USER, ask, asked_outcome, question_request
 from agents._toolbox import Evidence, Finding, PreparedCall, ToolResult
 from agents._tools import ToolContext, ToolOutcome
 from agents._tracing import REDACTED, logger, redact
 from agents._waits import RunWaits
+from agents.models._model import ModelResponse, Usage
 from memory import AssistantMessage, Message, SystemMessage, ToolCall, Transcript, UserMessage
 
 __all__ = [

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 
 # Its test of an answer stuck in a groove: the one place that says what repeating means.
 from agents._answers import _repeated, _words
-from agents._chunks import Chunks
 from agents._errors import MalformedResponse
+from agents.models._chunks import Chunks
 
 if TYPE_CHECKING:
-    from agents._model import ModelResponse
+    from agents.models._model import ModelResponse
 
 __all__ = [
     "Repeats",

@@ -18,11 +18,11 @@ from pydantic import BaseModel, ConfigDict
 
 from agents._breaker import CircuitBreaker
 from agents._errors import ConfigurationError
-from agents._model import ToolSpec
 from agents._observe import not_run, observed
 from agents._shaping import shaped
 from agents._tools import ErrorKind, Tool, ToolOutcome
 from agents._tracing import logger, redact
+from agents.models._model import ToolSpec
 from memory import ToolCall, ToolMessage
 
 __all__ = ["Evidence", "Finding", "PreparedCall", "ToolResult", "Toolbox"]

@@ -31,7 +31,7 @@ from pydantic_core import to_jsonable_python
 
 from agents._binding import bind_arguments
 from agents._errors import ConfigurationError, ToolFailure
-from agents._model import ToolSpec
+from agents.models._model import ToolSpec
 
 __all__ = ["MAX_ARG_CHARS", "Tool", "ToolContext", "ToolOutcome", "tool"]
 

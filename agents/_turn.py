@@ -16,13 +16,13 @@ from collections.abc import Collection
 from typing import Any
 
 from agents._events import BreakerOpened, ToolCalled
-from agents._model import Usage
 from agents._own_text import strip_markers
 from agents._signals import ASK_USER
 from agents._steps import AgentState
 from agents._toolbox import PreparedCall, Toolbox, ToolResult
 from agents._tools import MAX_ARG_CHARS, ToolOutcome
 from agents._tracing import REDACTED, digest, logger, redact, redact_text
+from agents.models._model import Usage
 from memory import AssistantMessage, ToolCall
 
 __all__ = ["bounded", "settle_turn", "start_turn"]

@@ -10,7 +10,7 @@ from agents._effects import (
     EffectSite,
     LiveEffects,
 )
-from agents._journaled import Drift, JournaledEffects, JournalMode, RecordSink
+from agents._journaled import Drift, JournaledEffects, JournalMode
 
 __all__ = [
     "PLANNER_AGENT",
@@ -24,5 +24,4 @@ __all__ = [
     "JournalMode",
     "JournaledEffects",
     "LiveEffects",
-    "RecordSink",
 ]

@@ -7,7 +7,7 @@ then long enough for OpenAI's rules (1,024 tokens, in 128-token steps, cached to
 of the price), and how much of it each framework's requests read cached shows in dollars. paor
 runs as in the suite (direct calls, plan streaming, hedging) with and without
 `OpenAIChatModel(warm_cache=True)`, which holds the first wave's requests that share a cold
-prefix until the first of them is answered (`agents._warm`).
+prefix until the first of them is answered (`agents.models._warm`).
 
 A one-run section of the suite (`python -m benchmarks`, `results["brief"]`), like S10 and S11:
 one run of paor, the parallel-tool-call agent, LangGraph's tasks and the Agents SDK's plan, and

@@ -27,10 +27,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agents import cites_evidence
-from agents._decisions import render_messages  # the JSON protocol's guide, as the model sees it
 from agents.errors import ModelRequestError
 from agents.executor import DEFAULT_INSTRUCTIONS
 from agents.models import ModelRequest, ModelResponse
+from agents.models._decisions import (
+    render_messages,  # the JSON protocol's guide, as the model sees it
+)
 from agents.toolkits import Corpus, Document
 from agents.tools import Evidence
 from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS

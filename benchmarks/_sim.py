@@ -38,8 +38,8 @@ from typing import Any, Literal, Protocol
 import anyio
 import anyio.lowlevel
 
-from agents._openai import to_wire
 from agents.models import ModelRequest
+from agents.models._openai import to_wire
 from benchmarks._clock import sleep_until
 from benchmarks._facts import PLACEHOLDER, Reading, facts_in, restate, with_fact
 from benchmarks._prefix import PrefixIndex

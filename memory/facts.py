@@ -1,19 +1,10 @@
 """Long-term facts: what they are, how they merge, how they are shown to a model."""
 
-from memory._facts import (
-    Fact,
-    FactKind,
-    facts_from_tool_result,
-    merge_fact,
-    render_facts,
-    user_fact,
-)
+from memory._facts import Fact, FactKind, render_facts, user_fact
 
 __all__ = [
     "Fact",
     "FactKind",
-    "facts_from_tool_result",
-    "merge_fact",
     "render_facts",
     "user_fact",
 ]

@@ -3,7 +3,7 @@
 Each goal is run by its own executor sub-agent. A pool of `concurrency` workers takes the goals
 from one stream, fed from the tasks as workers come free: a batch holds only the goals it is
 running, so its memory, and how soon the first result comes, do not grow with the number of goals
-(`orchestrator.batch.read_tasks` reads a task file the same way, a line at a time; the file is
+(`read_tasks` reads a task file the same way, a line at a time; the file is
 checked whole first, by `check_tasks`, so a bad line stops the batch before anything runs).
 
 Results are appended to a JSON Lines file the moment each one finishes (flushed and synced), so a
@@ -54,15 +54,20 @@ from agents.effects import EffectSite, JournaledEffects
 from agents.executor import cited_ids
 from memory import Journal
 from memory.journal import RunStatus
-from orchestrator._console import WriteFailed
+from orchestrator._batch_files import (
+    BatchTask,
+    OutputLocked,
+    check_output,
+    load_tasks,
+    repair_tail,
+)
 from orchestrator._durable import hold_lease
+from orchestrator._files import WriteFailed
 from orchestrator._limits import Limits
 from orchestrator._run_stream import PAUSE_SETTLE_S  # a batch pauses as a run does
-from orchestrator.batch import BatchTask, OutputLocked, check_output, load_tasks
-from orchestrator.batch import repair_tail as repair_tail  # re-exported for the Temporal batch
 
 __all__ = ["BatchSummary", "BatchTask", "OutputLocked", "check_output", "load_tasks", "run_batch"]
-# Also shared with the Temporal batch: finished_ids, run_prefix, repair_tail, append_line, record,
+# Also shared with the Temporal batch: finished_ids, run_prefix, append_line, record,
 # exclusive_output.
 
 
@@ -129,7 +134,7 @@ async def run_batch(
     """Run every task not already in `out`, appending each result as it finishes.
 
     `tasks` is read as goals are started, never all at once: it may be an iterator over a file
-    of any length (`orchestrator.batch.read_tasks`). Its ids should be distinct
+    of any length (`read_tasks`). Its ids should be distinct
     (`check_tasks` and `load_tasks` make sure).
 
     An error raised while the tasks run stops the batch and comes out as itself, not as an

@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from agents.testing import LoopbackServer
+from agents.testing._loopback import LoopbackServer
 
 __all__ = ["FuzzServer", "Shape", "Wire"]
 

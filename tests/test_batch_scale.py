@@ -22,7 +22,7 @@ from agents.models import ModelRequest, ModelResponse
 from agents.testing import FunctionModel, Turn, call, reply
 from memory import Journal, UserMessage
 from orchestrator import BatchTask, Limits, run_batch
-from orchestrator.batch import check_tasks, read_tasks
+from orchestrator._batch_files import check_tasks, read_tasks
 
 pytestmark = pytest.mark.anyio
 

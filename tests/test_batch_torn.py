@@ -11,7 +11,7 @@ from structlog.testing import capture_logs
 from agents import Budget, Executor
 from agents.testing import ScriptedModel
 from orchestrator._batch import BatchTask, append_line, run_batch
-from orchestrator.batch import repair_tail
+from orchestrator._batch_files import repair_tail
 
 pytestmark = pytest.mark.anyio
 

@@ -7,10 +7,11 @@ import anyio
 import pytest
 
 from agents import ChatModel, OpenAIChatModel
-from agents._admission import parse_reset
 from agents._streaming import text_to
 from agents.models import Admission, ModelRequest, stack
-from agents.testing import Completion, FakeOpenAIServer, ServerScript, TokenUsage, text
+from agents.models._admission import parse_reset
+from agents.testing import Completion, FakeOpenAIServer, TokenUsage, text
+from agents.testing._actions import ServerScript
 from benchmarks._catalogue import SCENARIOS
 from benchmarks._endpoints import SimServer
 from benchmarks._provider import CacheRules, RateLimiter, RateLimits, go_duration

@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from agents import ChatModel, OpenAIChatModel, tool
-from agents._warm import prefix_of
 from agents.errors import ModelRetryableError
 from agents.models import CacheWarming, ModelRequest, stack
+from agents.models._warm import prefix_of
 from agents.testing import FakeOpenAIServer, ServerAction, status, text, tool_calls
 from memory import InMemoryFactStore, SystemMessage, UserMessage
 from orchestrator import Orchestrator, RunConfig

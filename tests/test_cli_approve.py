@@ -17,7 +17,7 @@ import pytest
 from agents.approvals import ApprovalRequest, Decision, approve
 from agents.testing import FakeOpenAIServer, ServerAction, text, tool_calls
 from memory import Journal
-from orchestrator._cli_approve import EXIT_PAUSED, TerminalPrompt
+from orchestrator.cli._approve import EXIT_PAUSED, TerminalPrompt
 from tests.test_cli import (
     GEN,
     PARALLEL,

@@ -15,14 +15,8 @@ import anyio.abc
 import pytest
 
 from agents import ConfigurationError
-from agents.testing import (
-    FakeOpenAIServer,
-    MalformedBody,
-    ServerAction,
-    hang,
-    malformed_body,
-    text,
-)
+from agents.testing import FakeOpenAIServer, ServerAction, hang, malformed_body, text
+from agents.testing._actions import MalformedBody
 from memory import Journal
 from memory.journal import JournalError
 from orchestrator import cli

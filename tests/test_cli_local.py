@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents._textcalls import looks_like_call
+from agents.models._textcalls import looks_like_call
 from agents.toolkits import Corpus
 
 CITATION = re.compile(r"\[([^\[\]\n]+)\](?!\()")

@@ -11,10 +11,10 @@ import pytest
 from agents import ConfigurationError, OpenAIChatModel, open_model
 from agents.models import RetryingModel, unwrapped
 from agents.testing import FakeOpenAIServer
-from orchestrator._cli_options import model_of
-from orchestrator._cli_spec import ResearchSpec
 from orchestrator._limits import Limits
 from orchestrator.cli import main
+from orchestrator.cli._options import model_of
+from orchestrator.cli._spec import ResearchSpec
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agents import ConfigurationError
-from orchestrator._cli_spec import ResearchSpec
+from orchestrator.cli._spec import ResearchSpec
 
 
 def _args(tmp_path: Path, **given: object) -> argparse.Namespace:

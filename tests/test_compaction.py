@@ -24,7 +24,9 @@ from memory import (
     UserMessage,
 )
 from memory import _tokens as tokens_module
-from memory.compaction import SUMMARY_PREFIX, count_tokens, encoding_for
+from memory._compaction import SUMMARY_PREFIX
+from memory._tokens import encoding_for
+from memory.compaction import count_tokens
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator._console import clean, fail, write_atomically
+from orchestrator._files import write_atomically
+from orchestrator.cli._console import clean, fail
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ import pytest
 from agents.testing import FakeOpenAIServer
 from memory import Journal
 from orchestrator._batch import append_line
-from orchestrator._console import WriteFailed
+from orchestrator._files import WriteFailed
 from tests.test_cli import (  # the fixtures are shared with the rest of the CLI's tests
     PARALLEL,
     _endpoint,

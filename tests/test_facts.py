@@ -14,7 +14,8 @@ from pydantic import BaseModel, ValidationError
 from agents import Executor
 from agents.testing import ScriptedModel
 from memory import FactStore, InMemoryFactStore, SQLiteFactStore, UserMessage
-from memory.facts import Fact, FactKind, facts_from_tool_result, render_facts, user_fact
+from memory._facts import facts_from_tool_result
+from memory.facts import Fact, FactKind, render_facts, user_fact
 
 pytestmark = pytest.mark.anyio
 

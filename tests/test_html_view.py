@@ -34,7 +34,7 @@ from agents.testing import call
 from memory import Journal
 from memory.journal import EffectRecord, RunInfo
 from orchestrator import Orchestrator, Plan, RunResult, Subtask
-from orchestrator._html import Wait, render_html, timeline
+from orchestrator.cli._html import Wait, render_html, timeline
 from orchestrator.plans import PlanDiff
 from tests._browser import CHROMIUM, Element, elements, render
 from tests._pause_child import APPROVER, RUN_ID, orchestrator

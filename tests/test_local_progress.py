@@ -16,19 +16,13 @@ import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agents import ConfigurationError, OpenAIChatModel
-from agents._completion import OUTPUT_TOKENS
-from agents._endpoint import on_this_machine
 from agents._streaming import Repeats, looping, text_to
 from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
 from agents.models import ModelRequest, RequestPurpose, RetryingModel
-from agents.testing import (
-    FakeOpenAIServer,
-    LoopbackServer,
-    hang,
-    json_content,
-    status,
-    text,
-)
+from agents.models._completion import OUTPUT_TOKENS
+from agents.models._endpoint import on_this_machine
+from agents.testing import FakeOpenAIServer, hang, json_content, status, text
+from agents.testing._loopback import LoopbackServer
 from memory import SystemMessage, UserMessage
 
 pytestmark = pytest.mark.anyio

@@ -136,13 +136,13 @@ async def test_a_librarys_exit_is_one_line_and_a_documented_status(
 ) -> None:
     """A `sys.exit(3)` inside the command (uvicorn's, when its app cannot start) exits with
     status 1 and one line, never with its own 3, which paor documents as "paused"."""
-    import orchestrator._mcp_serve
+    import orchestrator.cli._mcp_serve
     from orchestrator.cli import main
 
     async def refused(*_args: Any) -> None:
         raise SystemExit(3)
 
-    monkeypatch.setattr(orchestrator._mcp_serve, "serve_http", refused)
+    monkeypatch.setattr(orchestrator.cli._mcp_serve, "serve_http", refused)
     async with FakeOpenAIServer([]) as model:
         argv = _paor_mcp(model, docs, "--http", f"127.0.0.1:{closed_port()}")[2:]
         status = await anyio.to_thread.run_sync(main, argv)

@@ -17,9 +17,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from structlog.testing import capture_logs
 
 import agents._streaming
-import agents._wrappers
+import agents.models._wrappers
 from agents import ConfigurationError, Executor, OpenAIChatModel, Usage, tool
-from agents._completion import OUTPUT_TOKENS
 from agents.errors import (
     MalformedResponse,
     ModelError,
@@ -27,12 +26,10 @@ from agents.errors import (
     ModelRetryableError,
 )
 from agents.models import ModelRequest, OutputSchema, RetryingModel, ToolSpec
+from agents.models._completion import OUTPUT_TOKENS
 from agents.testing import (
     FakeOpenAIServer,
-    LoopbackServer,
-    MalformedBody,
     ScriptedModel,
-    Status,
     TokenUsage,
     block_model_requests,
     call,
@@ -45,6 +42,8 @@ from agents.testing import (
     text,
     tool_calls,
 )
+from agents.testing._actions import MalformedBody, Status
+from agents.testing._loopback import LoopbackServer
 from memory import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -61,7 +60,7 @@ ASK = ModelRequest(
 
 
 class SleepSpy:
-    """Stands in for `anyio` in `agents._wrappers`: records each retry delay, skips the wait."""
+    """Stands in for `anyio` in `agents.models._wrappers`: records each retry delay, skips the wait."""
 
     def __init__(self) -> None:
         self.delays: list[float] = []
@@ -79,7 +78,7 @@ class SleepSpy:
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> SleepSpy:
     """Record the retry delays `RetryingModel` waits, without waiting for them."""
     spy = SleepSpy()
-    monkeypatch.setattr(agents._wrappers, "anyio", spy)
+    monkeypatch.setattr(agents.models._wrappers, "anyio", spy)
     return spy
 
 

@@ -321,7 +321,7 @@ sys.modules["opentelemetry"] = None  # as if the extra were not installed
 """
 _RUN = """
 import anyio
-from agents import _telemetry
+from agents.telemetry import _telemetry
 from agents.testing import ScriptedModel
 from orchestrator import Orchestrator
 

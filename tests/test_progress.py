@@ -7,7 +7,7 @@ import re
 
 from agents import AgentReport
 from orchestrator import Event, Plan, Subtask
-from orchestrator._progress import Progress
+from orchestrator.cli._progress import Progress
 from orchestrator.events import PlanCreated, RunFinished, SubtaskFinished, SubtaskStarted
 
 PLAN = Plan(

@@ -24,7 +24,7 @@ from agents.testing import (
 )
 from memory import Journal, SystemMessage
 from orchestrator import Limits, Orchestrator, RunConfig
-from orchestrator._inspect import render_run
+from orchestrator.cli._inspect import render_run
 from tests._team import WRITER, Team, opening, plan, sub
 
 GUARD_S = 10  # a guard against hangs, not a timing claim

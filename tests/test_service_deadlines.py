@@ -209,9 +209,9 @@ def test_the_run_gets_the_deadline_less_what_starting_took(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from orchestrator import Limits
-    from orchestrator._cli_mcp import left_of
+    from orchestrator.cli._mcp import left_of
 
-    monkeypatch.setattr("orchestrator._cli_mcp.time.monotonic", lambda: 104.0)
+    monkeypatch.setattr("orchestrator.cli._mcp.time.monotonic", lambda: 104.0)
     assert left_of(Limits(deadline_s=10), since=100.0).deadline_s == 6.0
     assert left_of(Limits(deadline_s=10), since=90.0).deadline_s == 1e-9  # passed: start nothing
     assert left_of(Limits(), since=0.0).deadline_s is None

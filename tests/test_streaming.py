@@ -11,9 +11,9 @@ import anyio
 import pytest
 
 from agents import OpenAIChatModel, tool
-from agents._chunks import Chunks
 from agents._streaming import Streamed, chunks
 from agents.events import TextDelta
+from agents.models._chunks import Chunks
 from agents.testing import (
     FakeOpenAIServer,
     ScriptedModel,

@@ -10,15 +10,9 @@ import pytest
 
 from agents.errors import RunError
 from orchestrator.cli import main
-from orchestrator.temporal import (
-    RunInput,
-    RunWorkflow,
-    build_worker,
-    connect,
-    run_on_temporal,
-    run_result,
-    start,
-)
+from orchestrator.temporal import RunInput, build_worker, connect, run_on_temporal, start
+from orchestrator.temporal._remote import run_result
+from orchestrator.temporal._workflows import RunWorkflow
 from tests._temporal_team import registry
 from tests.test_temporal import _lines, anyio_backend, calls, server  # noqa: F401  (fixtures)
 

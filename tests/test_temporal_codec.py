@@ -23,16 +23,19 @@ from agents.testing import FunctionModel, Turn, call, observation, reply
 from orchestrator import Orchestrator
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import (
-    BlobCodec,
     BlobError,
     FileBlobStore,
-    PayloadGuard,
     Registry,
     build_worker,
     connect,
     run_on_temporal,
 )
-from orchestrator.temporal._codec import DEFAULT_INLINE_LIMIT, REFERENCE_ENCODING
+from orchestrator.temporal._codec import (
+    DEFAULT_INLINE_LIMIT,
+    REFERENCE_ENCODING,
+    BlobCodec,
+    PayloadGuard,
+)
 from tests._temporal_team import results_of
 from tests.test_temporal import anyio_backend, server  # noqa: F401
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agents._textcalls import recover_calls
 from agents.errors import MalformedResponse
+from agents.models._textcalls import recover_calls
 
 TOOLS = {"search_docs", "read_doc"}
 

@@ -23,7 +23,7 @@ from agents.models import ModelRequest, OutputSpec
 from agents.testing import FunctionModel, by_purpose, plan_reply, replan_reply, subtask
 from memory import Journal, UserMessage
 from orchestrator import Orchestrator
-from orchestrator._inspect import render_run
+from orchestrator.cli._inspect import render_run
 
 pytestmark = pytest.mark.anyio
 GUARD_S = 10  # a guard against hangs, not a timing claim
@@ -307,7 +307,7 @@ async def test_a_date_that_is_none_of_the_dates_given_goes_back_naming_them() ->
     ],
 )  # fmt: skip
 def test_dates_are_read_in_the_ways_texts_write_them(text: str, dates: dict[str, str]) -> None:
-    from agents._dates import named_dates
+    from agents.models._dates import named_dates
 
     assert named_dates(text) == dates
 

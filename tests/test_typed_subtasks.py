@@ -17,8 +17,9 @@ from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, by_purpose, plan_reply, subtask, task_of
 from memory import Journal
 from orchestrator import Orchestrator, Plan, RunConfig
-from orchestrator._inspect import render_run
-from orchestrator.temporal import AgentInput, RunInput
+from orchestrator.cli._inspect import render_run
+from orchestrator.temporal import RunInput
+from orchestrator.temporal._inputs import AgentInput
 
 pytestmark = pytest.mark.anyio
 GUARD_S = 10  # a guard against hangs, not a timing claim

@@ -1,4 +1,4 @@
-"""Completions POSTed through the SDK's own httpx2 client (`agents._wire`), against raw servers on
+"""Completions POSTed through the SDK's own httpx2 client (`agents.models._wire`), against raw servers on
 127.0.0.1: kept-alive and stale connections, broken replies as one-line retryable errors, reply
 bounds, headers seen before the body, proxies from the environment, and TLS."""
 
@@ -21,7 +21,7 @@ from anyio.streams.tls import TLSStream
 from agents import OpenAIChatModel
 from agents.errors import ModelRequestError, ModelRetryableError
 from agents.models import Admission, ModelRequest, RetryingModel
-from agents.testing import LoopbackServer
+from agents.testing._loopback import LoopbackServer
 from memory import UserMessage
 
 pytestmark = pytest.mark.anyio

@@ -44,14 +44,10 @@ fail unless a test is marked `paor_allow_model_requests`, and the fixtures `paor
 `paor_fake_openai` and `paor_journal` are there to use.
 """
 
-from agents._http import block_model_requests
+from agents.models._http import block_model_requests
 from agents.testing._actions import (
     Completion,
-    Hang,
-    MalformedBody,
     ServerAction,
-    ServerScript,
-    Status,
     TokenUsage,
     hang,
     json_content,
@@ -60,9 +56,7 @@ from agents.testing._actions import (
     text,
     tool_calls,
 )
-from agents.testing._loopback import LoopbackServer
 from agents.testing._replies import (
-    Route,
     by_purpose,
     observation,
     plan_reply,
@@ -71,24 +65,16 @@ from agents.testing._replies import (
     synthesis_reply,
     task_of,
 )
-from agents.testing._scripted import Decider, FunctionModel, ScriptedModel, Turn, call, calls, reply
+from agents.testing._scripted import FunctionModel, ScriptedModel, Turn, call, calls, reply
 from agents.testing._server import FakeOpenAIServer
-from agents.testing._usage import TokenCounting, estimated_usage
+from agents.testing._usage import estimated_usage
 
 __all__ = [
     "Completion",
-    "Decider",
     "FakeOpenAIServer",
     "FunctionModel",
-    "Hang",
-    "LoopbackServer",
-    "MalformedBody",
-    "Route",
     "ScriptedModel",
     "ServerAction",
-    "ServerScript",
-    "Status",
-    "TokenCounting",
     "TokenUsage",
     "Turn",
     "block_model_requests",

@@ -27,7 +27,9 @@ import pytest
 # paor itself is imported by the fixtures, when a test runs: a plugin that imported it on load
 # would import it before a coverage plugin starts measuring.
 if TYPE_CHECKING:
-    from agents.testing import FakeOpenAIServer, ScriptedModel, ServerScript, TokenCounting, Turn
+    from agents.testing import FakeOpenAIServer, ScriptedModel, Turn
+    from agents.testing._actions import ServerScript
+    from agents.testing._usage import TokenCounting
     from memory import Journal
 
 __all__ = [

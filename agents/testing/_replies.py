@@ -25,7 +25,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from agents._model import ModelRequest, ModelResponse
+from agents.models._model import ModelRequest, ModelResponse
 from agents.testing._scripted import Decider, Turn, reply
 from memory import UserMessage
 

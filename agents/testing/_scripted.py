@@ -13,7 +13,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from agents._model import ModelRequest, ModelResponse
+from agents.models._model import ModelRequest, ModelResponse
 from agents.testing._usage import TokenCounting, played, usage
 from memory import AssistantMessage, ToolCall
 

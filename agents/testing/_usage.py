@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from agents._model import ModelRequest, ModelResponse, Usage
+from agents.models._model import ModelRequest, ModelResponse, Usage
 from memory import AssistantMessage, SystemMessage
 from memory.compaction import count_tokens
 

@@ -12,7 +12,7 @@ executor = Executor(model=model, tools=research_tools(corpus))
 ```
 """
 
-from agents.toolkits._corpus import Chunk, Corpus, Document, Hit
+from agents.toolkits._corpus import Corpus, Document, Hit
 from agents.toolkits._docs import research_tools
 
-__all__ = ["Chunk", "Corpus", "Document", "Hit", "research_tools"]
+__all__ = ["Corpus", "Document", "Hit", "research_tools"]

@@ -19,58 +19,27 @@ async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0
 
 from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._backend import TemporalBackend
-from orchestrator.temporal._batch import BatchInput, BatchWorkflow, batch_on_temporal
-from orchestrator.temporal._client import WorkflowRun, connect, list_runs, run_on_temporal, start
-from orchestrator.temporal._codec import (
-    BlobCodec,
-    BlobError,
-    BlobStore,
-    FileBlobStore,
-    PayloadGuard,
-)
-from orchestrator.temporal._effects import ActivityModel, TemporalEffects
-from orchestrator.temporal._inputs import Acceptance, AgentInput, Allowance, RunInput
-from orchestrator.temporal._remote import RemoteRun, run_result
-from orchestrator.temporal._research import RESEARCH_TOOLS, research_input, research_on_temporal
-from orchestrator.temporal._worker import (
-    DEFAULT_TASK_QUEUE,
-    PASSTHROUGH,
-    build_replayer,
-    build_worker,
-)
-from orchestrator.temporal._workflows import AgentWorkflow, RunWorkflow
+from orchestrator.temporal._batch import batch_on_temporal
+from orchestrator.temporal._client import connect, list_runs, run_on_temporal, start
+from orchestrator.temporal._codec import BlobError, BlobStore, FileBlobStore
+from orchestrator.temporal._inputs import RunInput
+from orchestrator.temporal._research import research_on_temporal
+from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE, build_replayer, build_worker
 
 __all__ = [
     "DEFAULT_TASK_QUEUE",
-    "PASSTHROUGH",
-    "RESEARCH_TOOLS",
-    "Acceptance",
-    "ActivityModel",
-    "AgentInput",
-    "AgentWorkflow",
-    "Allowance",
-    "BatchInput",
-    "BatchWorkflow",
-    "BlobCodec",
     "BlobError",
     "BlobStore",
     "FileBlobStore",
-    "PayloadGuard",
     "Registry",
-    "RemoteRun",
     "RunInput",
-    "RunWorkflow",
     "TemporalBackend",
-    "TemporalEffects",
-    "WorkflowRun",
     "batch_on_temporal",
     "build_replayer",
     "build_worker",
     "connect",
     "list_runs",
-    "research_input",
     "research_on_temporal",
     "run_on_temporal",
-    "run_result",
     "start",
 ]

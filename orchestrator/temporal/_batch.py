@@ -43,10 +43,10 @@ with workflow.unsafe.imports_passed_through():
         exclusive_output,
         finished_ids,
         record,
-        repair_tail,
         run_prefix,
         unwrapped,
     )
+    from orchestrator._batch_files import repair_tail
     from orchestrator._research import RESEARCH_AGENT, grounding
     from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE, RESEARCH_TOOLS, registry_for
     from orchestrator.temporal._effects import ActivityModel, TemporalEffects

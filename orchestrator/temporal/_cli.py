@@ -37,13 +37,13 @@ from agents.approvals import ApprovalRequest, Approver, Decision
 from agents.errors import RunError
 from agents.toolkits import Corpus, research_tools
 from orchestrator._batch import BatchSummary, BatchTask
-from orchestrator._cli_approve import paused, pick_waiting
 from orchestrator._events import Event
-from orchestrator._inspect import render_result
 from orchestrator._limits import Limits
-from orchestrator._progress import Progress
 from orchestrator._research import ResearchReport
 from orchestrator._state import RunResult
+from orchestrator.cli._approve import paused, pick_waiting
+from orchestrator.cli._inspect import render_result
+from orchestrator.cli._progress import Progress
 from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
 from orchestrator.temporal._batch import batch_on_temporal
@@ -264,7 +264,7 @@ async def _connect(args: argparse.Namespace, ends: float = math.inf) -> Client:
 def _asker() -> Approver | None:
     """The person at the terminal, if there is one (else the command stops where a run waits)."""
     if sys.stdin.isatty() and sys.stderr.isatty():
-        from orchestrator._cli_approve import TerminalPrompt
+        from orchestrator.cli._approve import TerminalPrompt
 
         return Approver(decide=TerminalPrompt())
     return None

@@ -1,0 +1,46 @@
+"""paor's logs and traces: OpenTelemetry spans by the GenAI semantic conventions (the `otel`
+extra), sent to the global tracer provider, `export_otlp` for an application (or the CLI) that has
+none, the library's logger, and the redaction every log and span passes through.
+
+```python
+from agents.telemetry import capture_content, export_otlp
+
+with export_otlp():  # OTEL_EXPORTER_OTLP_ENDPOINT, or http://127.0.0.1:4318
+    result = await Orchestrator(model, tools).run(goal)
+```
+
+For a loop of one's own (the orchestrator's run, plan and synthesis spans are made so):
+
+- `span` opens a paor span (None inside when tracing is off), `finished` sets the attributes
+  known at its end, `failed` marks it failed; `capturing` says whether content goes on spans,
+  and `quiet` makes no span inside its block (a Temporal workflow, whose replays would repeat
+  them);
+- `logger(name)` is a paor logger: key-value events, silent unless the application configures
+  logging;
+- `redact_text` and `redact_url` mask secrets in free text and in URLs, with `REDACTED`.
+"""
+
+from agents._tracing import REDACTED, logger, redact_text, redact_url
+from agents.telemetry._telemetry import (
+    capture_content,
+    capturing,
+    export_otlp,
+    failed,
+    finished,
+    quiet,
+    span,
+)
+
+__all__ = [
+    "REDACTED",
+    "capture_content",
+    "capturing",
+    "export_otlp",
+    "failed",
+    "finished",
+    "logger",
+    "quiet",
+    "redact_text",
+    "redact_url",
+    "span",
+]

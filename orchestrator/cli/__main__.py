@@ -1,0 +1,5 @@
+"""`python -m orchestrator.cli`: the `paor` command."""
+
+from orchestrator.cli import entry
+
+entry()
