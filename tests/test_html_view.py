@@ -168,6 +168,7 @@ async def test_show_html_writes_one_self_contained_page(
     assert len(by_class(found, "series")) == 2
     assert not by_class(found, "wait")  # no approval records: nothing shaded
     assert by_class(found, "key", "k-wait")  # but the legend has room for it
+    assert by_class(found, "key", "k-alive")  # a row's band is said to be the agent at work
 
 
 async def test_the_timeline_places_calls_between_the_clock_reads(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from orchestrator._state import RunResult
 
 __all__ = ["BOX", "Box", "Figure", "figure", "plan_figures"]
 
-BOX = (210, 74)
+BOX = (230, 74)
 """A subtask box's width and height, in pixels."""
 _GAP_X, _GAP_Y, _PAD = 56, 16, 12
 
