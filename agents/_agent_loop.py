@@ -240,15 +240,19 @@ class AgentLoop:
         """One model call of the agent, through the effect boundary, charged to its budget."""
         site = s.site()
         start = anyio.current_time()
-        if s.events is not None and wants_text():
-            response = await streaming(
-                lambda: self.effects.model_call(site, self.model, request),
-                partial(send_delta, s, request.purpose),
-            )
-        else:
-            response = await self.effects.model_call(site, self.model, request)
-        response = s.budget.priced(response, self.model.name)
-        s.budget.charge(response.usage)
+        try:
+            if s.events is not None and wants_text():
+                response = await streaming(
+                    lambda: self.effects.model_call(site, self.model, request),
+                    partial(send_delta, s, request.purpose),
+                )
+            else:
+                response = await self.effects.model_call(site, self.model, request)
+        except MalformedResponse as exc:
+            if exc.usage is not None:  # answered and billed, though unreadable: still spent
+                s.usage = s.usage + s.budget.spend(exc.usage, self.model.name)
+            raise
+        response = s.budget.charged(response, self.model.name)
         s.usage = s.usage + response.usage
         await s.model_called(response, ms=(anyio.current_time() - start) * 1000)
         return response

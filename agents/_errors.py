@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memory.errors import PaorError
+
+if TYPE_CHECKING:
+    from agents.models._model import Usage
 
 __all__ = [
     "ConfigurationError",
@@ -79,11 +84,14 @@ class MalformedResponse(ModelError):
     Args:
         message: What was wrong, phrased so that the model can fix it.
         raw: The raw text the model produced.
+        usage: What the unreadable reply cost, when the endpoint said (it answered, and bills
+            the tokens): the loops charge it to their budget like any reply.
     """
 
-    def __init__(self, message: str, *, raw: str) -> None:
+    def __init__(self, message: str, *, raw: str, usage: Usage | None = None) -> None:
         super().__init__(message)
         self.raw = raw
+        self.usage = usage
 
 
 class ReplayDrift(RunError):

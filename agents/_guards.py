@@ -122,14 +122,31 @@ class Budget:
     def priced(self, response: ModelResponse, model: str) -> ModelResponse:
         """`response` with its usage's `cost`, priced as the endpoint's answering model (else
         `model`, the name of the one that sent it) under this chain's price table."""
+        usage = self.priced_usage(response.usage, response.model, model)
+        return response if usage is response.usage else response.model_copy(update={"usage": usage})
+
+    def charged(self, response: ModelResponse, model: str) -> ModelResponse:
+        """`response` priced (see `priced`) and charged here and in every ancestor."""
+        response = self.priced(response, model)
+        self.charge(response.usage)
+        return response
+
+    def spend(self, usage: Usage, model: str) -> Usage:
+        """Charge `usage` (a reply that could not be read: billed all the same), priced as
+        `model`'s; what was charged."""
+        spent = self.priced_usage(usage, model)
+        self.charge(spent)
+        return spent
+
+    def priced_usage(self, usage: Usage, *models: str) -> Usage:
+        """`usage` with its `cost`, priced as the first of `models` this chain's table prices
+        (unchanged when it prices none)."""
         table = self.price_table()
-        price = price_of(response.model, table) if response.model else None
-        price = price or price_of(model, table)
+        price = next((p for m in models if m and (p := price_of(m, table)) is not None), None)
         if price is None:
-            return response
-        u = response.usage
-        cost = price.dollars(u.prompt_tokens, u.cached_tokens, u.completion_tokens)
-        return response.model_copy(update={"usage": u.model_copy(update={"cost": cost})})
+            return usage
+        cost = price.dollars(usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens)
+        return usage.model_copy(update={"cost": cost})
 
     def price_table(self) -> Mapping[str, Price]:
         """The public table with the nearest ledger's own prices over it (names in any case)."""

@@ -53,7 +53,7 @@ from agents._errors import (
 from agents._tools import Tool, ToolContext, ToolOutcome
 from agents._tracing import logger, redact
 from agents._waits import current_waits
-from agents.models._model import ChatModel, ModelRequest, ModelResponse
+from agents.models._model import ChatModel, ModelRequest, ModelResponse, Usage
 from agents.telemetry import _telemetry as telemetry
 
 if TYPE_CHECKING:
@@ -399,6 +399,7 @@ def _error_payload(exc: Exception) -> dict[str, Any]:
         "status": getattr(exc, "status", None),
         "retry_after": getattr(exc, "retry_after", None),
         "raw": getattr(exc, "raw", None),
+        "usage": None if (usage := getattr(exc, "usage", None)) is None else usage.model_dump(),
     }
 
 
@@ -412,7 +413,12 @@ def _rebuilt(payload: dict[str, Any]) -> Exception:
     if kind == "ModelRequestError":
         return ModelRequestError(message, status=payload.get("status"))
     if kind == "MalformedResponse":
-        return MalformedResponse(message, raw=payload.get("raw") or "")
+        usage = payload.get("usage")
+        return MalformedResponse(
+            message,
+            raw=payload.get("raw") or "",
+            usage=None if usage is None else Usage.model_validate(usage),
+        )
     if kind == "ModelError":
         return ModelError(message)
     found = getattr(builtins, kind, None)

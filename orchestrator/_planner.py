@@ -412,15 +412,17 @@ class Planner:
         now = await self.effects.now(self._site())
         # While the planner replays, the recording says whether the deadline cut a call.
         left = self.effects.time_limit(PLANNER_AGENT, self.budget.time_left(now))
-        site = self._site()
-        call = functools.partial(self.effects.model_call, site, self.model, request)
+        call = functools.partial(self.effects.model_call, self._site(), self.model, request)
         try:
             with anyio.fail_after(left):
                 response = await (call() if on_text is None else streaming(call, on_text))
         except ReplayedCancellation:
             raise TimeoutError from None  # cut by the deadline when recorded
-        response = self.budget.priced(response, self.model.name)
-        self.budget.charge(response.usage)
+        except MalformedResponse as exc:
+            if exc.usage is not None:  # answered and billed, though unreadable: still spent
+                self.usage = self.usage + self.budget.spend(exc.usage, self.model.name)
+            raise
+        response = self.budget.charged(response, self.model.name)
         self.usage = self.usage + response.usage
         return response
 
@@ -444,6 +446,5 @@ class Planner:
 
 def _feedback(feedback: str) -> str:
     """What a person said of the last plan they rejected, for the prompt."""
-    if not feedback:
-        return ""
-    return f"\n\nA person rejected your last plan. Their feedback: {feedback}\nPlan again with it."
+    said = f"\n\nA person rejected your last plan. Their feedback: {feedback}\nPlan again with it."
+    return said if feedback else ""

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import anyio
 
-from agents import ToolContext, tool
+from agents import ToolContext, Usage, tool
 from agents._own_text import own_text
-from agents.errors import ModelRetryableError
+from agents.errors import MalformedResponse, ModelRetryableError
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
@@ -149,6 +149,20 @@ def _flaky(team: FunctionModel) -> FunctionModel:
     return FunctionModel(decide, name="flaky")
 
 
+def _garbled(team: FunctionModel) -> FunctionModel:
+    """The parallel team, but its planner's first reply cannot be read (billed all the same)."""
+    garbled: list[ModelRequest] = []
+
+    async def decide(request: ModelRequest) -> Turn:
+        if request.output is not None and not garbled:
+            garbled.append(request)
+            spent = Usage(requests=1, prompt_tokens=100, completion_tokens=20)
+            return MalformedResponse("cannot be read", raw="{not a plan", usage=spent)
+        return await team.complete(request)
+
+    return FunctionModel(decide, name="garbled")
+
+
 OBSOLETE = {
     "subtasks": [{"id": "a", "goal": "Wait for a."}, {"id": "b", "goal": "Check the premise."}],
     "rationale": "a slow step beside a check that will invalidate it",
@@ -196,6 +210,7 @@ def registry() -> Registry:
         "parallel": _team(PARALLEL),
         "chain": _team(CHAIN),
         "flaky": _flaky(_team(PARALLEL)),
+        "garbled": _garbled(_team(PARALLEL)),
         "typed": _typed(_team(PARALLEL)),
         "typed_subtasks": _typed_subtasks(_team(TYPED_SUBTASKS)),
         "no_plan": FunctionModel(_no_plan, name="no_plan"),

@@ -261,6 +261,24 @@ async def test_retryable_model_failure_is_retried_by_temporal(server: str, calls
 
 @pytest.mark.slow
 @pytest.mark.anyio
+async def test_an_unreadable_reply_is_charged_on_temporal_as_in_process(
+    server: str, calls: Path
+) -> None:
+    """A reply that cannot be read crosses the activity boundary with what it cost."""
+    local = await Orchestrator(registry().model("garbled"), list(registry().tools.values())).run(
+        "g", run_id="m0"
+    )
+    assert local.usage.prompt_tokens >= 100  # the unreadable plan's tokens are in
+    client = await connect(server)
+    async with build_worker(client, registry(), task_queue="garbled", sticky_timeout=1.0):
+        outcome = await run_on_temporal(
+            client, "g", model="garbled", tools=["search"], run_id="m1", task_queue="garbled"
+        )
+    assert (outcome.status, outcome.usage) == (local.status, local.usage)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
 async def test_killed_worker_run_finishes_elsewhere(server: str, calls: Path) -> None:
     """A worker SIGKILLed mid-tool: the other finishes the run, and no completed tool runs again."""
     client = await connect(server)

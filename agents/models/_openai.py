@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Literal
 
-from agents._errors import ConfigurationError, ModelRequestError
+from agents._errors import ConfigurationError, MalformedResponse, ModelRequestError
 from agents._tracing import logger
 from agents.models._admission import Admission
 from agents.models._completion import Completion, completion_of, message_of, output_tokens, usage_of
@@ -257,12 +257,17 @@ class OpenAIChatModel:
     def _response(
         self, completion: Completion, request: ModelRequest, protocol: str
     ) -> ModelResponse:
-        message, how = message_of(completion, request, protocol)
+        usage = usage_of(completion.usage)
+        try:
+            message, how = message_of(completion, request, protocol)
+        except MalformedResponse as exc:
+            exc.usage = usage  # the reply was made, and is billed, though it cannot be read
+            raise
         if request.tools and (message.tool_calls or how == "json"):
             self._settle(how)
         return ModelResponse(
             message=message,
-            usage=usage_of(completion.usage),
+            usage=usage,
             model=completion.model or "",
             protocol=how,
             finish_reason=completion.choices[0].finish_reason,

@@ -138,8 +138,9 @@ class Activities:
         try:
             return await _LIVE.model_call(_site(), model, call.request)
         except MalformedResponse as exc:
+            usage = None if exc.usage is None else exc.usage.model_dump()  # billed, so charged
             raise ApplicationError(
-                str(exc), exc.raw, type="MalformedResponse", non_retryable=True
+                str(exc), exc.raw, usage, type="MalformedResponse", non_retryable=True
             ) from exc
         except ModelRequestError as exc:
             raise ApplicationError(str(exc), type="ModelRequestError", non_retryable=True) from exc

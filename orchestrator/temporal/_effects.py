@@ -21,7 +21,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 with workflow.unsafe.imports_passed_through():
     import anyio
 
-    from agents import AgentReport, ChatModel, Executor, Tool, ToolContext
+    from agents import AgentReport, ChatModel, Executor, Tool, ToolContext, Usage
     from agents.effects import AgentCall, EffectSite, LiveEffects
     from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
     from agents.guards import Stop
@@ -249,7 +249,9 @@ def _model_error(exc: ActivityError) -> Exception:
         return ModelRetryableError(f"model activity failed: {cause or exc}")
     if cause.type == "MalformedResponse":
         raw = str(cause.details[0]) if cause.details else ""
-        return MalformedResponse(cause.message, raw=raw)
+        usage = cause.details[1] if len(cause.details) > 1 else None
+        spent = Usage.model_validate(usage) if isinstance(usage, dict) else None
+        return MalformedResponse(cause.message, raw=raw, usage=spent)
     if cause.type == "ModelRetryableError":
         return ModelRetryableError(cause.message)
     return ModelRequestError(cause.message)
