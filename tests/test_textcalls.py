@@ -29,6 +29,8 @@ def calls_of(text: str) -> list[tuple[str, dict[str, object]]]:
         '{"tool": "search_docs", "arguments": {"query": "yield"}}',
         '{"kind": "tool_calls", "calls": [{"tool": "search_docs", "arguments": {"query": "yield"}}]}',
         'Let me look that up. {"name": "search_docs", "arguments": {"query": "yield"}}',
+        # Qwen2.5-Coder-0.5B's habit: the one argument object wrapped in a list.
+        '{"name": "search_docs", "arguments": [{"query": "yield"}]}',
     ],
 )
 def test_each_shape_becomes_the_same_call(text: str) -> None:
@@ -96,6 +98,8 @@ def test_a_json_final_answer_comes_back_as_its_text() -> None:
         '<tool_call>{"name": "search_docs", "arguments": {"query": ',
         '{"name": "read_doc", "arguments": {"doc": "python/yield"',
         "[TOOL_CALLS] search_docs",
+        # Two argument objects in a list: which one the model meant cannot be told.
+        '{"name": "search_docs", "arguments": [{"query": "a"}, {"query": "b"}]}',
     ],
 )
 def test_a_broken_call_is_malformed_never_an_answer(text: str) -> None:
@@ -103,6 +107,16 @@ def test_a_broken_call_is_malformed_never_an_answer(text: str) -> None:
     with pytest.raises(MalformedResponse, match="looks like a tool call") as caught:
         recover_calls(text, TOOLS)
     assert caught.value.raw == text
+
+
+def test_a_real_reply_with_a_wrapped_call_and_a_cut_one_keeps_the_call_it_can_read() -> None:
+    """Qwen2.5-Coder-0.5B behind llama.cpp, verbatim but shortened: a search with its arguments in
+    a list, then a read_doc it never finished (it ran out of tokens)."""
+    text = (
+        '{"name": "search_docs", "arguments": [{"query": "Python generators", "top_k": 5}]}\n\n'
+        '{"name": "read_doc", "arguments": [{"doc": "python/return", "chunk": 0, "text": "When'
+    )
+    assert calls_of(text) == [("search_docs", {"query": "Python generators", "top_k": 5})]
 
 
 @pytest.mark.parametrize("text", ["[" * 100_000, '{"a": ' * 50_000, "{" * 10 + "x" * 200_000])

@@ -173,6 +173,8 @@ def _call(item: Any, tools: Collection[str]) -> ToolCall | None:
     arguments: Any = next((item[k] for k in _ARG_KEYS if k in item), {})
     if isinstance(arguments, str):
         arguments = _parse(arguments) if arguments.strip() else {}
+    if isinstance(arguments, list) and len(arguments) == 1:
+        arguments = arguments[0]  # the one argument object in a list (Qwen2.5-Coder's habit)
     if not isinstance(arguments, dict):
         return None
     return ToolCall(id=f"call_{uuid.uuid4().hex[:12]}", name=name, arguments=json.dumps(arguments))
