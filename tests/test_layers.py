@@ -144,7 +144,7 @@ def _library_files() -> list[Path]:
 
 
 def test_no_module_is_over_450_lines() -> None:
-    """A module longer than that is doing more than one thing: split it by what its parts are for."""
+    """A module longer than that does more than one thing: split it by what its parts are for."""
     long = {}
     for path in _library_files():
         lines = len(path.read_text().splitlines())

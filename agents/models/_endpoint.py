@@ -4,7 +4,7 @@ An endpoint on this machine (a loopback address, or the embedded server) is open
 one (`OpenAIChatModel(local=True)`): its replies are streamed and the request timeout bounds the
 silence between their bytes, since a model on a busy CPU may take minutes over a reply and every
 second of it is progress. A hosted endpoint keeps a total timeout per attempt. Either comes in the
-usual wrappers (`agents.models._wrappers.stack`): retries, and admission within the endpoint's limits.
+usual wrappers (`_wrappers.stack`): retries, and admission within the endpoint's limits.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The embedded model's server process: `python -m agents.models._llama_server serve --model PATH ...`.
+"""The embedded model's server process: `python -m agents.models._llama_server serve --model
+PATH ...`.
 
 `LocalModel` starts it as a child. It serves a GGUF file over an OpenAI-compatible API on
 127.0.0.1 with llama.cpp (`xllamacpp`), prints its base URL on stdout once ready, sends

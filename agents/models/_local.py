@@ -7,8 +7,8 @@ async with LocalModel() as model:  # an OpenAIChatModel speaking the JSON decisi
     report = await Executor(model=model, tools=[...]).run("task")
 ```
 
-The server runs in a child process (`python -m agents.models._llama_server serve ...`, on `xllamacpp`), so
-loading the model or a long generation never blocks the event loop, and leaving the block always
+The server runs in a child process (`python -m agents.models._llama_server serve ...`, on
+`xllamacpp`), so loading the model or a long generation never blocks the event loop, and leaving the block always
 ends it: SIGTERM, then SIGKILL after a grace period, shielded from cancellation. The child binds
 127.0.0.1 on a port the OS picks and reports its URL on stdout; everything llama.cpp prints goes to
 a log file in a temporary directory, whose last lines are quoted if startup fails. The child also

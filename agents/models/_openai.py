@@ -11,8 +11,8 @@ its template's tool format follows a grammar better), unless the server refuses 
 
 The model speaks the protocol and sends each request once (the `openai` client's retries are
 off): retries, admission, hedging and cache warming are wrappers around any `ChatModel`
-(`agents.models._wrappers`). Sending and reading, under a deadline, with every unhappy reply named in one
-line, is `agents.models._transport`; every request carries a completion bound fitted to its purpose
+(`_wrappers`). Sending and reading, under a deadline, with every unhappy reply named in one line,
+is `_transport`; every request carries a completion bound fitted to its purpose
 (`_completion.OUTPUT_TOKENS`).
 """
 

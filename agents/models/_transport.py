@@ -1,6 +1,6 @@
 """`Transport`: how `OpenAIChatModel` reaches its endpoint, sends a body and reads the reply.
 
-The model (`agents.models._openai`) decides what to ask (protocol, output mode, completion bound); this
+The model (`_openai`) decides what to ask (protocol, output mode, completion bound); this
 module sends it once and reads what came back, under a deadline that covers the reading of the
 reply, with no more than `max_in_flight` requests at the endpoint and no reply read past
 `max_response_bytes`. What is worth retrying (429, 408/409, 5xx, timeouts, dropped connections)

@@ -3,7 +3,7 @@
 The SDK's generic `post` costs about a millisecond of CPU per request before a byte is sent: it
 deep-copies the request options, parses the URL again, rebuilds every header, and wraps the
 response in its own types. A run of many agents pays that on its critical path. When the model
-uses the client paor built (`agents.models._http.new_client`: the SDK's default httpx2 client, replies
+uses the client paor built (`_http.new_client`: the SDK's default httpx2 client, replies
 bounded), `DirectPost` sends the body already built, with the headers the SDK would send (taken
 from it once), through that same httpx2 client, and reads the reply as plain JSON. The client's
 transport does the rest as it does for the SDK: kept-alive connections (one the server closed

@@ -21,7 +21,7 @@ Python exits; a reader of stdout that left early (`paor runs | head`) ends the c
 rebuild the same corpus, tools and limits (the API key comes from the environment again). The
 first Ctrl-C or SIGTERM stops a research run and writes the report from what exists; the second
 of either aborts it, as the first aborts any other command (status 130).
-With `--temporal HOST:PORT` the backend is chosen once (`_cli_temporal.on_temporal`): `research` runs on the
+With `--temporal HOST:PORT` the backend is chosen once (`_temporal.on_temporal`): `research` runs on the
 `paor worker`s of that server and writes the same report, `batch` spreads its goals over workflows
 there and writes the same output file, and `runs`, `show` and `resume` list, inspect and continue
 the runs there (`orchestrator.temporal._cli`, imported only then). Everything printed is cleaned

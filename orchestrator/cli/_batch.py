@@ -1,6 +1,6 @@
 """The command line's `batch`: many independent goals from a JSON Lines file, run concurrently,
 their results appended to `--out`. The task file and the output are checked before any work;
-`batch_tasks` hands the same checked goals to Temporal (`_cli_temporal.on_temporal`).
+`batch_tasks` hands the same checked goals to Temporal (`_temporal.on_temporal`).
 """
 
 from __future__ import annotations
