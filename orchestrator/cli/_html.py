@@ -4,8 +4,7 @@ The page is built from the journal alone and needs nothing else to render: inlin
 SVG, no script, no font or image from elsewhere. It shows the run's header; for a paused run,
 what it waits for (`_html_waiting`: the page a person opens to review a plan); each plan version
 as a DAG with what its replan changed (`_html_plans`); a timeline of the sub-agents with the spans
-they waited for approval (`_html_timeline`); the spend;
-and the reports.
+they waited for approval (`_html_timeline`); the spend; and the reports.
 
 These modules work out what to show and where (the numbers and the geometry); the Jinja2
 templates in `templates/` beside them write the markup, with autoescaping on: everything a model,
