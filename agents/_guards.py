@@ -127,14 +127,13 @@ class Budget:
 
     def charged(self, response: ModelResponse, model: str) -> ModelResponse:
         """`response` priced (see `priced`) and charged here and in every ancestor."""
-        response = self.priced(response, model)
-        self.charge(response.usage)
-        return response
+        usage = self.spend(response.usage, response.model, model)
+        return response if usage is response.usage else response.model_copy(update={"usage": usage})
 
-    def spend(self, usage: Usage, model: str) -> Usage:
-        """Charge `usage` (a reply that could not be read: billed all the same), priced as
-        `model`'s; what was charged."""
-        spent = self.priced_usage(usage, model)
+    def spend(self, usage: Usage, *models: str) -> Usage:
+        """Charge `usage` (a reply's, or one that could not be read: billed all the same) here and
+        in every ancestor, priced as the first of `models` the table prices; what was charged."""
+        spent = self.priced_usage(usage, *models)
         self.charge(spent)
         return spent
 

@@ -15,6 +15,7 @@ through the door.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import sys
@@ -46,20 +47,25 @@ def lazy_exports(module: str, path: str) -> Callable[[str], object]:
     `if TYPE_CHECKING:` block imports is imported from that home on first use, then kept.
 
     The block is the one list of what the package exports and from where: type checkers and
-    documentation tools read it as plain imports, and this reads it for the interpreter.
+    documentation tools read it as plain imports, and this reads it for the interpreter, at the
+    first name asked for (importing the package costs nothing).
     """
-    homes: dict[str, tuple[str, str]] = {}
-    for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"))):
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            for statement in node.body:
-                if isinstance(statement, ast.ImportFrom) and statement.module:
-                    for alias in statement.names:
-                        homes[alias.asname or alias.name] = (statement.module, alias.name)
+
+    @functools.cache
+    def homes() -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = {}
+        for node in ast.walk(ast.parse(Path(path).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+                for statement in node.body:
+                    if isinstance(statement, ast.ImportFrom) and statement.module:
+                        for alias in statement.names:
+                            found[alias.asname or alias.name] = (statement.module, alias.name)
+        return found
 
     def exported(name: str) -> object:
-        if name not in homes:
+        if name not in homes():
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
-        home, original = homes[name]
+        home, original = homes()[name]
         value = getattr(importlib.import_module(home), original)
         setattr(sys.modules[module], name, value)
         return value

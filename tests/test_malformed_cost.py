@@ -3,6 +3,8 @@ to the budget like any reply's, over HTTP, in the journal and on replay."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agents import AgentLimits, Executor, OpenAIChatModel, Usage, tool
@@ -72,9 +74,7 @@ async def test_unreadable_replies_count_against_the_token_limit() -> None:
     assert report.usage.total_tokens >= 220
 
 
-async def test_the_charge_of_an_unreadable_reply_is_journaled_and_replayed(
-    tmp_path: pytest.TempPathFactory,
-) -> None:
+async def test_the_charge_of_an_unreadable_reply_is_journaled_and_replayed(tmp_path: Path) -> None:
     """The journal keeps what the unreadable reply cost, so a replay spends the same."""
     spent = Usage(requests=1, prompt_tokens=100, completion_tokens=20)
     model = FunctionModel(
@@ -87,7 +87,7 @@ async def test_the_charge_of_an_unreadable_reply_is_journaled_and_replayed(
             synthesis=synthesis_reply("Lyon has 522,250 people."),
         )
     )
-    async with Journal(tmp_path / "journal.db") as journal:  # type: ignore[operator]
+    async with Journal(tmp_path / "journal.db") as journal:
         config = RunConfig(limits=Limits(max_replans=0))
         recorded = await Orchestrator(model, [population], journal=journal, config=config).run(
             "How many people live in Lyon?"
