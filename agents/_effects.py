@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agents._capped import kept
 from agents._tools import Tool, ToolContext, ToolOutcome
 from agents._waits import current_waits
 from agents.models._model import ChatModel, ModelRequest, ModelResponse
@@ -228,13 +229,13 @@ class LiveEffects:
     async def tool_call(
         self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> ToolOutcome:
-        """Run the tool directly."""
+        """Run the tool directly; a result too long to carry whole is cut (`agents._capped`)."""
         waits = current_waits()
         with (
             telemetry.tool_span(site, tool, args, ctx) as span,
             contextlib.nullcontext() if waits is None else waits.working(),
         ):
-            outcome = await tool.execute(args, ctx)
+            outcome = kept(tool, args, await tool.execute(args, ctx))
             telemetry.tool_done(span, outcome)
             return outcome
 

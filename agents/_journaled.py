@@ -10,9 +10,10 @@ that address it is served, as long as it was asked for the same thing (same requ
 - Another digest is drift: `replay` raises `ReplayDrift`; `resume` logs `journal_drift`, drops the
   agent's later records and continues that agent live.
 
-A tool result longer than `MAX_RESULT_CHARS` (64 Ki characters of JSON) is stored as the first
-64 Ki characters (or the tool's `max_chars`, if more) of the text the model's observation is cut
-from, with its full size and sha256, and replays to the same observation (see `agents._capped`).
+A tool result longer than `MAX_RESULT_CHARS` (64 Ki characters of JSON) is stored as the loop
+was given it: the first 64 Ki characters (or the tool's `max_chars`, if more) of the text the
+model's observation is cut from, with its full size, sha256 and what the tool's own checks made of
+the whole value; it replays to the same observation, evidence and facts (see `agents._capped`).
 
 Tool calls write an `intent` record before they run. On resume, an intent with no result marks a
 call that was in flight when the run crashed. It runs again if the tool is not side-effecting, or
@@ -40,7 +41,7 @@ import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_jsonable_python
 
-from agents._capped import served_outcome, stored_outcome
+from agents._capped import kept, served_outcome, stored_outcome
 from agents._effects import AgentCall, Effects, EffectSite, traced_sub_agent
 from agents._errors import (
     MalformedResponse,
@@ -234,9 +235,15 @@ class JournaledEffects:
             site,
             "tool",
             digest,
-            lambda: self.inner.tool_call(site, tool, args, ctx),
+            lambda: self._live_tool_call(site, tool, args, ctx),
             lambda outcome: stored_outcome(tool, outcome),
         )
+
+    async def _live_tool_call(
+        self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> ToolOutcome:
+        # Cut here as well: `inner` may be effects of one's own that hand back a whole result.
+        return kept(tool, args, await self.inner.tool_call(site, tool, args, ctx))
 
     async def now(self, site: EffectSite) -> float:
         """Serve the recorded clock value, else read the clock and record it."""

@@ -27,14 +27,18 @@ def shape(value: Any, *, fields: Sequence[str] | None, max_chars: int) -> str:
     return shaped(value, fields=fields, max_chars=max_chars)[0]
 
 
-def shaped(value: Any, *, fields: Sequence[str] | None, max_chars: int) -> tuple[str, bool]:
-    """`shape`'s text, and whether it was cut."""
+def shaped(
+    value: Any, *, fields: Sequence[str] | None, max_chars: int, total: int | None = None
+) -> tuple[str, bool]:
+    """`shape`'s text, and whether it was cut; `total` is the length of the whole text when
+    `value` is only its start (a cut result's, see `agents._capped`)."""
     if fields is not None:
         value = _keep(value, frozenset(fields))
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) <= max_chars:
+    length = len(text) if total is None else total
+    if length <= max_chars:
         return text, False
-    return f"{text[:max_chars]}… [truncated: showing {max_chars} of {len(text)} chars]", True
+    return f"{text[:max_chars]}… [truncated: showing {max_chars} of {length} chars]", True
 
 
 def _keep(value: Any, fields: frozenset[str]) -> Any:

@@ -218,12 +218,16 @@ class Toolbox:
         tool, call = prepared.tool, prepared.call
         error, content = outcome.error, f"Error: {tool.name} {outcome.message}"
         truncated = False
+        cut = outcome.cut
         if outcome.ok:
-            verdict = _judge(tool, outcome.value)
+            verdict = _judge(tool, outcome.value) if cut is None else cut.verdict
             if verdict is None or verdict is True:
                 error = None
                 content, truncated = shaped(
-                    outcome.value, fields=tool.fields, max_chars=tool.max_chars
+                    outcome.value,
+                    fields=tool.fields,
+                    max_chars=tool.max_chars,
+                    total=None if cut is None else cut.chars,
                 )
             else:
                 reason = verdict if isinstance(verdict, str) else "the result failed its check"
@@ -241,28 +245,14 @@ class Toolbox:
             content=content,
             error=error,
             duration_ms=outcome.duration_ms,
-            evidence=self._evidence(prepared, outcome.value, content) if error is None else (),
-            findings=_findings(tool, outcome.value) if error is None else (),
+            evidence=_evidence(prepared, outcome, content) if error is None else (),
+            findings=_findings_of(tool, outcome) if error is None else (),
             breaker_opened=opened,
             header=observed(
                 tool.name, prepared.args, sensitive=tool.sensitive, error=error,
                 truncated=truncated, bound=prepared.bound,
             ),
         )  # fmt: skip
-
-    def _evidence(self, prepared: PreparedCall, value: Any, content: str) -> tuple[Evidence, ...]:
-        tool = prepared.tool
-        if tool.evidence is not None:
-            try:
-                pairs = tool.evidence(prepared.args, value)
-                return tuple(Evidence(source=s, excerpt=e, tool=tool.name) for s, e in pairs)
-            except Exception:
-                # A broken evidence hook must not cost the result: fall back to citing the call.
-                _log.exception("evidence_hook_failed", tool=tool.name)
-        shown = redact(prepared.args, tool.sensitive)
-        args = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
-        excerpt = content[:_EXCERPT_CHARS]
-        return (Evidence(source=f"{tool.name}({args})", excerpt=excerpt, tool=tool.name),)
 
     def _breaker_message(self, name: str, now: float) -> str:
         breaker = self._breakers[name]
@@ -271,6 +261,58 @@ class Toolbox:
             f"{breaker.failures} consecutive failures (last: {breaker.last_error[:200]}). "
             "Use another tool or answer with what you have."
         )
+
+
+Pairs = tuple[tuple[str, str], ...]
+"""(source, excerpt) or (fact key, value) pairs."""
+
+
+def judged(
+    tool: Tool, args: dict[str, Any], value: Any
+) -> tuple[bool | str | None, Pairs | None, Pairs]:
+    """What a tool's own code makes of a whole result (the success check's verdict, the
+    evidence hook's pairs, the declared facts), for an outcome that will carry only its start
+    (see `agents._capped`). A rejected value has neither evidence nor facts."""
+    verdict = _judge(tool, value)
+    if verdict is not None and verdict is not True:
+        return verdict, None, ()
+    findings = tuple((f.key, f.value) for f in _findings(tool, value))
+    return verdict, _hook_evidence(tool, args, value), findings
+
+
+def _evidence(prepared: PreparedCall, outcome: ToolOutcome, content: str) -> tuple[Evidence, ...]:
+    """A successful result's evidence: the hook's pairs (judged on the whole value, for a cut
+    one), else the call itself, cited with the start of its observation."""
+    tool = prepared.tool
+    cut = outcome.cut
+    pairs = _hook_evidence(tool, prepared.args, outcome.value) if cut is None else cut.evidence
+    if pairs is not None:
+        return tuple(Evidence(source=s, excerpt=e, tool=tool.name) for s, e in pairs)
+    shown = redact(prepared.args, tool.sensitive)
+    args = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
+    excerpt = content[:_EXCERPT_CHARS]
+    return (Evidence(source=f"{tool.name}({args})", excerpt=excerpt, tool=tool.name),)
+
+
+def _hook_evidence(tool: Tool, args: dict[str, Any], value: Any) -> Pairs | None:
+    """The evidence hook's pairs; None without a hook, or when it raises (a broken hook must
+    not cost the result: the call is cited instead)."""
+    if tool.evidence is None:
+        return None
+    try:
+        found = [
+            Evidence(source=s, excerpt=e, tool=tool.name) for s, e in tool.evidence(args, value)
+        ]
+    except Exception:
+        _log.exception("evidence_hook_failed", tool=tool.name)
+        return None
+    return tuple((e.source, e.excerpt) for e in found)
+
+
+def _findings_of(tool: Tool, outcome: ToolOutcome) -> tuple[Finding, ...]:
+    if outcome.cut is None:
+        return _findings(tool, outcome.value)
+    return tuple(Finding(key=k, value=v, tool=tool.name) for k, v in outcome.cut.findings)
 
 
 def _judge(tool: Tool, value: Any) -> bool | str | None:

@@ -80,15 +80,41 @@ class ToolContext:
     idempotency_key: str
 
 
+class ResultCut(BaseModel):
+    """What an outcome holds of a result too long to carry whole (see `agents._capped`).
+
+    Attributes:
+        chars: The length of the whole observation text; the outcome's `value` is its start.
+        bytes: The size of the whole result's JSON, in UTF-8.
+        sha256: The sha256 of that JSON.
+        verdict: What the tool's success check said of the whole value (True without one).
+        evidence: The evidence hook's (source, excerpt) pairs for it; None cites the call, as a
+            tool without a hook (or with a hook that failed) does.
+        findings: The declared facts of the whole value, as (fact key, value) pairs.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    chars: int
+    bytes: int
+    sha256: str
+    verdict: bool | str | None = True
+    evidence: tuple[tuple[str, str], ...] | None = None
+    findings: tuple[tuple[str, str], ...] = ()
+
+
 class ToolOutcome(BaseModel):
     """What one execution of a tool produced: a JSON-able value, or an error.
 
     Attributes:
         ok: Whether the function returned normally.
-        value: The return value as JSON-able data (when ok).
+        value: The return value as JSON-able data (when ok); for a cut result, the start of its
+            observation text.
         error: The kind of failure (when not ok).
         message: A sanitised description of the failure, for the model.
         duration_ms: How long the call took.
+        cut: Set when the result was too long to carry whole: its size, and what the tool's own
+            code made of the whole of it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -98,6 +124,7 @@ class ToolOutcome(BaseModel):
     error: ErrorKind | None = None
     message: str = ""
     duration_ms: float = 0.0
+    cut: ResultCut | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,7 +16,7 @@ from agents import Tool, ToolContext, tool
 from agents._capped import MAX_RESULT_CHARS
 from agents.effects import EffectSite, JournaledEffects, LiveEffects
 from agents.testing import ScriptedModel, call
-from agents.tools import Toolbox, ToolResult
+from agents.tools import Toolbox, ToolOutcome, ToolResult
 from memory import Journal, ToolCall, ToolMessage
 from memory.journal import EffectRecord
 from orchestrator import Orchestrator
@@ -107,8 +107,9 @@ async def test_a_long_result_is_stored_capped_and_replays_to_the_same_run(
     stored = tool_record(await journal.load(recorded.run_id))
     full = raw_json(value)
     keep = max(MAX_RESULT_CHARS, fetch.max_chars)
-    assert stored.payload["capped"]["bytes"] == len(full)
-    assert stored.payload["capped"]["sha256"] == hashlib.sha256(full).hexdigest()
+    cut = stored.payload["outcome"]["cut"]
+    assert cut["bytes"] == len(full)
+    assert cut["sha256"] == hashlib.sha256(full).hexdigest()
     assert len(stored.payload["outcome"]["value"]) == keep
     assert stored.size() < keep + 1024 < len(full) // 3
     seen = team.of("a")[1].messages[-1]
@@ -121,12 +122,39 @@ async def test_a_long_result_is_stored_capped_and_replays_to_the_same_run(
     assert offline.requests == []
 
 
-async def test_a_served_capped_outcome_gives_the_loop_the_same_result() -> None:
-    """Through the effect boundary, the outcome a capped record serves back is judged, shaped and
-    cited (`Toolbox.finish`) exactly as the live one was."""
-    fetch = fetching({"id": 7, "body": page(BIG)}, fields=("body",))
+def last_of(value: Any) -> str:
+    """The last characters of a result: what only a reader of the whole of it sees."""
+    return json.dumps(value)[-20:]
+
+
+def timeless(outcome: ToolOutcome) -> ToolOutcome:
+    """`outcome` without its duration (two runs of a tool take different times)."""
+    return outcome.model_copy(update={"duration_ms": 0.0})
+
+
+HOOKS: dict[str, tuple[Any, dict[str, Any]]] = {
+    "plain": (page(BIG), {}),
+    "fields": ({"id": 7, "body": page(BIG)}, {"fields": ("body",)}),
+    "success-passes": (page(BIG), {"success": lambda v: v.endswith(" ")}),
+    "success-rejects": (page(BIG), {"success": lambda v: v.endswith("END") or "no END at the end"}),
+    "success-raises": (page(BIG), {"success": lambda v: 1 / 0}),
+    "evidence": (page(BIG), {"evidence": lambda a, v: [(a["url"], last_of(v))]}),
+    "evidence-raises": (page(BIG), {"evidence": lambda a, v: [(a["url"], v[BIG * 2])]}),
+    "facts": ({"body": page(BIG), "price": 42, "tail": "x"}, {"facts": {"price": "price"}}),
+}
+
+
+@pytest.mark.parametrize("hooks", HOOKS, ids=list(HOOKS))
+async def test_a_cut_outcome_gives_the_loop_what_the_whole_one_does(hooks: str) -> None:
+    """At the effect boundary a long result is cut to what the loop reads, and the tool's own code
+    (success check, evidence hook, facts) is judged on the whole value there: `Toolbox.finish`
+    makes the same result (observation, verdict, evidence, findings) of the cut outcome, live or
+    served back by the journal, as of the whole one."""
+    value, options = HOOKS[hooks]
+    fetch = fetching(value, **options)
     sink, site = Sink(), EffectSite(run_id="r", agent_id="a", seq=1, step=1)
     ctx = ToolContext(run_id="r", agent_id="a", call_id="c1", idempotency_key="r:a:1")
+    whole = await fetch.execute({"url": "u"}, ctx)
     live = await JournaledEffects(LiveEffects(), sink, "r").tool_call(
         site, fetch, {"url": "u"}, ctx
     )
@@ -138,33 +166,74 @@ async def test_a_served_capped_outcome_gives_the_loop_the_same_result() -> None:
     asked = ToolCall(id="c1", name="fetch", arguments='{"url": "u"}')
     prepared = Toolbox([fetch]).prepare(asked, 0.0)
     assert not isinstance(prepared, ToolResult)
-    shown_live = Toolbox([fetch]).finish(prepared, live, 0.0)
-    shown_replayed = Toolbox([fetch]).finish(prepared, served, 0.0)
-    assert shown_replayed == shown_live
-    assert served.value != live.value  # what was not kept is not pretended
+    shown_whole = Toolbox([fetch]).finish(prepared, timeless(whole), 0.0)
+    assert Toolbox([fetch]).finish(prepared, timeless(live), 0.0) == shown_whole
+    assert Toolbox([fetch]).finish(prepared, timeless(served), 0.0) == shown_whole
+    assert served == live
+    assert live.cut is not None
+    assert len(live.value) == MAX_RESULT_CHARS
     assert sink.records[("a", 1, "tool")].size() < MAX_RESULT_CHARS + 1024
 
 
-@pytest.mark.parametrize(
-    "options",
-    [{"success": lambda v: bool(v)}, {"evidence": lambda a, v: [("page", str(v)[-20:])]}],
-    ids=["success-check", "evidence-hook"],
-)
-async def test_a_result_read_by_the_tools_own_code_is_stored_whole(
-    journal: Journal, options: dict[str, Any]
+async def test_a_record_of_the_earlier_format_still_replays() -> None:
+    """A capped record written before the cut rode in the outcome (its size under `capped`, no
+    hooks: it was made only for tools without them) serves the same result as the whole one."""
+    value = page(BIG)
+    fetch = fetching(value)
+    text = json.dumps(value)[1:-1]  # the observation text of a string result is the string
+    full = raw_json(value)
+    legacy = {
+        "tool": "fetch",
+        "outcome": {"ok": True, "value": text[:MAX_RESULT_CHARS], "error": None, "message": "",
+                    "duration_ms": 1.0},
+        "capped": {"chars": len(value), "bytes": len(full),
+                   "sha256": hashlib.sha256(full).hexdigest()},
+    }  # fmt: skip
+    assert len(text) == len(value)
+    sink = Sink()
+    site = EffectSite(run_id="r", agent_id="a", seq=1, step=1)
+    ctx = ToolContext(run_id="r", agent_id="a", call_id="c1", idempotency_key="r:a:1")
+    await JournaledEffects(LiveEffects(), sink, "r").tool_call(site, fetch, {"url": "u"}, ctx)
+    recorded = sink.records[("a", 1, "tool")]
+    old = recorded.model_copy(update={"payload": legacy})
+    replaying = JournaledEffects(LiveEffects(), sink, "r", mode="replay", records=[old])
+    served = await replaying.tool_call(site, fetch, {"url": "u"}, ctx)
+
+    asked = ToolCall(id="c1", name="fetch", arguments='{"url": "u"}')
+    prepared = Toolbox([fetch]).prepare(asked, 0.0)
+    assert not isinstance(prepared, ToolResult)
+    whole = await fetch.execute({"url": "u"}, ctx)
+    shown = Toolbox([fetch]).finish(prepared, timeless(served), 0.0)
+    assert shown == Toolbox([fetch]).finish(prepared, timeless(whole), 0.0)
+
+
+@pytest.mark.parametrize("hooks", ["success-rejects", "evidence", "facts"])
+async def test_a_result_read_by_the_tools_own_code_is_stored_cut_and_replays(
+    journal: Journal, hooks: str
 ) -> None:
-    """A tool whose success check or evidence hook reads the whole value keeps it whole: the
-    replay hands that code what it had."""
-    value = page(200_000)
+    """A tool whose success check, evidence hook or facts read the whole value is stored cut as
+    well, with what that code made of it; the run replays to the same reports, no drift."""
+    value, options = HOOKS[hooks]
     fetch = fetching(value, **options)
     team = Team([plan(sub("a"))], {"a": script(call("fetch", url="u"), "A: fetched")})
-    recorded = await Orchestrator(team.model, [fetch], journal=journal).run("goal")
-    report = await Orchestrator(ScriptedModel([]), [fetch], journal=journal).replay(recorded.run_id)
+    with anyio.fail_after(GUARD_S):
+        recorded = await Orchestrator(team.model, [fetch], journal=journal).run("goal")
+        report = await Orchestrator(ScriptedModel([]), [fetch], journal=journal).replay(
+            recorded.run_id
+        )
 
     stored = tool_record(await journal.load(recorded.run_id))
-    assert "capped" not in stored.payload
-    assert stored.payload["outcome"]["value"] == value
+    assert stored.size() < MAX_RESULT_CHARS + 1024
     assert report.ok, report.drift
+    assert report.result is not None
+    assert report.result.reports == recorded.reports
+    seen = team.of("a")[1].messages[-1]
+    assert isinstance(seen, ToolMessage)
+    if hooks == "success-rejects":
+        assert "no END at the end" in seen.content
+    if hooks == "evidence":
+        (evidence,) = recorded.reports[0].evidence
+        assert (evidence.source, evidence.excerpt) == ("u", last_of(value))
 
 
 async def test_a_result_under_the_cap_is_stored_as_it_was(journal: Journal) -> None:

@@ -148,7 +148,18 @@ async def read_big(name: str) -> str:
     return _text(name, BIG)
 
 
-def _team() -> FunctionModel:
+@tool(timeout=10.0, evidence=lambda args, text: [(args["name"], text[-24:])])
+async def fetch_big(name: str) -> str:
+    """Fetch a big page, of which the model reads the start (the default 2,000 characters); the
+    evidence hook cites its end.
+
+    Args:
+        name: The page.
+    """
+    return _text(name, BIG)
+
+
+def _team(tool_name: str = "read_big") -> FunctionModel:
     """One sub-agent reads the 3 MB file, then answers with its length; the synthesis quotes it."""
 
     def decide(request: ModelRequest) -> Turn:
@@ -159,7 +170,7 @@ def _team() -> FunctionModel:
         observed = [observation(m.content or "") for m in request.messages if m.role == "tool"]
         if observed:
             return reply(f"The file has {len(observed[0])} characters.")
-        return call("read_big", name="big.txt")
+        return call(tool_name, name="big.txt")
 
     return FunctionModel(decide, name="big")
 
@@ -274,6 +285,31 @@ async def test_without_a_store_the_tool_fails_once_with_advice(server: str) -> N
     history = await _raw_history(client, "big2")
     started = [e for e in history.events if e.HasField("activity_task_started_event_attributes")]
     assert {e.activity_task_started_event_attributes.attempt for e in started} == {1}
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_long_result_the_model_reads_the_start_of_is_cut_in_the_activity(
+    server: str,  # noqa: F811
+) -> None:
+    """A 3 MB result of which the model reads 2,000 characters leaves its activity cut to what
+    the loop reads (no blob store needed, no payload near the limit), with what the evidence hook
+    made of the whole of it: the run ends as it does in process, with the same reports."""
+    local = await Orchestrator(_team("fetch_big"), [fetch_big]).run("g", run_id="big4")
+    client = await connect(server)
+    registry = Registry.of({"big": _team("fetch_big")}, tools=[fetch_big])
+    async with build_worker(client, registry, task_queue="cut", sticky_timeout=1.0):
+        outcome = await run_on_temporal(
+            client, "g", model="big", tools=["fetch_big"], run_id="big4", task_queue="cut",
+            execution_timeout=30,
+        )  # fmt: skip
+    assert outcome.status == local.status == "complete"
+    assert outcome.answer == local.answer
+    assert [r.evidence for r in outcome.reports] == [r.evidence for r in local.reports]
+    (evidence,) = outcome.reports[0].evidence
+    assert evidence.excerpt == _text("big.txt", BIG)[-24:]
+    history = await _raw_history(client, "big4")
+    assert max(p.ByteSize() for p in _nested(history, Payload)) < 200_000
 
 
 @tool(timeout=10.0, max_chars=10 * BIG)

@@ -95,8 +95,13 @@ def _footprint(records: Sequence[EffectRecord]) -> list[str]:
 def _capped(record: EffectRecord, *, sha: bool = False) -> str:
     """How big a capped tool result was (and its sha256), as a note ("" for any other record)."""
     payload: Any = record.payload
-    capped = payload.get("capped") if isinstance(payload, dict) else None
-    if record.kind != "tool" or not isinstance(capped, dict):
+    if record.kind != "tool" or not isinstance(payload, dict):
+        return ""
+    outcome = payload.get("outcome")
+    # The cut rides in the outcome; a record of an earlier version has it under `capped`.
+    capped = outcome.get("cut") if isinstance(outcome, dict) else None
+    capped = capped or payload.get("capped")
+    if not isinstance(capped, dict):
         return ""
     digest = f"; sha256 {capped.get('sha256')}" if sha else ""
     return f" (a {capped.get('bytes', 0):,}-byte result, capped{digest})"
