@@ -5,7 +5,7 @@
 The blocks of a page share one module namespace, as a reader who runs them one after another
 would (Sybil does the same), and may `await` at the top level. `agents.open_model` is replaced by
 one that yields `docs_model()`: a `FunctionModel` that answers each request by its purpose, calls
-the page's `weather` tool for Lyon and Turin when it is offered, and fills a typed answer from the
+the page's `weather` tool for Lyon and Turin (or its `flights` tool) when it is offered, and fills a typed answer from the
 objects below. Model requests to anything but 127.0.0.1 are blocked. The `test_*` functions a
 page defines (the testing guide's) are called after its blocks. A block preceded by a line
 `<!-- docs-test: skip (why) -->` is only compiled and has its imports run, so a renamed name
@@ -58,6 +58,7 @@ OBJECTS: dict[frozenset[str], dict[str, Any]] = {
 }
 WEATHER = "Turin is drier: dry and sunny, while Lyon has rain all weekend."
 FLIGHT = "The cheapest flight is LX101 at 89 EUR."
+TRIP = {"origin": "Lyon", "destination": "Lisbon", "date": "2027-05-03"}
 
 
 def _answer(request: ModelRequest) -> str:
@@ -106,8 +107,15 @@ def _step(request: ModelRequest) -> Turn:
     asked = sum(message.role == "tool" for message in request.messages)
     if "weather" in offered and asked < len(CITIES):
         return call("weather", city=CITIES[asked])
-    cited = ' [weather({"city": "Turin"})]' if asked else ""
-    return reply(_answer(request) + cited)
+    if "flights" in offered and not asked:
+        return call("flights", **TRIP)
+    if not asked:
+        return reply(_answer(request))
+    args = {"city": "Turin"} if "weather" in offered else TRIP
+    cited = (
+        f"{'weather' if 'weather' in offered else 'flights'}({json.dumps(args, sort_keys=True)})"
+    )
+    return reply(f"{_answer(request)} [{cited}]")
 
 
 def _synthesis(request: ModelRequest) -> Turn:
