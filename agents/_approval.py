@@ -36,12 +36,7 @@ __all__ = [
     "Approver",
     "Decide",
     "Decision",
-    "answer",
-    "approve",
     "decided",
-    "deny",
-    "edit",
-    "reject",
 ]
 
 
@@ -108,32 +103,33 @@ class Decision(BaseModel):
     always: bool = False
     by: Literal["person", "always", "timeout"] = "person"
 
+    @classmethod
+    def approve(cls, args: Mapping[str, Any] | None = None, *, always: bool = False) -> Decision:
+        """Approve the call (with `args` instead of the model's, if given; `always`: every later
+        call of the tool in this run too)."""
+        return cls(action="approve", args=None if args is None else dict(args), always=always)
 
-def approve(args: Mapping[str, Any] | None = None, *, always: bool = False) -> Decision:
-    """Approve the call (with `args` instead of the model's, if given; `always`: every later
-    call of the tool in this run too)."""
-    return Decision(action="approve", args=None if args is None else dict(args), always=always)
+    @classmethod
+    def deny(cls, message: str = "a person denied this call") -> Decision:
+        """Deny the call; the model reads `message`."""
+        return cls(action="deny", message=message)
 
+    @classmethod
+    def edit(cls, plan: Any) -> Decision:
+        """Approve this plan instead of the one proposed (a `Plan`, or its JSON data)."""
+        data = plan.model_dump(mode="json") if isinstance(plan, BaseModel) else dict(plan)
+        return cls(action="approve", plan=data)
 
-def deny(message: str = "a person denied this call") -> Decision:
-    """Deny the call; the model reads `message`."""
-    return Decision(action="deny", message=message)
+    @classmethod
+    def answer(cls, text: str) -> Decision:
+        """Answer a question the run asked (`ApprovalRequest.kind == "question"`)."""
+        return cls(action="answer", message=text)
 
-
-def edit(plan: Any) -> Decision:
-    """Approve this plan instead of the one proposed (a `Plan`, or its JSON data)."""
-    data = plan.model_dump(mode="json") if isinstance(plan, BaseModel) else dict(plan)
-    return Decision(action="approve", plan=data)
-
-
-def answer(text: str) -> Decision:
-    """Answer a question the run asked (`ApprovalRequest.kind == "question"`)."""
-    return Decision(action="answer", message=text)
-
-
-def reject(feedback: str) -> Decision:
-    """Reject the plan; the planner makes another with `feedback` (a bounded number of times)."""
-    return Decision(action="deny", message=feedback)
+    @classmethod
+    def reject(cls, feedback: str) -> Decision:
+        """Reject the plan; the planner makes another with `feedback` (a bounded number of
+        times)."""
+        return cls(action="deny", message=feedback)
 
 
 Decide = Callable[[ApprovalRequest], Awaitable[Decision]]
@@ -192,7 +188,7 @@ async def decided(
     try:
         decision = Decision.model_validate(json.loads(value))
     except (ValueError, TypeError):
-        return deny(f"the recorded decision could not be read: {value[:80]!r}")
+        return Decision.deny(f"the recorded decision could not be read: {value[:80]!r}")
     if decision.action == "approve" and decision.always and request.kind == "tool":
         waits.always.add(request.tool)  # replayed too: a resumed run goes on as the person said
     return decision

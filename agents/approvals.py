@@ -2,13 +2,13 @@
 and the questions a run asks a person (`questions=N`).
 
 ```python
-from agents.approvals import ApprovalRequest, Decision, approve, deny
+from agents.approvals import ApprovalRequest, Decision
 
 
 async def ask_a_person(request: ApprovalRequest) -> Decision:
     if request.args.get("amount", 0) > 1000:
-        return deny("transfers over 1000 need a second signature")
-    return approve()
+        return Decision.deny("transfers over 1000 need a second signature")
+    return Decision.approve()
 
 
 result = await Orchestrator(model, [transfer]).run(goal, approver=ask_a_person)
@@ -29,12 +29,7 @@ from agents._approval import (
     Approver,
     Decide,
     Decision,
-    answer,
-    approve,
     decided,
-    deny,
-    edit,
-    reject,
 )
 from agents._signals import NONE_LEFT, ask, question_request
 from agents._waits import Pending, RunWaits, run_waits
@@ -48,13 +43,8 @@ __all__ = [
     "Decision",
     "Pending",
     "RunWaits",
-    "answer",
-    "approve",
     "ask",
     "decided",
-    "deny",
-    "edit",
     "question_request",
-    "reject",
     "run_waits",
 ]

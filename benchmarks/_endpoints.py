@@ -11,15 +11,7 @@ from typing import Any, Self
 from agents import Usage
 from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
 from agents.models import ModelRequest, ModelResponse
-from agents.testing import (
-    Completion,
-    FakeOpenAIServer,
-    ServerAction,
-    TokenUsage,
-    hang,
-    malformed_body,
-    status,
-)
+from agents.testing import Completion, FakeOpenAIServer, ServerAction, TokenUsage
 from benchmarks._sim import Fault, Reply, SimRequest, Simulator
 from memory import AssistantMessage, ToolCall
 
@@ -67,7 +59,7 @@ class SimServer:
         )
         return Completion(
             content=reply.content,
-            tool_calls=reply.tool_calls,
+            calls=reply.tool_calls,
             usage=usage,
             headers=exchange.headers,
             stream_s=exchange.stream_s,
@@ -76,13 +68,13 @@ class SimServer:
 
 def _server_fault(fault: Fault) -> ServerAction:
     if fault.kind == "hang":
-        return hang(fault.seconds)
+        return ServerAction.hang(fault.seconds)
     if fault.kind == "malformed":
-        return malformed_body()
+        return ServerAction.malformed_body()
     headers = dict(fault.headers)
     if fault.retry_after is not None and not headers:
         headers["Retry-After"] = f"{fault.retry_after:g}"
-    return status(fault.code, body=fault.body, headers=headers)
+    return ServerAction.status(fault.code, body=fault.body, headers=headers)
 
 
 class SimChatModel:

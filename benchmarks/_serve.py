@@ -42,7 +42,7 @@ def _lean_server(scenario: Scenario) -> FakeOpenAIServer:
     def answer(body: dict[str, Any]) -> ServerAction:
         # Every planner request is its kind's first: S7 plans once and writes once.
         reply = script.reply(classify(SimRequest.from_body(body)))
-        return Completion(content=reply.content, tool_calls=reply.tool_calls, usage=TokenUsage())
+        return Completion(content=reply.content, calls=reply.tool_calls, usage=TokenUsage())
 
     return FakeOpenAIServer(answer, model="sim")
 

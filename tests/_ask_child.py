@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from agents.approvals import PAUSE, answer
+from agents.approvals import PAUSE, Decision
 from agents.testing import call, observation
 from memory import Journal
 from orchestrator import Orchestrator, RunConfig
@@ -39,7 +39,7 @@ async def _main(journal_path: Path, out: Path, mode: str, *rest: str) -> None:
         else:
             approval_id, text = rest
             result = await orch.resume(
-                RUN_ID, decisions={approval_id: answer(text)}, approver=PAUSE
+                RUN_ID, decisions={approval_id: Decision.answer(text)}, approver=PAUSE
             )
     asked = team.of("hotel")
     told = (

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 
 from agents import Tool, tool
-from agents.approvals import PAUSE, Decision, approve, deny
+from agents.approvals import PAUSE, Decision
 from agents.testing import call, reply
 from memory import Journal
 from orchestrator import Limits, Orchestrator, RunConfig
@@ -84,7 +84,9 @@ def _decisions(words: list[str]) -> dict[str, Decision]:
     found = {}
     for word in words:
         approval_id, _, action = word.partition("=")
-        found[approval_id] = approve() if action == "approve" else deny(action or "no")
+        found[approval_id] = (
+            Decision.approve() if action == "approve" else Decision.deny(action or "no")
+        )
     return found
 
 

@@ -13,7 +13,7 @@ import anyio.lowlevel
 import pytest
 
 from agents import ConfigurationError, Executor, tool
-from agents.approvals import PAUSE, ApprovalRequest, Approver, Decision, approve, deny
+from agents.approvals import PAUSE, ApprovalRequest, Approver, Decision
 from agents.events import ApprovalDecided, ApprovalRequested
 from agents.mcp import MCPServer
 from agents.testing import ScriptedModel, call, observation, reply
@@ -66,7 +66,7 @@ async def test_an_approved_call_runs_as_asked() -> None:
 
     async def decide(request: ApprovalRequest) -> Decision:
         asked.append(request)
-        return approve()
+        return Decision.approve()
 
     model = await run_one(bank, decide)
     assert bank.sent == [500]
@@ -80,7 +80,7 @@ async def test_a_denied_call_never_runs_and_the_model_reads_why() -> None:
     bank = Bank()
 
     async def decide(request: ApprovalRequest) -> Decision:
-        return deny("over the daily limit")
+        return Decision.deny("over the daily limit")
 
     model = await run_one(bank, decide)
     assert bank.sent == []
@@ -91,13 +91,13 @@ async def test_edited_arguments_run_and_bad_edits_are_refused() -> None:
     bank = Bank()
 
     async def smaller(request: ApprovalRequest) -> Decision:
-        return approve({"amount": 50})
+        return Decision.approve({"amount": 50})
 
     await run_one(bank, smaller)
     assert bank.sent == [50]
 
     async def broken(request: ApprovalRequest) -> Decision:
-        return approve({"amount": "lots"})
+        return Decision.approve({"amount": "lots"})
 
     model = await run_one(bank, broken)
     assert bank.sent == [50]
@@ -116,7 +116,7 @@ async def test_a_predicate_asks_only_when_it_says_so() -> None:
 
     async def decide(request: ApprovalRequest) -> Decision:
         asked.append(request.args["amount"])
-        return approve()
+        return Decision.approve()
 
     await run_one(bank, decide, amount=20, with_tool=bank.small)
     await run_one(bank, decide, amount=2000, with_tool=bank.small)
@@ -156,7 +156,7 @@ async def test_while_one_call_waits_the_rest_of_the_run_goes_on() -> None:
 
     async def decide(request: ApprovalRequest) -> Decision:
         await a_done.wait()
-        return approve()
+        return Decision.approve()
 
     events: list[Event] = []
     orch = Orchestrator(team.model, [bank.transfer])
@@ -181,7 +181,7 @@ async def test_approve_always_covers_the_tool_for_the_rest_of_the_run() -> None:
     async def decide(request: ApprovalRequest) -> Decision:
         async with turn:
             asked.append(request.agent_id)
-            return approve(always=True)
+            return Decision.approve(always=True)
 
     events: list[Event] = []
     orch = Orchestrator(two_payers().model, [bank.transfer])
@@ -201,7 +201,7 @@ async def test_a_replay_meets_the_recorded_decisions_without_asking(tmp_path: Pa
     bank = Bank()
 
     async def decide(request: ApprovalRequest) -> Decision:
-        return approve() if request.args["amount"] == 1 else deny("not b")
+        return Decision.approve() if request.args["amount"] == 1 else Decision.deny("not b")
 
     async def nobody(request: ApprovalRequest) -> Decision:
         raise AssertionError("a replay asked a person")
@@ -238,7 +238,7 @@ async def test_events_say_what_waited_and_how_it_was_decided() -> None:
 
 
 async def _approved() -> Decision:
-    return approve()
+    return Decision.approve()
 
 
 async def test_destructive_mcp_tools_can_require_approval() -> None:
@@ -278,7 +278,7 @@ async def test_an_edit_that_leaves_a_masked_value_keeps_the_real_one() -> None:
 
     async def smaller(request: ApprovalRequest) -> Decision:
         seen.append(request.args)
-        return approve({**request.args, "amount": 5})
+        return Decision.approve({**request.args, "amount": 5})
 
     model = ScriptedModel([call("pay", amount=500, pin="4321"), reply("done [pay]")])
     await Executor(model, [pay], approver=smaller).run("pay")
@@ -301,5 +301,5 @@ async def test_the_decision_given_through_the_stream_ends_the_quiet_at_once() ->
         with anyio.fail_after(GUARD_S):
             while not waits.quiet:
                 await anyio.lowlevel.checkpoint()
-        assert waits.answer("a#1", approve())
+        assert waits.answer("a#1", Decision.approve())
         assert not waits.quiet

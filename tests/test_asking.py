@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from agents import ConfigurationError, Executor, tool
-from agents.approvals import ApprovalRequest, Decision, answer, approve
+from agents.approvals import ApprovalRequest, Decision
 from agents.events import ApprovalDecided
 from agents.testing import ScriptedModel, call, calls, observation, reply
 from memory import Journal
@@ -38,7 +38,7 @@ class User:
     async def __call__(self, request: ApprovalRequest) -> Decision:
         assert request.kind == "question"
         self.asked.append(request)
-        return answer(self.answers.pop(0))
+        return Decision.answer(self.answers.pop(0))
 
 
 def tool_texts(requests: list[Any]) -> list[str]:
@@ -111,7 +111,7 @@ async def test_a_run_asks_at_most_its_limit_and_an_agent_past_it_is_told() -> No
 async def test_without_questions_allowed_the_tool_is_not_offered() -> None:
     """questions=0 (the default): no ask_user on the menu; asking needs an approver."""
     model = ScriptedModel([reply("fine")])
-    await Executor(model, approver=lambda request: approve()).run("t")  # type: ignore[arg-type, return-value]
+    await Executor(model, approver=lambda request: Decision.approve()).run("t")  # type: ignore[arg-type, return-value]
     assert "ask_user" not in {t.name for t in model.requests[0].tools}
     asking = Orchestrator(model, config=RunConfig(questions=1))
     with pytest.raises(ConfigurationError, match="questions need an approver="):

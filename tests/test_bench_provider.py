@@ -10,7 +10,7 @@ from agents import ChatModel, OpenAIChatModel
 from agents._streaming import text_to
 from agents.models import Admission, ModelRequest, stack
 from agents.models._admission import parse_reset
-from agents.testing import Completion, FakeOpenAIServer, TokenUsage, text
+from agents.testing import Completion, FakeOpenAIServer, ServerAction, TokenUsage
 from agents.testing._actions import ServerScript
 from benchmarks._catalogue import SCENARIOS
 from benchmarks._endpoints import SimServer
@@ -179,7 +179,7 @@ async def test_a_streamed_first_answer_releases_the_held_callers_at_its_headers(
         if body.get("stream") is True:  # the first request: a slow stream
             arrived.set()
             return Completion(content="word " * 40, stream_s=30.0)
-        return text("quick")
+        return ServerAction.text("quick")
 
     assert await _stream_then_ask(decide, arrived) == ["second"]
 

@@ -14,7 +14,7 @@ from agents import ChatModel, OpenAIChatModel, tool
 from agents.errors import ModelRetryableError
 from agents.models import CacheWarming, ModelRequest, stack
 from agents.models._warm import prefix_of
-from agents.testing import FakeOpenAIServer, ServerAction, status, text, tool_calls
+from agents.testing import FakeOpenAIServer, ServerAction
 from memory import InMemoryFactStore, SystemMessage, UserMessage
 from orchestrator import Orchestrator, RunConfig
 
@@ -34,8 +34,8 @@ def _sub_agent_turn(body: dict[str, Any]) -> ServerAction:
     """A sub-agent's turns: one lookup, then an answer naming its task."""
     task = next(m["content"] for m in body["messages"] if m["role"] == "user")
     if body["messages"][-1]["role"] == "tool":
-        return text(f"done: {task.splitlines()[0]}")
-    return tool_calls([("lookup", {"key": task.splitlines()[0][-1]})])
+        return ServerAction.text(f"done: {task.splitlines()[0]}")
+    return ServerAction.tool_calls([("lookup", {"key": task.splitlines()[0][-1]})])
 
 
 async def test_the_sub_agents_of_a_run_share_one_prefix_and_differ_at_the_end() -> None:
@@ -49,9 +49,9 @@ async def test_the_sub_agents_of_a_run_share_one_prefix_and_differ_at_the_end() 
 
     def script(body: dict[str, Any]) -> ServerAction:
         if "response_format" in body:
-            return text(json.dumps(plan))
+            return ServerAction.text(json.dumps(plan))
         if "tools" not in body:
-            return text("The synthesis.")
+            return ServerAction.text("The synthesis.")
         return _sub_agent_turn(body)
 
     facts = InMemoryFactStore()
@@ -105,8 +105,8 @@ class Recorder:
         await anyio.sleep(self.delay_s)
         self.went.append((user, anyio.current_time()))
         if len(self.went) <= self.fail_first:
-            return status(503)
-        return text(f"answer to {user}")
+            return ServerAction.status(503)
+        return ServerAction.text(f"answer to {user}")
 
 
 async def _ask_all(model: ChatModel, requests: list[ModelRequest]) -> list[str]:

@@ -19,14 +19,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from agents.testing import (
-    FakeOpenAIServer,
-    ServerAction,
-    TokenUsage,
-    json_content,
-    status,
-    text,
-)
+from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage
 from agents.toolkits import Corpus
 from orchestrator._research import RESEARCH_SYNTHESIS
 from orchestrator.cli import main
@@ -88,9 +81,11 @@ def role_of(body: dict[str, Any]) -> str:
 def researcher(goal: str, step: int) -> ServerAction:
     """Each sub-agent answers from its first look (a search for its question), citing it."""
     turns = {
-        TOPIC: text("Generators pause at yield until next() [generators].", usage=USAGE),
-        GEN: text("A generator pauses at each yield [generators].", usage=USAGE),
-        STOP: text("StopIteration ends the iteration [iterators].", usage=USAGE),
+        TOPIC: ServerAction.text(
+            "Generators pause at yield until next() [generators].", usage=USAGE
+        ),
+        GEN: ServerAction.text("A generator pauses at each yield [generators].", usage=USAGE),
+        STOP: ServerAction.text("StopIteration ends the iteration [iterators].", usage=USAGE),
     }
     assert step == 0, "each agent answers from its first look"
     return turns[goal]
@@ -102,9 +97,9 @@ def research_team(*subtasks: dict[str, Any]) -> Callable[[dict[str, Any]], Serve
     def decide(body: dict[str, Any]) -> ServerAction:
         who = role_of(body)
         if who == "plan":
-            return json_content({"subtasks": list(subtasks)}, usage=USAGE)
+            return ServerAction.json_content({"subtasks": list(subtasks)}, usage=USAGE)
         if who == "writer":
-            return text(
+            return ServerAction.text(
                 "Generators pause at yield [generators]; StopIteration ends loops "
                 "[iterators] [made/up].",
                 usage=USAGE,
@@ -329,7 +324,7 @@ def test_numbers_must_be_positive(
 
 def batch_team(body: dict[str, Any]) -> ServerAction:
     """Each batch task is answered at once: "Answer to <goal>"."""
-    return text(f"Answer to {role_of(body)}", usage=USAGE)
+    return ServerAction.text(f"Answer to {role_of(body)}", usage=USAGE)
 
 
 def write_tasks(path: Path, *ids: str) -> Path:
@@ -494,8 +489,8 @@ def grounded_team(body: dict[str, Any]) -> ServerAction:
     """A batch task "How do generators pause?" is answered citing its first look; any other
     answers without citing anything, every time."""
     if role_of(body) == "How do generators pause?":
-        return text("A generator pauses at each yield [generators].", usage=USAGE)
-    return text("StopIteration ends the iteration.", usage=USAGE)
+        return ServerAction.text("A generator pauses at each yield [generators].", usage=USAGE)
+    return ServerAction.text("StopIteration ends the iteration.", usage=USAGE)
 
 
 async def test_a_grounded_batch_cites_its_first_look_and_an_uncited_answer_is_not_done(
@@ -528,7 +523,7 @@ async def test_a_failed_research_run_writes_its_report_and_exits_1(
     """A run that gathers nothing usable (every request refused, no document found) ends
     "failed": its report says so, and the command's exit status is 1, not 0."""
     out = tmp_path / "report.md"
-    async with FakeOpenAIServer(lambda body: status(400)) as server:
+    async with FakeOpenAIServer(lambda body: ServerAction.status(400)) as server:
         args = research_args(server, docs, out)
         args[1] = "Zebra quagga husbandry"  # a topic no document of the corpus mentions
         code = await paor(*args)
@@ -559,7 +554,9 @@ async def test_batch_with_a_schema_writes_each_answer_as_an_object_too(
         if role_of(body) != "Answer":
             return batch_team(body)
         task = body["messages"][1]["content"]
-        return text('{"ok": true, "goal_id": "a"}' if "Goal a" in task else '{"ok": "yes"}')
+        return ServerAction.text(
+            '{"ok": true, "goal_id": "a"}' if "Goal a" in task else '{"ok": "yes"}'
+        )
 
     async with FakeOpenAIServer(team) as server:
         status = await paor(*batch_args(server, docs, tasks, out), "--schema", str(schema))
@@ -619,7 +616,9 @@ async def test_research_with_a_schema_writes_the_object_beside_the_report(
 
     def team(body: dict[str, Any]) -> ServerAction:
         if role_of(body) == "Findings":
-            return json_content({"pauses_at": "yield", "ended_by": "StopIteration"}, usage=USAGE)
+            return ServerAction.json_content(
+                {"pauses_at": "yield", "ended_by": "StopIteration"}, usage=USAGE
+            )
         return PARALLEL(body)
 
     async with FakeOpenAIServer(team) as server:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from agents.approvals import ApprovalRequest, Decision, approve
-from agents.testing import FakeOpenAIServer, ServerAction, text, tool_calls
+from agents.approvals import ApprovalRequest, Decision
+from agents.testing import FakeOpenAIServer, ServerAction
 from memory import Journal
 from orchestrator.cli._approve import EXIT_PAUSED, TerminalPrompt
 from tests.test_cli import (
@@ -109,7 +109,7 @@ async def test_a_decision_someone_took_first_wins(
     assert status == EXIT_PAUSED
     run_id = _run_id(_last_line(capsys.readouterr().out))
     async with Journal(journal) as opened:
-        await opened.decide(run_id, "run#4", approve().model_dump(mode="json"))
+        await opened.decide(run_id, "run#4", Decision.approve().model_dump(mode="json"))
     # The first decision stands; the run is still paused until someone continues it.
     assert await paor("approve", run_id, "--reject", "no", *jr) == 2
     assert "run#4 of run" in capsys.readouterr().err
@@ -211,8 +211,8 @@ async def test_a_batch_pauses_on_a_destructive_call_and_goes_on_when_run_again(
     def noting(body: dict[str, Any]) -> ServerAction:
         asked = sum(m["role"] == "assistant" for m in body["messages"])
         if role_of(body) == "Goal a" and asked == 0:
-            return tool_calls([("write_note", {"text": "paid"})], usage=USAGE)
-        return text(f"Done: {role_of(body)}", usage=USAGE)
+            return ServerAction.tool_calls([("write_note", {"text": "paid"})], usage=USAGE)
+        return ServerAction.text(f"Done: {role_of(body)}", usage=USAGE)
 
     tasks, out = write_tasks(tmp_path / "tasks.jsonl", "a", "b"), tmp_path / "out.jsonl"
     extra = ("--mcp", str(mcp_file), "--journal", str(tmp_path / "journal.db"))
@@ -258,8 +258,10 @@ async def test_a_question_pauses_the_run_and_paor_answer_goes_on(
         if role_of(body) != GEN:
             return PARALLEL(body)
         if not any(m["role"] == "tool" for m in body["messages"]):
-            return tool_calls([("ask_user", {"question": "Which Python version?"})], usage=USAGE)
-        return text("A generator pauses at each yield [generators].", usage=USAGE)
+            return ServerAction.tool_calls(
+                [("ask_user", {"question": "Which Python version?"})], usage=USAGE
+            )
+        return ServerAction.text("A generator pauses at each yield [generators].", usage=USAGE)
 
     async with FakeOpenAIServer(asking) as server:
         argv = research_args(server, docs, out, *jr, "--questions", "1")

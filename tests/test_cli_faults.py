@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agents.testing import FakeOpenAIServer, ServerAction, hang, text, tool_calls
+from agents.testing import FakeOpenAIServer, ServerAction
 from tests.test_cli import (  # the fixtures are shared with the rest of the CLI's tests
     GEN,
     PARALLEL,
@@ -79,18 +79,18 @@ class _PidTeam:
         if who == "writer":
             self.writing.set()
             if self.stuck_writer:
-                return hang()
-            return text("Generators pause [generators].", usage=USAGE)
+                return ServerAction.hang()
+            return ServerAction.text("Generators pause [generators].", usage=USAGE)
         if who != STOP:
             self.answered.add(who)
             self._check_waiting()
             return self.team(body)
         told = [m["content"] for m in body["messages"] if m["role"] == "tool"]
         if not told:
-            return tool_calls([("pid", {})], usage=USAGE)
+            return ServerAction.tool_calls([("pid", {})], usage=USAGE)
         self.pid = int(re.findall(r"\d+", str(told[-1]))[-1])
         self._check_waiting()
-        return hang()
+        return ServerAction.hang()
 
     def _check_waiting(self) -> None:
         if self.pid and {TOPIC, GEN} <= self.answered:

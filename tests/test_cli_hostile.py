@@ -15,7 +15,7 @@ import anyio.abc
 import pytest
 
 from agents import ConfigurationError
-from agents.testing import FakeOpenAIServer, ServerAction, hang, malformed_body, text
+from agents.testing import FakeOpenAIServer, ServerAction
 from agents.testing._actions import MalformedBody
 from memory import Journal
 from memory.journal import JournalError
@@ -110,7 +110,7 @@ PORTAL = b"<html><head><title>Sign in to Hotel WiFi</title></head><body>...</bod
 
 def portal_page(_body: dict[str, Any]) -> MalformedBody:
     """A captive portal's login page, whatever was asked."""
-    return malformed_body(PORTAL, content_type="text/html")
+    return ServerAction.malformed_body(PORTAL, content_type="text/html")
 
 
 @pytest.mark.parametrize("command", ["research", "batch"])
@@ -165,7 +165,7 @@ async def test_model_written_escapes_reach_neither_the_terminal_nor_the_report(
 
     def decide(body: dict[str, Any]) -> ServerAction:
         if role_of(body) == GEN + ESCAPES:
-            return text("A generator pauses at each yield [generators].", usage=USAGE)
+            return ServerAction.text("A generator pauses at each yield [generators].", usage=USAGE)
         return team(body)
 
     async with FakeOpenAIServer(decide) as server:
@@ -213,9 +213,9 @@ def _sigint_team(waiting: anyio.Event) -> Callable[[dict[str, Any]], ServerActio
     def decide(body: dict[str, Any]) -> ServerAction:
         if role_of(body) == STOP:
             waiting.set()
-            return hang()
+            return ServerAction.hang()
         if role_of(body) == "writer":
-            return text("Generators pause at yield [generators].", usage=USAGE)
+            return ServerAction.text("Generators pause at yield [generators].", usage=USAGE)
         return team(body)
 
     return decide
@@ -262,7 +262,9 @@ async def test_a_second_ctrl_c_aborts(docs: Path, tmp_path: Path) -> None:
     def decide(body: dict[str, Any]) -> ServerAction:
         if role_of(body) == "writer":
             stuck.set()
-            return hang()  # the synthesis never comes back: only an abort ends the command
+            return (
+                ServerAction.hang()
+            )  # the synthesis never comes back: only an abort ends the command
         return _sigint_team(waiting)(body)
 
     with anyio.fail_after(GUARD_S):

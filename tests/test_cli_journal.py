@@ -10,7 +10,7 @@ import pytest
 
 import agents
 from agents import OpenAIChatModel
-from agents.testing import FakeOpenAIServer, ServerAction, hang, text
+from agents.testing import FakeOpenAIServer, ServerAction
 from agents.toolkits import Corpus
 from memory import Journal
 from orchestrator import Limits
@@ -80,7 +80,7 @@ async def test_resume_finishes_a_crashed_research_run_asking_only_what_was_left(
     def crashing(body: dict[str, Any]) -> ServerAction:
         if role_of(body) == "writer":
             writing.set()
-            return hang()
+            return ServerAction.hang()
         return PARALLEL(body)
 
     meta = {
@@ -100,7 +100,7 @@ async def test_resume_finishes_a_crashed_research_run_asking_only_what_was_left(
     assert info.status == "crashed"
     capsys.readouterr()  # the API run's own log lines
 
-    writer = text("Generators pause at yield [generators].", usage=USAGE)
+    writer = ServerAction.text("Generators pause at yield [generators].", usage=USAGE)
     async with FakeOpenAIServer([writer]) as second:
         resumed = await paor(
             "resume", info.run_id, "--journal", str(journal), "--base-url", second.base_url

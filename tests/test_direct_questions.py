@@ -8,7 +8,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agents.approvals import ApprovalRequest, Decision, approve, reject
+from agents.approvals import ApprovalRequest, Decision
 from agents.models import ModelRequest
 from agents.testing import (
     FunctionModel,
@@ -120,7 +120,7 @@ async def test_a_rejected_one_question_plan_goes_to_the_planner_with_the_feedbac
 
     async def person(request: ApprovalRequest) -> Decision:
         shown.append(request)
-        return reject("split it") if len(shown) == 1 else approve()
+        return Decision.reject("split it") if len(shown) == 1 else Decision.approve()
 
     orch = Orchestrator(model, config=RunConfig(direct_questions=True, review="first"))
     with anyio.fail_after(GUARD_S):

@@ -13,16 +13,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from agents import OpenAIChatModel
 from agents.errors import ModelRetryableError
 from agents.models import ModelRequest
-from agents.testing import (
-    FakeOpenAIServer,
-    ServerAction,
-    TokenUsage,
-    hang,
-    json_content,
-    status,
-    text,
-    tool_calls,
-)
+from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage
 from memory import UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -72,7 +63,7 @@ async def test_unknown_route_is_a_404() -> None:
 
 async def test_running_out_of_script_answers_500_and_is_recorded() -> None:
     """A request past the end of the script gets a 500 and fails assert_complete."""
-    async with FakeOpenAIServer([text("one")]) as server:
+    async with FakeOpenAIServer([ServerAction.text("one")]) as server:
         model = model_for(server)
         await model.complete(HELLO)
         with pytest.raises(ModelRetryableError, match="script ended") as caught:
@@ -86,7 +77,7 @@ async def test_running_out_of_script_answers_500_and_is_recorded() -> None:
 
 async def test_unplayed_actions_fail_assert_complete() -> None:
     """assert_complete names the scripted actions that were never played."""
-    async with FakeOpenAIServer([text("a"), text("b")]) as server:
+    async with FakeOpenAIServer([ServerAction.text("a"), ServerAction.text("b")]) as server:
         model = model_for(server)
         await model.complete(HELLO)
         await model.aclose()
@@ -100,7 +91,7 @@ async def test_a_script_function_decides_from_the_request(is_async: bool) -> Non
     """A sync or async script function sees each request body and chooses the answer."""
 
     def decide(body: dict[str, Any]) -> ServerAction:
-        return text(f"{len(body['messages'])} messages")
+        return ServerAction.text(f"{len(body['messages'])} messages")
 
     async def decide_async(body: dict[str, Any]) -> ServerAction:
         await anyio.lowlevel.checkpoint()
@@ -135,7 +126,7 @@ async def test_leaving_the_server_cancels_a_hung_reply() -> None:
 
     def stall(body: dict[str, Any]) -> ServerAction:
         asked.set()
-        return hang()
+        return ServerAction.hang()
 
     async def ask(model: OpenAIChatModel) -> None:
         try:
@@ -155,7 +146,11 @@ async def test_leaving_the_server_cancels_a_hung_reply() -> None:
 async def test_completions_are_openai_shaped() -> None:
     """A completion carries ids, the requested model, finish_reason and cached-token usage."""
     usage = TokenUsage(prompt_tokens=50, cached_tokens=32)
-    script = [tool_calls([("f", {"x": 1})], usage=usage), json_content({"a": 1}), status(418)]
+    script = [
+        ServerAction.tool_calls([("f", {"x": 1})], usage=usage),
+        ServerAction.json_content({"a": 1}),
+        ServerAction.status(418),
+    ]
     async with FakeOpenAIServer(script) as server:
         post = "POST /v1/chat/completions HTTP/1.1\r\nHost: f\r\nContent-Length: {}\r\n\r\n{}"
         body = json.dumps({"model": "m1", "messages": [{"role": "user", "content": "x" * 400}]})

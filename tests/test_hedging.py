@@ -13,7 +13,7 @@ import pytest
 from agents import OpenAIChatModel
 from agents.errors import ModelRetryableError
 from agents.models import Admission, HedgedModel, Hedging, ModelRequest, stack
-from agents.testing import Completion, FakeOpenAIServer, ServerAction, TokenUsage, hang, text
+from agents.testing import Completion, FakeOpenAIServer, ServerAction, TokenUsage
 from memory import UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -182,8 +182,10 @@ async def test_the_model_beats_a_hang_with_a_hedge_and_charges_the_copy() -> Non
         nonlocal seen
         seen += 1
         if seen == 6:
-            return hang()
-        return text(f"answer {seen}", usage=TokenUsage(prompt_tokens=10, completion_tokens=2))
+            return ServerAction.hang()
+        return ServerAction.text(
+            f"answer {seen}", usage=TokenUsage(prompt_tokens=10, completion_tokens=2)
+        )
 
     async with FakeOpenAIServer(decide) as server:
         inner = OpenAIChatModel(base_url=server.base_url, api_key="k", timeout=30.0)
@@ -207,7 +209,7 @@ async def test_no_hedge_against_an_endpoint_with_rate_limits() -> None:
         nonlocal seen
         seen += 1
         if seen == 6:
-            return hang(0.5)
+            return ServerAction.hang(0.5)
         return Completion(content="ok", usage=TokenUsage(), headers=limits)
 
     async with FakeOpenAIServer(decide) as server:

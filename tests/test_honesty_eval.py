@@ -14,6 +14,7 @@ from agents.models import ModelRequest
 from agents.testing import (
     FakeOpenAIServer,
     FunctionModel,
+    ServerAction,
     Turn,
     by_purpose,
     call,
@@ -21,10 +22,7 @@ from agents.testing import (
     replan_reply,
     subtask,
     task_of,
-    text,
-    tool_calls,
 )
-from agents.testing._actions import ServerAction
 from agents.toolkits import Corpus
 from benchmarks._honesty_scoring import (
     DOCS,
@@ -341,8 +339,8 @@ def server_reply(questions: list[Question]) -> Any:
         contents = json.dumps(turns)
         question = question_in(contents, questions)
         if not searched(contents):
-            return tool_calls([("search_docs", {"query": question.question})])
-        return text(ANSWERS[question.id])
+            return ServerAction.tool_calls([("search_docs", {"query": question.question})])
+        return ServerAction.text(ANSWERS[question.id])
 
     return decide
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from agents import AgentReport, ToolFailure, tool
-from agents.approvals import ApprovalRequest, approve
+from agents.approvals import ApprovalRequest, Decision
 from agents.errors import ModelRequestError
 from agents.testing import call
 from memory import Journal
@@ -88,7 +88,7 @@ async def approvals_run(tmp: Path, decisions: int) -> tuple[RunInfo, list[Effect
         orch = orchestrator(pause_team(), journal, tmp / "ledger")
         result = await orch.run("Pay what is owed.", run_id=RUN_ID, approver=APPROVER)
         for _ in range(decisions):
-            decided = {w.approval_id: approve() for w in result.waiting}
+            decided = {w.approval_id: Decision.approve() for w in result.waiting}
             result = await orch.resume(RUN_ID, decisions=decided, approver=APPROVER)
         info = await journal.run(RUN_ID)
         assert info is not None

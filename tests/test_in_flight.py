@@ -10,7 +10,7 @@ import pytest
 
 from agents import ConfigurationError, OpenAIChatModel
 from agents.models import ModelRequest
-from agents.testing import FakeOpenAIServer, ServerAction, text
+from agents.testing import FakeOpenAIServer, ServerAction
 from memory import UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -25,7 +25,7 @@ async def test_no_more_than_max_in_flight_requests_reach_the_endpoint_at_once() 
     async def decide(body: dict[str, Any]) -> ServerAction:
         nonlocal now, most
         if "warm" in str(body["messages"]):
-            return text("ok")
+            return ServerAction.text("ok")
         now += 1
         most = max(most, now)
         if most >= 2:
@@ -33,7 +33,7 @@ async def test_no_more_than_max_in_flight_requests_reach_the_endpoint_at_once() 
         await release.wait()
         await anyio.sleep(0.01)
         now -= 1
-        return text("ok")
+        return ServerAction.text("ok")
 
     async with FakeOpenAIServer(decide) as server:
         model = OpenAIChatModel(base_url=server.base_url, api_key="k", max_in_flight=2)
@@ -54,7 +54,7 @@ async def test_waiting_for_a_slot_does_not_count_against_the_timeout() -> None:
     async def decide(body: dict[str, Any]) -> ServerAction:
         if "slow" in str(body["messages"]):
             await anyio.sleep(0.5)
-        return text("ok")
+        return ServerAction.text("ok")
 
     slow = ModelRequest(messages=(UserMessage(content="slow"),))
     answers: list[str | None] = []

@@ -21,7 +21,7 @@ from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableEr
 from agents.models import ModelRequest, RequestPurpose, RetryingModel
 from agents.models._completion import OUTPUT_TOKENS
 from agents.models._endpoint import on_this_machine
-from agents.testing import FakeOpenAIServer, hang, json_content, status, text
+from agents.testing import FakeOpenAIServer, ServerAction
 from agents.testing._loopback import LoopbackServer
 from memory import SystemMessage, UserMessage
 
@@ -224,7 +224,7 @@ async def test_a_local_server_that_goes_silent_mid_reply_is_not_asked_again() ->
 async def test_a_request_no_slot_took_is_sent_again() -> None:
     """A local server that has not even sent headers (every slot still busy) has not started
     the request: it is sent again, and the next answer is read."""
-    async with FakeOpenAIServer([hang(), text("late")]) as server:
+    async with FakeOpenAIServer([ServerAction.hang(), ServerAction.text("late")]) as server:
         async with local_model(server) as model:
             response = await retrying(model, max_retries=1).complete(ASK)
         assert response.message.content == "late"
@@ -233,7 +233,7 @@ async def test_a_request_no_slot_took_is_sent_again() -> None:
 
 async def test_a_hosted_endpoint_still_retries_a_timeout() -> None:
     """Against a hosted endpoint a timed-out attempt is sent again, as before."""
-    async with FakeOpenAIServer([hang(), text("done")]) as server:
+    async with FakeOpenAIServer([ServerAction.hang(), ServerAction.text("done")]) as server:
         model = OpenAIChatModel(base_url=server.base_url, api_key="t", timeout=IDLE_S)
         response = await retrying(model).complete(ASK)
         await model.aclose()
@@ -244,7 +244,7 @@ async def test_a_hosted_endpoint_still_retries_a_timeout() -> None:
 async def test_other_transient_failures_of_a_local_server_are_retried() -> None:
     """A 503 (a server still loading its model) is retried against a local server too."""
     async with (
-        FakeOpenAIServer([status(503), text("ready")]) as server,
+        FakeOpenAIServer([ServerAction.status(503), ServerAction.text("ready")]) as server,
         local_model(server) as model,
     ):
         response = await retrying(model).complete(ASK)
@@ -255,7 +255,10 @@ async def test_other_transient_failures_of_a_local_server_are_retried() -> None:
 async def test_a_local_server_that_answers_without_streaming_is_read_whole() -> None:
     """A server that ignores `stream` and sends one JSON body is read as a plain completion."""
     reply = {"id": "x", "model": "m", "choices": [{"message": {"content": "whole"}}]}
-    async with FakeOpenAIServer([status(200, reply)]) as server, local_model(server) as model:
+    async with (
+        FakeOpenAIServer([ServerAction.status(200, reply)]) as server,
+        local_model(server) as model,
+    ):
         response = await model.complete(ASK)
     assert response.message.content == "whole"
 
@@ -322,7 +325,7 @@ async def test_a_server_without_slots_keeps_max_in_flight() -> None:
 @pytest.mark.parametrize("purpose", sorted(OUTPUT_TOKENS))
 async def test_each_request_carries_its_purposes_completion_bound(purpose: RequestPurpose) -> None:
     """A request with no bound of its own is sent with its purpose's (`OUTPUT_TOKENS`)."""
-    async with FakeOpenAIServer([text("ok")]) as server, local_model(server) as model:
+    async with FakeOpenAIServer([ServerAction.text("ok")]) as server, local_model(server) as model:
         await model.complete(ASK.model_copy(update={"purpose": purpose}))
     assert server.requests[0]["max_tokens"] == OUTPUT_TOKENS[purpose]
 
@@ -331,7 +334,7 @@ async def test_a_requests_own_bound_then_the_models_win_over_the_purpose() -> No
     """The request's `max_output_tokens` wins; without it, the model's configured one does."""
     own = ASK.model_copy(update={"max_output_tokens": 77, "purpose": "synthesis"})
     async with (
-        FakeOpenAIServer([text("a"), text("b")]) as server,
+        FakeOpenAIServer([ServerAction.text("a"), ServerAction.text("b")]) as server,
         local_model(server, max_output_tokens=99) as model,
     ):
         await model.complete(own)
@@ -378,7 +381,7 @@ async def test_a_long_reply_that_moves_on_is_not_cut() -> None:
     """A long reply of distinct sentences, streamed, is read to its end."""
     long = " ".join(f"Point {n}: generators keep frame {n} alive between calls." for n in range(80))
     async with (
-        FakeOpenAIServer([json_content({"answer": long})]) as server,
+        FakeOpenAIServer([ServerAction.json_content({"answer": long})]) as server,
         local_model(server, protocol="json") as model,
     ):
         response = await model.complete(ASK)

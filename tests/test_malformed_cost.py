@@ -13,12 +13,12 @@ from agents.models import PRICES
 from agents.testing import (
     FakeOpenAIServer,
     FunctionModel,
+    ServerAction,
     by_purpose,
     plan_reply,
     reply,
     subtask,
     synthesis_reply,
-    text,
 )
 from agents.testing._actions import TokenUsage
 from memory import Journal
@@ -42,8 +42,10 @@ async def population(city: str) -> int:
 async def test_an_unreadable_reply_is_charged_like_any_reply() -> None:
     """Its request and tokens count, and its dollars at the model's price."""
     script = [
-        text(UNREADABLE, usage=TokenUsage(prompt_tokens=100, completion_tokens=20)),
-        text("Lyon has 522,250 people.", usage=TokenUsage(prompt_tokens=150, completion_tokens=10)),
+        ServerAction.text(UNREADABLE, usage=TokenUsage(prompt_tokens=100, completion_tokens=20)),
+        ServerAction.text(
+            "Lyon has 522,250 people.", usage=TokenUsage(prompt_tokens=150, completion_tokens=10)
+        ),
     ]
     async with FakeOpenAIServer(script) as server:
         model = OpenAIChatModel("gpt-4.1-mini", base_url=server.base_url, api_key="test")
@@ -59,9 +61,13 @@ async def test_an_unreadable_reply_is_charged_like_any_reply() -> None:
 async def test_unreadable_replies_count_against_the_token_limit() -> None:
     """Tokens spent on replies that could not be read end the loop when they reach the limit."""
     script = [
-        text(UNREADABLE, usage=TokenUsage(prompt_tokens=180, completion_tokens=40)),
-        text("Lyon has 522,250 people.", usage=TokenUsage(prompt_tokens=10, completion_tokens=5)),
-        text("Lyon has 522,250 people.", usage=TokenUsage(prompt_tokens=10, completion_tokens=5)),
+        ServerAction.text(UNREADABLE, usage=TokenUsage(prompt_tokens=180, completion_tokens=40)),
+        ServerAction.text(
+            "Lyon has 522,250 people.", usage=TokenUsage(prompt_tokens=10, completion_tokens=5)
+        ),
+        ServerAction.text(
+            "Lyon has 522,250 people.", usage=TokenUsage(prompt_tokens=10, completion_tokens=5)
+        ),
     ]
     async with FakeOpenAIServer(script) as server:
         model = OpenAIChatModel("gpt-4.1-mini", base_url=server.base_url, api_key="test")

@@ -11,14 +11,7 @@ from typing import Any
 
 import pytest
 
-from agents.testing import (
-    FakeOpenAIServer,
-    ServerAction,
-    json_content,
-    observation,
-    text,
-    tool_calls,
-)
+from agents.testing import FakeOpenAIServer, ServerAction, observation
 from tests.test_cli import (  # the fixtures are shared with the rest of the CLI's tests
     GEN,
     USAGE,
@@ -59,13 +52,13 @@ def echoing_researcher(body: dict[str, Any]) -> ServerAction:
     """One sub-question; its agent calls the MCP server's `echo` once, then answers."""
     who = role_of(body)
     if who == "plan":
-        return json_content({"subtasks": [{"id": "gen", "goal": GEN}]}, usage=USAGE)
+        return ServerAction.json_content({"subtasks": [{"id": "gen", "goal": GEN}]}, usage=USAGE)
     if who == "writer":
-        return text("Generators pause at yield [generators].", usage=USAGE)
+        return ServerAction.text("Generators pause at yield [generators].", usage=USAGE)
     if sum(m["role"] == "assistant" for m in body["messages"]) == 0:
         assert "echo" in {t["function"]["name"] for t in body["tools"]}
-        return tool_calls([("echo", {"text": "over MCP"})], usage=USAGE)
-    return text("A generator pauses at each yield [generators].", usage=USAGE)
+        return ServerAction.tool_calls([("echo", {"text": "over MCP"})], usage=USAGE)
+    return ServerAction.text("A generator pauses at each yield [generators].", usage=USAGE)
 
 
 async def test_research_with_mcp_tools_records_and_replays_them(
@@ -86,8 +79,8 @@ async def test_research_with_mcp_tools_records_and_replays_them(
 async def test_batch_agents_call_mcp_tools(docs: Path, tmp_path: Path, mcp_file: Path) -> None:
     def adder(body: dict[str, Any]) -> ServerAction:
         if sum(m["role"] == "assistant" for m in body["messages"]) == 0:
-            return tool_calls([("add", {"a": 2, "b": 40})], usage=USAGE)
-        return text("The sum is 42.", usage=USAGE)
+            return ServerAction.tool_calls([("add", {"a": 2, "b": 40})], usage=USAGE)
+        return ServerAction.text("The sum is 42.", usage=USAGE)
 
     tasks, out = write_tasks(tmp_path / "tasks.jsonl", "a"), tmp_path / "out.jsonl"
     async with FakeOpenAIServer(adder) as server:

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from agents.testing import FakeOpenAIServer, ServerAction, json_content, text
+from agents.testing import FakeOpenAIServer, ServerAction
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from tests.test_cli import API_KEY, PARALLEL, USAGE, _endpoint, citations, closed_port, docs
 from tests.test_mcp import _wait_for_port
@@ -45,10 +45,10 @@ def planner_and_agents(body: dict[str, Any]) -> ServerAction:
     """For `run`: a plan of two subtasks, agents that answer at once, and a synthesis."""
     if "response_format" in body:
         subtasks = [{"id": "x", "goal": "Find x."}, {"id": "y", "goal": "Find y."}]
-        return json_content({"subtasks": subtasks}, usage=USAGE)
+        return ServerAction.json_content({"subtasks": subtasks}, usage=USAGE)
     if body["messages"][0]["content"] == SYNTHESIS_INSTRUCTIONS:
-        return text("x and y, together.", usage=USAGE)
-    return text("Found it.", usage=USAGE)
+        return ServerAction.text("x and y, together.", usage=USAGE)
+    return ServerAction.text("Found it.", usage=USAGE)
 
 
 async def test_research_over_stdio_reports_progress_and_returns_the_report(docs: Path) -> None:

@@ -22,7 +22,7 @@ from agents.models import (
     unwrapped,
     without_retries,
 )
-from agents.testing import FakeOpenAIServer, FunctionModel, status, text
+from agents.testing import FakeOpenAIServer, FunctionModel, ServerAction
 from memory import AssistantMessage, SystemMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -161,13 +161,13 @@ def test_stack_composes_the_usual_order_and_temporal_leaves_retries_out() -> Non
 async def test_paor_own_client_sends_once_and_is_retried_by_the_wrapper() -> None:
     """The protocol model sends a request once; the same client in `stack` retries a 503 and
     its admission learns from the answers' headers."""
-    async with FakeOpenAIServer([status(503)]) as server:
+    async with FakeOpenAIServer([ServerAction.status(503)]) as server:
         bare = OpenAIChatModel(base_url=server.base_url, api_key="k")
         with anyio.fail_after(GUARD_S), pytest.raises(ModelRetryableError):
             await bare.complete(ASK)
         await bare.aclose()
         assert len(server.requests) == 1
-    script = [status(503), text("ok")]
+    script = [ServerAction.status(503), ServerAction.text("ok")]
     async with FakeOpenAIServer(script) as server:
         admission = Admission()
         client = OpenAIChatModel(base_url=server.base_url, api_key="k", rate_limits=admission)

@@ -30,17 +30,12 @@ from agents.models._completion import OUTPUT_TOKENS
 from agents.testing import (
     FakeOpenAIServer,
     ScriptedModel,
+    ServerAction,
     TokenUsage,
     block_model_requests,
     call,
-    hang,
-    json_content,
-    malformed_body,
     observation,
     reply,
-    status,
-    text,
-    tool_calls,
 )
 from agents.testing._actions import MalformedBody, Status
 from agents.testing._loopback import LoopbackServer
@@ -203,7 +198,10 @@ def answered(request: ModelRequest, reply: AssistantMessage, *results: str) -> M
 
 async def test_native_tool_call_sends_tools_and_returns_the_result_next_turn() -> None:
     """A native tool call parses; the next turn carries the assistant call and its result."""
-    script = [tool_calls([("lookup", {"city": "Paris"})]), text("Sunny in Paris.")]
+    script = [
+        ServerAction.tool_calls([("lookup", {"city": "Paris"})]),
+        ServerAction.text("Sunny in Paris."),
+    ]
     async with FakeOpenAIServer(script) as server, chat_model(server, protocol="tools") as model:
         first = await model.complete(ASK)
         second = await model.complete(answered(ASK, first.message, "sunny, 21C"))
@@ -221,7 +219,10 @@ async def test_native_tool_call_sends_tools_and_returns_the_result_next_turn() -
 async def test_several_tool_calls_in_one_turn_keep_their_order() -> None:
     """Every call of a multi-call turn comes back, in order, with distinct ids."""
     calls = [("lookup", {"city": city}) for city in ("Paris", "Oslo", "Rome")]
-    async with FakeOpenAIServer([tool_calls(calls)]) as server, chat_model(server) as model:
+    async with (
+        FakeOpenAIServer([ServerAction.tool_calls(calls)]) as server,
+        chat_model(server) as model,
+    ):
         response = await model.complete(ASK)
     server.assert_complete()
     got = [(c.name, json.loads(c.arguments)) for c in response.message.tool_calls]
@@ -232,7 +233,10 @@ async def test_several_tool_calls_in_one_turn_keep_their_order() -> None:
 async def test_json_decisions_send_the_schema_and_become_tool_calls() -> None:
     """protocol="json" sends a json_schema decision format and parses calls, then an answer."""
     decision = {"kind": "tool_calls", "calls": [{"tool": "lookup", "arguments": {"city": "Oslo"}}]}
-    script = [json_content(decision), json_content({"kind": "final", "answer": "Snow in Oslo."})]
+    script = [
+        ServerAction.json_content(decision),
+        ServerAction.json_content({"kind": "final", "answer": "Snow in Oslo."}),
+    ]
     async with FakeOpenAIServer(script) as server, chat_model(server, protocol="json") as model:
         first = await model.complete(ASK)
         second = await model.complete(answered(ASK, first.message, "snow, -3C"))
@@ -253,7 +257,7 @@ async def test_json_decisions_send_the_schema_and_become_tool_calls() -> None:
 async def test_malformed_json_decision_raises_malformed_response(content: str) -> None:
     """A reply that is not JSON, or not a valid decision, raises MalformedResponse unretried."""
     async with (
-        FakeOpenAIServer([text(content)]) as server,
+        FakeOpenAIServer([ServerAction.text(content)]) as server,
         chat_model(server, protocol="json") as model,
     ):
         with pytest.raises(MalformedResponse) as caught:
@@ -268,7 +272,7 @@ async def test_structured_output_sends_its_schema_and_returns_the_json(protocol:
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
     request = ModelRequest(messages=ASK.messages, output=OutputSchema(name="place", schema_=schema))
     async with (
-        FakeOpenAIServer([json_content({"city": "Paris"})]) as server,
+        FakeOpenAIServer([ServerAction.json_content({"city": "Paris"})]) as server,
         chat_model(server, protocol=protocol) as model,
     ):
         response = await model.complete(request)
@@ -288,7 +292,7 @@ async def test_rate_limit_waits_as_long_as_retry_after_says(
     sleeps: SleepSpy, headers: dict[str, str], expected: float
 ) -> None:
     """A 429 is retried after the server's Retry-After delay, not the (much longer) backoff."""
-    script = [status(429, headers=headers), text("ok")]
+    script = [ServerAction.status(429, headers=headers), ServerAction.text("ok")]
     async with FakeOpenAIServer(script) as server, retrying(server, backoff=5.0) as model:
         response = await model.complete(ASK)
     server.assert_complete()
@@ -316,7 +320,7 @@ async def test_unusable_retry_after_values_fall_back_or_are_clamped(
 ) -> None:
     """A NaN or negative Retry-After is ignored (jittered backoff instead); an infinite or absurd
     one waits max_backoff."""
-    script = [status(429, headers=headers), text("ok")]
+    script = [ServerAction.status(429, headers=headers), ServerAction.text("ok")]
     async with (
         FakeOpenAIServer(script) as server,
         retrying(server, backoff=0.5, max_backoff=2.0) as model,
@@ -333,7 +337,7 @@ async def test_unusable_retry_after_values_fall_back_or_are_clamped(
 
 async def test_a_nan_retry_after_is_retried_with_the_real_sleep() -> None:
     """Retry-After: nan on a 429 does not crash anyio.sleep: the request is retried and answers."""
-    script = [status(429, headers={"Retry-After": "nan"}), text("ok")]
+    script = [ServerAction.status(429, headers={"Retry-After": "nan"}), ServerAction.text("ok")]
     async with FakeOpenAIServer(script) as server, retrying(server) as model:
         response = await model.complete(ASK)
     server.assert_complete()
@@ -342,7 +346,7 @@ async def test_a_nan_retry_after_is_retried_with_the_real_sleep() -> None:
 
 async def test_server_error_is_retried_with_backoff(sleeps: SleepSpy) -> None:
     """A 500 is retried after a jittered backoff delay, and the retry's answer is returned."""
-    script = [status(500), text("recovered")]
+    script = [ServerAction.status(500), ServerAction.text("recovered")]
     async with FakeOpenAIServer(script) as server, retrying(server, backoff=2.0) as model:
         response = await model.complete(ASK)
     server.assert_complete()
@@ -354,7 +358,7 @@ async def test_server_error_is_retried_with_backoff(sleeps: SleepSpy) -> None:
 
 async def test_retries_are_bounded(sleeps: SleepSpy) -> None:
     """Retryable failures stop after max_retries retries with ModelRetryableError."""
-    script = [status(503), status(502), status(500)]
+    script = [ServerAction.status(503), ServerAction.status(502), ServerAction.status(500)]
     async with FakeOpenAIServer(script) as server, retrying(server, max_retries=2) as model:
         with pytest.raises(ModelRetryableError) as caught:
             await model.complete(ASK)
@@ -367,7 +371,7 @@ async def test_retries_are_bounded(sleeps: SleepSpy) -> None:
 async def test_client_errors_are_not_retried(sleeps: SleepSpy, code: int) -> None:
     """400 and 401 raise ModelRequestError after exactly one request."""
     async with (
-        FakeOpenAIServer([status(code)]) as server,
+        FakeOpenAIServer([ServerAction.status(code)]) as server,
         retrying(server, protocol="tools") as model,
     ):
         with pytest.raises(ModelRequestError) as caught:
@@ -381,7 +385,7 @@ async def test_a_servers_multi_line_error_is_one_line() -> None:
     """A 400 whose message has line breaks becomes a one-line error."""
     body = {"error": {"message": "bad\nrequest\r\n  really"}}
     async with (
-        FakeOpenAIServer([status(400, body)]) as server,
+        FakeOpenAIServer([ServerAction.status(400, body)]) as server,
         chat_model(server, protocol="tools") as model,
     ):
         with pytest.raises(ModelRequestError) as caught:
@@ -393,7 +397,7 @@ async def test_a_servers_multi_line_error_is_one_line() -> None:
 async def test_hung_response_hits_the_attempt_deadline() -> None:
     """A server that never answers fails the attempt at `timeout` with ModelRetryableError."""
     async with (
-        FakeOpenAIServer([hang()]) as server,
+        FakeOpenAIServer([ServerAction.hang()]) as server,
         chat_model(server, timeout=0.3) as model,
     ):
         with pytest.raises(ModelRetryableError, match=r"no reply within 0\.3s"):
@@ -461,7 +465,7 @@ def test_max_response_bytes_must_be_positive(limit: int) -> None:
 
 async def test_a_supplied_client_is_used_as_given() -> None:
     """client= sends through that AsyncOpenAI client, and base_url names its endpoint."""
-    async with FakeOpenAIServer([text("ok")]) as server:
+    async with FakeOpenAIServer([ServerAction.text("ok")]) as server:
         client = openai.AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
         model = OpenAIChatModel("fake-model", client=client)
         try:
@@ -475,7 +479,7 @@ async def test_a_supplied_client_is_used_as_given() -> None:
 
 async def test_malformed_body_is_a_retryable_failure(sleeps: SleepSpy) -> None:
     """A 200 whose body is not JSON is retried like a dropped connection."""
-    script = [malformed_body(), text("fine now")]
+    script = [ServerAction.malformed_body(), ServerAction.text("fine now")]
     async with FakeOpenAIServer(script) as server, retrying(server) as model:
         response = await model.complete(ASK)
     server.assert_complete()
@@ -485,7 +489,7 @@ async def test_malformed_body_is_a_retryable_failure(sleeps: SleepSpy) -> None:
 
 async def test_a_body_in_no_unicode_encoding_is_a_retryable_failure(sleeps: SleepSpy) -> None:
     """A 200 body that cannot be decoded as text at all is retried like a garbled one."""
-    script = [MalformedBody(body=b"\x00\x00\x00\x00\x00"), text("fine now")]
+    script = [MalformedBody(body=b"\x00\x00\x00\x00\x00"), ServerAction.text("fine now")]
     async with FakeOpenAIServer(script) as server, retrying(server) as model:
         response = await model.complete(ASK)
     server.assert_complete()
@@ -515,7 +519,7 @@ async def test_a_body_that_is_no_completion_raises_malformed_response() -> None:
     """A 200 of JSON that is not a chat completion raises MalformedResponse, not an
     AttributeError."""
     async with (
-        FakeOpenAIServer([status(200, {"object": "list", "data": []})]) as server,
+        FakeOpenAIServer([ServerAction.status(200, {"object": "list", "data": []})]) as server,
         chat_model(server) as model,
     ):
         with pytest.raises(MalformedResponse, match="no choices"):
@@ -525,27 +529,27 @@ async def test_a_body_that_is_no_completion_raises_malformed_response() -> None:
 PORTAL = b"<!DOCTYPE html>\n<html><head><title>Hotel WiFi:\n sign in</title></head><body/></html>"
 LIES = {
     "portal": (
-        malformed_body(PORTAL, content_type="text/html; charset=utf-8"),
+        ServerAction.malformed_body(PORTAL, content_type="text/html; charset=utf-8"),
         ModelRequestError,
         "answered HTML, not the OpenAI API (status 200, text/html): 'Hotel WiFi: sign in'",
     ),
     "proxy-502": (
-        malformed_body(b"<html><title>502 Bad Gateway</title></html>", code=502),
+        ServerAction.malformed_body(b"<html><title>502 Bad Gateway</title></html>", code=502),
         ModelRetryableError,
         "answered HTML, not the OpenAI API (status 502, application/json): '502 Bad Gateway'",
     ),
     "text-404": (
-        malformed_body(b"Not Found\n", code=404, content_type="text/plain"),
+        ServerAction.malformed_body(b"Not Found\n", code=404, content_type="text/plain"),
         ModelRequestError,
         "answered plain text, not the OpenAI API (status 404, text/plain): 'Not Found'",
     ),
     "truncated": (
-        malformed_body(),
+        ServerAction.malformed_body(),
         ModelRetryableError,
         "answered broken JSON (status 200, application/json)",
     ),
     "bytes-200": (
-        malformed_body(b"\x00\x01\x02", content_type="application/octet-stream"),
+        ServerAction.malformed_body(b"\x00\x01\x02", content_type="application/octet-stream"),
         ModelRequestError,
         "answered a body that is not JSON, not the OpenAI API (status 200, "
         "application/octet-stream)",
@@ -597,7 +601,9 @@ async def test_a_body_that_is_not_json_names_the_endpoint_and_what_it_answered(
 
 async def test_a_broken_event_in_a_stream_names_the_endpoint() -> None:
     """A streamed reply with an event that is not JSON is a retryable one-line error."""
-    broken = malformed_body(b'data: {"id": "x", "choi\n\n', content_type="text/event-stream")
+    broken = ServerAction.malformed_body(
+        b'data: {"id": "x", "choi\n\n', content_type="text/event-stream"
+    )
     async with FakeOpenAIServer([broken]) as server:
         url = server.base_url
         with pytest.raises(ModelRetryableError) as caught:
@@ -608,8 +614,11 @@ async def test_a_broken_event_in_a_stream_names_the_endpoint() -> None:
 
 async def test_a_portal_page_is_not_retried(sleeps: SleepSpy) -> None:
     """A 200 page that is not the API is asked for once: a retry would meet the same page."""
-    portal = malformed_body(PORTAL, content_type="text/html")
-    async with FakeOpenAIServer([portal, text("never")]) as server, retrying(server) as model:
+    portal = ServerAction.malformed_body(PORTAL, content_type="text/html")
+    async with (
+        FakeOpenAIServer([portal, ServerAction.text("never")]) as server,
+        retrying(server) as model,
+    ):
         with pytest.raises(ModelRequestError, match="answered HTML"):
             await model.complete(ASK)
     assert len(server.requests) == 1
@@ -631,7 +640,11 @@ async def test_ping_refuses_an_endpoint_that_is_not_the_api(lie: str) -> None:
 
 @pytest.mark.parametrize(
     "models",
-    [None, status(404), malformed_body(b"", code=405, content_type="text/plain")],
+    [
+        None,
+        ServerAction.status(404),
+        ServerAction.malformed_body(b"", code=405, content_type="text/plain"),
+    ],
     ids=["models", "json-404", "bare-405"],
 )
 async def test_ping_takes_any_status_with_json_or_no_body(
@@ -644,8 +657,8 @@ async def test_ping_takes_any_status_with_json_or_no_body(
 
 async def test_auto_protocol_falls_back_to_json_after_a_400_on_tools() -> None:
     """protocol="auto" retries a tools request rejected with 400 as a JSON decision, for good."""
-    final = json_content({"kind": "final", "answer": "done"})
-    script = [status(400, headers={}), final, final]
+    final = ServerAction.json_content({"kind": "final", "answer": "done"})
+    script = [ServerAction.status(400, headers={}), final, final]
     async with FakeOpenAIServer(script) as server, chat_model(server) as model:
         first = await model.complete(ASK)
         await model.complete(ASK)
@@ -661,7 +674,7 @@ async def test_auto_protocol_falls_back_to_json_after_a_400_on_tools() -> None:
 async def test_fallback_attempt_is_bounded_by_the_deadline_too() -> None:
     """A hung JSON fallback after a 400 raises ModelRetryableError, not a bare TimeoutError."""
     async with (
-        FakeOpenAIServer([status(400), hang()]) as server,
+        FakeOpenAIServer([ServerAction.status(400), ServerAction.hang()]) as server,
         chat_model(server, timeout=0.3) as model,
     ):
         with pytest.raises(ModelRetryableError, match="no reply within"):
@@ -672,7 +685,10 @@ async def test_fallback_attempt_is_bounded_by_the_deadline_too() -> None:
 async def test_usage_reports_prompt_completion_and_cached_tokens() -> None:
     """Token counts, cached tokens included, and the reported model name reach the response."""
     counts = TokenUsage(prompt_tokens=1200, completion_tokens=40, cached_tokens=1024)
-    async with FakeOpenAIServer([text("hi", usage=counts)]) as server, chat_model(server) as model:
+    async with (
+        FakeOpenAIServer([ServerAction.text("hi", usage=counts)]) as server,
+        chat_model(server) as model,
+    ):
         response = await model.complete(ASK)
     assert response.usage == Usage(
         requests=1, prompt_tokens=1200, completion_tokens=40, cached_tokens=1024
@@ -696,7 +712,10 @@ async def test_a_completion_of_the_wrong_shape_raises_malformed_response(
     """A 200 chat completion whose fields have the wrong shape raises MalformedResponse saying
     where, with the body quoted, and is not retried."""
     body = {"choices": [{"index": 0, "message": {"role": "assistant", **message}}]}
-    async with FakeOpenAIServer([status(200, body)]) as server, retrying(server) as model:
+    async with (
+        FakeOpenAIServer([ServerAction.status(200, body)]) as server,
+        retrying(server) as model,
+    ):
         with pytest.raises(MalformedResponse, match=f"malformed at choices.0.{where}") as caught:
             await model.complete(ASK)
     assert json.loads(caught.value.raw) == body
@@ -721,7 +740,10 @@ async def test_the_request_body_is_the_built_one_and_unknown_reply_fields_are_ig
         ],
         "usage": {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8},
     }
-    async with FakeOpenAIServer([status(200, reply)]) as server, chat_model(server) as model:
+    async with (
+        FakeOpenAIServer([ServerAction.status(200, reply)]) as server,
+        chat_model(server) as model,
+    ):
         response = await model.complete(ASK)
     assert (response.message, response.model) == (AssistantMessage(content="sunny"), "m-2")
     assert response.usage == Usage(requests=1, prompt_tokens=7, completion_tokens=1)
@@ -739,7 +761,7 @@ async def test_the_request_body_is_the_built_one_and_unknown_reply_fields_are_ig
 async def test_request_options_are_sent() -> None:
     """The model name, temperature and max_tokens are on the wire."""
     async with (
-        FakeOpenAIServer([text("ok")]) as server,
+        FakeOpenAIServer([ServerAction.text("ok")]) as server,
         chat_model(server, temperature=0.2, max_output_tokens=64) as model,
     ):
         await model.complete(ASK)
@@ -759,7 +781,10 @@ async def test_block_model_requests_stops_non_loopback_hosts() -> None:
 
 async def test_block_model_requests_can_block_the_loopback_too() -> None:
     """With no allowed hosts, even the local server is never contacted."""
-    async with FakeOpenAIServer([text("unused")]) as server, chat_model(server) as model:
+    async with (
+        FakeOpenAIServer([ServerAction.text("unused")]) as server,
+        chat_model(server) as model,
+    ):
         with block_model_requests(frozenset()), pytest.raises(ModelRequestError, match="blocked"):
             await model.complete(ASK)
     assert server.requests == []
@@ -817,7 +842,11 @@ def weather(city: str) -> str:
 
 async def test_malformed_tool_arguments_come_back_as_a_failed_result() -> None:
     """Unparseable arguments never reach the tool: the model reads the error on its next turn."""
-    script = [tool_calls([("add", '{"a": 1,')]), tool_calls([("add", {"a": 1, "b": 2})]), text("3")]
+    script = [
+        ServerAction.tool_calls([("add", '{"a": 1,')]),
+        ServerAction.tool_calls([("add", {"a": 1, "b": 2})]),
+        ServerAction.text("3"),
+    ]
     async with FakeOpenAIServer(script) as server, chat_model(server) as model:
         report = await Executor(model, tools=[add]).run("Add 1 and 2.")
     server.assert_complete()
@@ -833,9 +862,9 @@ async def test_malformed_tool_arguments_come_back_as_a_failed_result() -> None:
 async def test_executor_finishes_a_multi_step_task_over_http() -> None:
     """An Executor on OpenAIChatModel runs two tool turns, then answers, all over HTTP."""
     script = [
-        tool_calls([("weather", {"city": "Paris"}), ("weather", {"city": "Oslo"})]),
-        tool_calls([("add", {"a": 21, "b": -3})]),
-        text("Paris is sunny (21C), Oslo snowy (-3C); together 18C."),
+        ServerAction.tool_calls([("weather", {"city": "Paris"}), ("weather", {"city": "Oslo"})]),
+        ServerAction.tool_calls([("add", {"a": 21, "b": -3})]),
+        ServerAction.text("Paris is sunny (21C), Oslo snowy (-3C); together 18C."),
     ]
     async with FakeOpenAIServer(script) as server, chat_model(server) as model:
         report = await Executor(model, tools=[weather, add]).run("Compare Paris and Oslo.")
@@ -859,7 +888,7 @@ async def test_assistant_tool_calls_are_sent_in_wire_shape() -> None:
     """An assistant turn with tool calls is sent with null content and typed function calls."""
     call = ToolCall(id="c1", name="lookup", arguments='{"city": "X"}')
     reply = AssistantMessage(tool_calls=(call,))
-    async with FakeOpenAIServer([text("ok")]) as server, chat_model(server) as model:
+    async with FakeOpenAIServer([ServerAction.text("ok")]) as server, chat_model(server) as model:
         await model.complete(answered(ASK, reply, "unknown"))
     function = {"name": "lookup", "arguments": call.arguments}
     assert server.requests[0]["messages"][-2] == {
@@ -873,7 +902,7 @@ async def test_a_tool_call_written_as_fenced_json_runs_as_a_native_call() -> Non
     """A call the model wrote as fenced JSON in its text runs as that tool call; the next request
     holds it as a proper assistant tool call with its result; replies say calls came as text."""
     fenced = '```json\n{"name": "weather", "arguments": {"city": "Paris"}}\n```'
-    script = [text(fenced), text("Paris is sunny, 21C.")]
+    script = [ServerAction.text(fenced), ServerAction.text("Paris is sunny, 21C.")]
     events: list[Any] = []
 
     async def sink(event: Any) -> None:
@@ -909,7 +938,11 @@ async def test_a_tool_call_written_as_fenced_json_runs_as_a_native_call() -> Non
 )
 async def test_a_tool_call_text_that_cannot_be_read_is_fed_back_not_answered(content: str) -> None:
     """Text that looks like a call but is broken is answered as malformed, never as the answer."""
-    script = [text(content), tool_calls([("weather", {"city": "Paris"})]), text("Sunny [weather].")]
+    script = [
+        ServerAction.text(content),
+        ServerAction.tool_calls([("weather", {"city": "Paris"})]),
+        ServerAction.text("Sunny [weather]."),
+    ]
     async with FakeOpenAIServer(script) as server, chat_model(server, protocol="tools") as model:
         report = await Executor(model, tools=[weather]).run("Weather in Paris?")
     server.assert_complete()
@@ -925,7 +958,7 @@ async def test_json_decisions_make_the_final_answer_cite_a_gathered_source() -> 
     request = ASK.model_copy(update={"citable": ("python/yield", "python/types")})
     final = {"kind": "final", "answer": "It pauses.", "cites": ["python/yield"]}
     async with (
-        FakeOpenAIServer([json_content(final)]) as server,
+        FakeOpenAIServer([ServerAction.json_content(final)]) as server,
         chat_model(server, protocol="json") as model,
     ):
         response = await model.complete(request)
@@ -955,7 +988,7 @@ async def test_a_json_answer_cut_by_its_length_bound_loses_the_broken_sentence()
         "cites": ["python/yield", "python/yield"],
     }
     async with (
-        FakeOpenAIServer([json_content(final)]) as server,
+        FakeOpenAIServer([ServerAction.json_content(final)]) as server,
         chat_model(server, protocol="json", max_string_chars=50) as model,
     ):
         response = await model.complete(request)
@@ -968,8 +1001,11 @@ async def test_auto_moves_to_json_decisions_once_calls_come_as_text() -> None:
     """protocol="auto": a call written as text is run, and the endpoint's next requests are JSON
     decisions (a grammar holds such a model better than its template)."""
     fenced = '```json\n{"name": "weather", "arguments": {"city": "Paris"}}\n```'
-    final = json_content({"kind": "final", "answer": "Paris is sunny, 21C."})
-    async with FakeOpenAIServer([text(fenced), final]) as server, chat_model(server) as model:
+    final = ServerAction.json_content({"kind": "final", "answer": "Paris is sunny, 21C."})
+    async with (
+        FakeOpenAIServer([ServerAction.text(fenced), final]) as server,
+        chat_model(server) as model,
+    ):
         report = await Executor(model, tools=[weather]).run("Weather in Paris?")
         assert (model.calls_arrive, model.protocol) == ("text", "json")
     server.assert_complete()
@@ -985,7 +1021,12 @@ async def test_auto_keeps_text_calls_when_the_server_refuses_json_decisions() ->
     """If JSON decisions are refused (400) after calls came as text, auto goes back to native
     requests with calls recovered from text, for good, in the same attempt."""
     fenced = '{"name": "weather", "arguments": {"city": "Paris"}}'
-    script = [text(fenced), status(400), text("Sunny, 21C."), text("Still sunny.")]
+    script = [
+        ServerAction.text(fenced),
+        ServerAction.status(400),
+        ServerAction.text("Sunny, 21C."),
+        ServerAction.text("Still sunny."),
+    ]
     async with FakeOpenAIServer(script) as server, chat_model(server) as model:
         report = await Executor(model, tools=[weather]).run("Weather in Paris?")
         assert model.protocol == "tools"

@@ -8,14 +8,7 @@ import anyio
 import pytest
 
 from agents import OpenAIChatModel, tool
-from agents.testing import (
-    FakeOpenAIServer,
-    ServerAction,
-    TokenUsage,
-    json_content,
-    text,
-    tool_calls,
-)
+from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator.events import Replanned, SubtaskStarted
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS, PlanDraft, ReplanDraft
@@ -44,18 +37,18 @@ def sub_agent(who: str, step: int) -> ServerAction:
     """The sub-agents' turns: a and b meet (only possible concurrently); b then objects."""
     turns: dict[str, list[ServerAction]] = {
         "a": [
-            tool_calls([("meet", {"who": "a"})], usage=USAGE),
-            text("A: alpha is 1", usage=USAGE),
+            ServerAction.tool_calls([("meet", {"who": "a"})], usage=USAGE),
+            ServerAction.text("A: alpha is 1", usage=USAGE),
         ],
         "b": [
-            tool_calls([("meet", {"who": "b"})], usage=USAGE),
-            tool_calls(
+            ServerAction.tool_calls([("meet", {"who": "b"})], usage=USAGE),
+            ServerAction.tool_calls(
                 [("report_issue", {"kind": "invalidates", "reason": "beta does not exist"})],
                 usage=USAGE,
             ),
-            text("B: there is no beta", usage=USAGE),
+            ServerAction.text("B: there is no beta", usage=USAGE),
         ],
-        "d": [text("D: alpha alone is enough", usage=USAGE)],
+        "d": [ServerAction.text("D: alpha alone is enough", usage=USAGE)],
     }
     return turns[who][step]
 
@@ -64,11 +57,11 @@ def decide(body: dict[str, Any]) -> ServerAction:
     """The whole team's answers, dispatched on the request body."""
     who = role_of(body)
     if who == "plan":
-        return json_content(PLAN, usage=USAGE)
+        return ServerAction.json_content(PLAN, usage=USAGE)
     if who == "replan":
-        return json_content(REPLAN, usage=USAGE)
+        return ServerAction.json_content(REPLAN, usage=USAGE)
     if who == "writer":
-        return text("Final: alpha is 1 [meet]; there is no beta.", usage=USAGE)
+        return ServerAction.text("Final: alpha is 1 [meet]; there is no beta.", usage=USAGE)
     step = sum(m["role"] == "assistant" for m in body["messages"])
     return sub_agent(who, step)
 

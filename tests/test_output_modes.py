@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from agents import AgentReport, Executor, OpenAIChatModel
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest, OutputSchema, OutputSpec
-from agents.testing import FakeOpenAIServer, FunctionModel, by_purpose, status, text, tool_calls
+from agents.testing import FakeOpenAIServer, FunctionModel, ServerAction, by_purpose
 from memory import SystemMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -37,7 +37,7 @@ ASK = ModelRequest(
     purpose="output",
 )
 TASK = "Where, and how long?"
-FINAL = tool_calls([("final_result", {"city": "Lyon", "days": 3})])
+FINAL = ServerAction.tool_calls([("final_result", {"city": "Lyon", "days": 3})])
 
 
 @asynccontextmanager
@@ -51,7 +51,7 @@ async def chat_model(server: FakeOpenAIServer, **options: Any) -> AsyncIterator[
 
 async def test_auto_asks_with_the_schema_first() -> None:
     async with (
-        FakeOpenAIServer([text('{"city": "Lyon", "days": 3}')]) as server,
+        FakeOpenAIServer([ServerAction.text('{"city": "Lyon", "days": 3}')]) as server,
         chat_model(server) as model,
     ):
         reply = await model.complete(ASK)
@@ -63,7 +63,7 @@ async def test_auto_asks_with_the_schema_first() -> None:
 
 
 async def test_an_endpoint_refusing_the_schema_is_asked_through_a_final_tool_for_good() -> None:
-    script = [status(400), FINAL, FINAL]
+    script = [ServerAction.status(400), FINAL, FINAL]
     async with FakeOpenAIServer(script) as server, chat_model(server) as model:
         first = await model.complete(ASK)
         second = await model.complete(ASK)
@@ -84,7 +84,12 @@ async def test_an_endpoint_refusing_the_schema_is_asked_through_a_final_tool_for
 
 async def test_an_endpoint_refusing_both_is_asked_in_text_with_the_schema_in_the_prompt() -> None:
     prose = 'Here it is:\n```json\n{"city": "Lyon", "days": 3}\n```'
-    script = [status(400), status(400), text(prose), text(prose)]
+    script = [
+        ServerAction.status(400),
+        ServerAction.status(400),
+        ServerAction.text(prose),
+        ServerAction.text(prose),
+    ]
     async with FakeOpenAIServer(script) as server, chat_model(server) as model:
         await model.complete(ASK)
         reply = await model.complete(ASK)
@@ -103,7 +108,7 @@ async def test_an_endpoint_refusing_both_is_asked_in_text_with_the_schema_in_the
 async def test_text_mode_adds_a_system_message_when_there_is_none() -> None:
     bare = ModelRequest(messages=(UserMessage(content="Lyon, 3 days."),), output=ASK.output)
     async with (
-        FakeOpenAIServer([text("{}")]) as server,
+        FakeOpenAIServer([ServerAction.text("{}")]) as server,
         chat_model(server, output_mode="text") as model,
     ):
         await model.complete(bare)
@@ -114,7 +119,7 @@ async def test_text_mode_adds_a_system_message_when_there_is_none() -> None:
 
 async def test_a_mode_named_is_kept_and_its_refusal_raised() -> None:
     async with (
-        FakeOpenAIServer([status(400)]) as server,
+        FakeOpenAIServer([ServerAction.status(400)]) as server,
         chat_model(server, output_mode="tool") as model,
     ):
         with pytest.raises(ModelRequestError):
@@ -125,7 +130,10 @@ async def test_a_mode_named_is_kept_and_its_refusal_raised() -> None:
 
 
 async def test_the_last_mode_refused_is_raised_and_nothing_settles() -> None:
-    async with FakeOpenAIServer([status(400)] * 3) as server, chat_model(server) as model:
+    async with (
+        FakeOpenAIServer([ServerAction.status(400)] * 3) as server,
+        chat_model(server) as model,
+    ):
         with pytest.raises(ModelRequestError):
             await model.complete(ASK)
     assert len(server.requests) == 3
@@ -136,7 +144,7 @@ async def test_a_refused_decision_leaves_the_output_mode_alone() -> None:
     """A 400 on a request that is not for a typed answer says nothing of output modes."""
     plain = ModelRequest(messages=ASK.messages)
     async with (
-        FakeOpenAIServer([status(400)]) as server,
+        FakeOpenAIServer([ServerAction.status(400)]) as server,
         chat_model(server, protocol="json") as model,
     ):
         with pytest.raises(ModelRequestError):
@@ -155,7 +163,7 @@ async def test_a_refused_decision_leaves_the_output_mode_alone() -> None:
 async def test_a_final_call_written_as_text_is_read(written: str) -> None:
     """A server whose template it cannot parse calls from hands the call back as text."""
     async with (
-        FakeOpenAIServer([text(written)]) as server,
+        FakeOpenAIServer([ServerAction.text(written)]) as server,
         chat_model(server, output_mode="tool") as model,
     ):
         reply = await model.complete(ASK)
@@ -163,7 +171,7 @@ async def test_a_final_call_written_as_text_is_read(written: str) -> None:
 
 
 async def test_an_executor_gets_its_object_through_the_final_tool() -> None:
-    script = [text("Lyon, for 3 days."), FINAL]
+    script = [ServerAction.text("Lyon, for 3 days."), FINAL]
     async with (
         FakeOpenAIServer(script) as server,
         chat_model(server, protocol="tools", output_mode="tool") as model,

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agents.approvals import PAUSE, Approver, approve, deny
+from agents.approvals import PAUSE, Approver, Decision
 from agents.events import ApprovalDecided, ApprovalRequested
 from memory import Journal
 from memory.journal import JournalError
@@ -93,7 +93,9 @@ async def test_what_waits_is_journaled_and_listed(tmp_path: Path) -> None:
         assert waiting.request["kind"] == "plan"
         assert "- [b] Pay the invoice." in waiting.request["description"]
         assert waiting.decision is None
-        result = await orch.resume(RUN_ID, decisions={"run#4": approve()}, approver=APPROVER)
+        result = await orch.resume(
+            RUN_ID, decisions={"run#4": Decision.approve()}, approver=APPROVER
+        )
         paused = [e for e in result.events if isinstance(e, RunPaused)]
         assert [w.kind for w in paused[-1].waiting] == ["tool"]
         assert [w.kind for w in result.waiting] == ["tool"]
@@ -103,13 +105,13 @@ async def test_of_two_people_deciding_one_pause_one_wins(tmp_path: Path) -> None
     """The second decision is refused, naming the first; the run goes on with the first."""
     journal, orch = await _paused_run(tmp_path)
     async with journal:
-        await journal.decide(RUN_ID, "run#4", approve().model_dump(mode="json"))
+        await journal.decide(RUN_ID, "run#4", Decision.approve().model_dump(mode="json"))
         with pytest.raises(
             JournalError, match=r"run#4 of run paused was already decided \(approve"
         ):
-            await journal.decide(RUN_ID, "run#4", deny("no").model_dump(mode="json"))
+            await journal.decide(RUN_ID, "run#4", Decision.deny("no").model_dump(mode="json"))
         with pytest.raises(JournalError, match="already decided"):
-            await orch.resume(RUN_ID, decisions={"run#4": deny("no")}, approver=APPROVER)
+            await orch.resume(RUN_ID, decisions={"run#4": Decision.deny("no")}, approver=APPROVER)
         # The decision taken first is the one that counts.
         result = await orch.resume(RUN_ID, approver=APPROVER)
         assert [w.kind for w in result.waiting] == ["tool"]
@@ -120,16 +122,18 @@ async def test_a_decision_for_what_the_run_does_not_wait_for_is_one_line(tmp_pat
     journal, orch = await _paused_run(tmp_path)
     async with journal:
         with pytest.raises(JournalError, match="does not wait for b#9; it waits for: run#4"):
-            await orch.resume(RUN_ID, decisions={"b#9": approve()}, approver=APPROVER)
+            await orch.resume(RUN_ID, decisions={"b#9": Decision.approve()}, approver=APPROVER)
         with pytest.raises(JournalError, match="no run nobody"):
-            await journal.decide("nobody", "run#4", approve().model_dump(mode="json"))
-        await orch.resume(RUN_ID, decisions={"run#4": approve()}, approver=APPROVER)
+            await journal.decide("nobody", "run#4", Decision.approve().model_dump(mode="json"))
+        await orch.resume(RUN_ID, decisions={"run#4": Decision.approve()}, approver=APPROVER)
         result = await orch.resume(
-            RUN_ID, decisions={result_id(await journal.waiting()): approve()}, approver=APPROVER
+            RUN_ID,
+            decisions={result_id(await journal.waiting()): Decision.approve()},
+            approver=APPROVER,
         )
         assert result.status == "complete"
         with pytest.raises(JournalError, match="is not waiting for a decision"):
-            await journal.decide(RUN_ID, "run#4", approve().model_dump(mode="json"))
+            await journal.decide(RUN_ID, "run#4", Decision.approve().model_dump(mode="json"))
 
 
 def result_id(waiting: list[Any]) -> str:
@@ -145,9 +149,9 @@ async def test_time_spent_paused_does_not_count_against_the_deadline(
     real = time.time
     monkeypatch.setattr(time, "time", lambda: real() + 3600)  # the decision comes an hour later
     async with journal:
-        await orch.resume(RUN_ID, decisions={"run#4": approve()}, approver=APPROVER)
+        await orch.resume(RUN_ID, decisions={"run#4": Decision.approve()}, approver=APPROVER)
         waits = result_id(await journal.waiting())
-        result = await orch.resume(RUN_ID, decisions={waits: approve()}, approver=APPROVER)
+        result = await orch.resume(RUN_ID, decisions={waits: Decision.approve()}, approver=APPROVER)
     assert result.status == "complete", result.reason
     assert result.waited_s >= 3600
 
@@ -165,7 +169,11 @@ async def test_the_caller_decides_while_the_run_streams(tmp_path: Path) -> None:
             assert stream.approver is PAUSE
             async for event in stream:
                 if isinstance(event, ApprovalRequested):
-                    answer = approve() if event.kind == "plan" else deny("not this month")
+                    answer = (
+                        Decision.approve()
+                        if event.kind == "plan"
+                        else Decision.deny("not this month")
+                    )
                     assert stream.decide(event.approval_id, answer)
                     assert not stream.decide(event.approval_id, answer)  # decided already
     assert stream.result.status == "complete"
@@ -181,9 +189,11 @@ async def test_a_finished_paused_run_replays_without_asking_anyone(tmp_path: Pat
     """Every decision is recorded: the replay of the run meets them all, with no drift."""
     journal, orch = await _paused_run(tmp_path)
     async with journal:
-        await orch.resume(RUN_ID, decisions={"run#4": approve()}, approver=APPROVER)
+        await orch.resume(RUN_ID, decisions={"run#4": Decision.approve()}, approver=APPROVER)
         await orch.resume(
-            RUN_ID, decisions={result_id(await journal.waiting()): approve()}, approver=APPROVER
+            RUN_ID,
+            decisions={result_id(await journal.waiting()): Decision.approve()},
+            approver=APPROVER,
         )
         report = await orch.replay(RUN_ID, approver=APPROVER)
     assert report.ok, report.drift
@@ -195,7 +205,7 @@ async def test_an_approval_timeout_counts_from_when_it_was_first_asked(
     """A paused approval whose timeout passed while the run was paused gets the default
     decision when the run goes on, with no one asked."""
     journal = await Journal(tmp_path / "journal.db").open()
-    timed = Approver(timeout=60, default=approve())
+    timed = Approver(timeout=60, default=Decision.approve())
     orch = orchestrator(team(), journal, tmp_path / "ledger")
     async with journal:
         with anyio.fail_after(GUARD_S):
@@ -237,7 +247,7 @@ async def test_a_resumed_run_that_crashes_keeps_its_decisions_and_its_clock(
     async with journal:
         with anyio.fail_after(GUARD_S):
             async with orch.stream_resume(
-                RUN_ID, decisions={"run#4": approve()}, approver=APPROVER
+                RUN_ID, decisions={"run#4": Decision.approve()}, approver=APPROVER
             ) as events:
                 async for event in events:
                     if isinstance(event, ApprovalDecided):
@@ -248,7 +258,9 @@ async def test_a_resumed_run_that_crashes_keeps_its_decisions_and_its_clock(
             again = await orch.resume(RUN_ID, approver=APPROVER)
             assert [w.kind for w in again.waiting] == ["tool"]  # the plan stays approved
             done = await orch.resume(
-                RUN_ID, decisions={result_id(await journal.waiting()): approve()}, approver=APPROVER
+                RUN_ID,
+                decisions={result_id(await journal.waiting()): Decision.approve()},
+                approver=APPROVER,
             )
     assert done.status == "complete", done.reason
     assert done.waited_s >= 3600

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from agents import ConfigurationError, tool
-from agents.approvals import ApprovalRequest, Decision, approve, edit, reject
+from agents.approvals import ApprovalRequest, Decision
 from agents.errors import ModelRequestError
 from agents.events import ApprovalDecided, ApprovalRequested
 from agents.testing import call
@@ -58,7 +58,7 @@ def two_facts(*plans: dict[str, Any]) -> Team:
 
 async def test_an_approved_plan_runs_as_drawn() -> None:
     """The person is shown the plan drawn as text, with its data; approved, it runs."""
-    team, person = two_facts(), Person(approve())
+    team, person = two_facts(), Person(Decision.approve())
     orch = Orchestrator(team.model, [lookup], config=RunConfig(review="first"))
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal", approver=person)
@@ -83,7 +83,7 @@ async def test_an_approved_plan_runs_as_drawn() -> None:
 async def test_a_rejection_goes_back_to_the_planner_with_its_feedback() -> None:
     """The planner plans again, told why; the second plan is the one that runs."""
     team = two_facts(plan(sub("a"), sub("b", "a")), plan(sub("a"), sub("c")))
-    person = Person(reject("c is what matters, not b"), approve())
+    person = Person(Decision.reject("c is what matters, not b"), Decision.approve())
     orch = Orchestrator(team.model, [lookup], config=RunConfig(review="first"))
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal", approver=person)
@@ -99,7 +99,7 @@ async def test_rejections_are_bounded_and_no_fallback_plan_runs_unasked() -> Non
     a failed plan would run the goal as one subtask."""
     rounds = MAX_REJECTIONS + 1
     team = two_facts(*[plan(sub("a"))] * rounds)
-    person = Person(*[reject(f"no {i}") for i in range(rounds)])
+    person = Person(*[Decision.reject(f"no {i}") for i in range(rounds)])
     orch = Orchestrator(
         team.model,
         [lookup],
@@ -119,7 +119,7 @@ async def test_an_edit_with_problems_is_shown_them_and_a_good_edit_runs() -> Non
     edits again; the valid edit is what runs."""
     bad = {"subtasks": [{"id": "a", "goal": "Find fact a.", "depends_on": ["nope"]}]}
     good = Plan(subtasks=({"id": "c", "goal": "Find fact c."},))
-    team, person = two_facts(), Person(edit(bad), edit(good))
+    team, person = two_facts(), Person(Decision.edit(bad), Decision.edit(good))
     orch = Orchestrator(team.model, [lookup], config=RunConfig(review="first"))
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal", approver=person)
@@ -150,7 +150,7 @@ async def test_every_replan_is_reviewed_with_what_it_changes() -> None:
             {"remove": [], "add": [sub("e")], "rationale": "try e"},
         ],
     )
-    person = Person(approve(), reject("d will not help"), approve())
+    person = Person(Decision.approve(), Decision.reject("d will not help"), Decision.approve())
     orch = Orchestrator(team.model, [lookup], config=RunConfig(review="every"))
     with anyio.fail_after(GUARD_S):
         result = await orch.run("goal", approver=person)

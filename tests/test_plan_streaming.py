@@ -20,7 +20,7 @@ import pytest
 
 from agents import ChatModel, OpenAIChatModel, Usage
 from agents._streaming import live_sink
-from agents.approvals import ApprovalRequest, Decision, approve
+from agents.approvals import ApprovalRequest, Decision
 from agents.events import ModelCalled
 from agents.models import ModelRequest, ModelResponse, RetryingModel
 from agents.testing import ScriptedModel
@@ -90,7 +90,7 @@ def _reply(text: str) -> ModelResponse:
 
 
 async def _approve(request: ApprovalRequest) -> Decision:
-    return approve()
+    return Decision.approve()
 
 
 async def _run(model: StreamingPlanner) -> Any:

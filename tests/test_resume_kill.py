@@ -25,8 +25,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
 
-from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage, json_content, text
-from agents.testing import tool_calls as calling
+from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage
 from memory import Journal
 from tests._kill_child import RUN_ID
 from tests.test_cli import role_of
@@ -149,13 +148,13 @@ def _team(body: dict[str, Any]) -> ServerAction:
     asker = role_of(body)
     if asker == "plan":
         subtasks = [{"id": f"q{i}", "goal": goal} for i, goal in enumerate(READS)]
-        return json_content({"subtasks": subtasks}, usage=USAGE)
+        return ServerAction.json_content({"subtasks": subtasks}, usage=USAGE)
     if asker == "writer":
-        return text("Generators pause at yield [generators].", usage=USAGE)
+        return ServerAction.text("Generators pause at yield [generators].", usage=USAGE)
     reads, turn = READS[asker], _turn(body)
     if turn < len(reads):
-        return calling([("read_doc", {"doc": reads[turn]})], usage=USAGE)
-    return text(ANSWERS[asker], usage=USAGE)
+        return ServerAction.tool_calls([("read_doc", {"doc": reads[turn]})], usage=USAGE)
+    return ServerAction.text(ANSWERS[asker], usage=USAGE)
 
 
 @dataclass(kw_only=True, slots=True)

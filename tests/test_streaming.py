@@ -19,12 +19,9 @@ from agents.testing import (
     ScriptedModel,
     ServerAction,
     TokenUsage,
-    json_content,
     plan_reply,
     reply,
     subtask,
-    text,
-    tool_calls,
 )
 from memory import Journal
 from orchestrator import Event, Orchestrator, RunConfig, RunResult
@@ -55,16 +52,16 @@ def lookup(key: str) -> str:
 def decide(body: dict[str, Any]) -> ServerAction:
     """The planner plans a and b; a looks alpha up, then answers; b answers; the writer sums up."""
     if "response_format" in body:
-        return json_content(plan(sub("a"), sub("b")), usage=USAGE)
+        return ServerAction.json_content(plan(sub("a"), sub("b")), usage=USAGE)
     messages = body["messages"]
     if messages[0]["content"] == SYNTHESIS_INSTRUCTIONS:
-        return text(FINAL, usage=USAGE)
+        return ServerAction.text(FINAL, usage=USAGE)
     task = messages[1]["content"].removeprefix("Task: ").split("\n")[0]
     if task == goal("b"):
-        return text("B: beta is two.", usage=USAGE)
+        return ServerAction.text("B: beta is two.", usage=USAGE)
     if sum(m["role"] == "assistant" for m in messages) == 0:
-        return tool_calls([("lookup", {"key": "alpha"})], usage=USAGE)
-    return text("A: alpha is one, as looked up.", usage=USAGE)
+        return ServerAction.tool_calls([("lookup", {"key": "alpha"})], usage=USAGE)
+    return ServerAction.text("A: alpha is one, as looked up.", usage=USAGE)
 
 
 async def _stream(orch: Orchestrator, **kwargs: Any) -> tuple[list[Event], RunResult]:

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from agents import tool
-from agents.approvals import answer, approve, deny
+from agents.approvals import Decision
 from agents.errors import RunError
 from agents.events import ApprovalDecided, ApprovalRequested
 from agents.models import ModelRequest
@@ -93,11 +93,15 @@ async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path
                     waiting = await waiting_on_temporal(client, "ap1")
                     assert event.approval_id in [w.approval_id for w in waiting]
                     with pytest.raises(RunError, match="does not wait for nope"):
-                        await decide_on_temporal(client, "ap1", "nope", approve())
-                    decision = answer("k7") if event.kind == "question" else approve()
+                        await decide_on_temporal(client, "ap1", "nope", Decision.approve())
+                    decision = (
+                        Decision.answer("k7") if event.kind == "question" else Decision.approve()
+                    )
                     await decide_on_temporal(client, "ap1", event.approval_id, decision)
                     with pytest.raises(RunError, match="was already decided"):
-                        await decide_on_temporal(client, "ap1", event.approval_id, deny("no"))
+                        await decide_on_temporal(
+                            client, "ap1", event.approval_id, Decision.deny("no")
+                        )
                 elif isinstance(event, ApprovalDecided):
                     seen.append(f"decided {event.approval_id}")
             assert await waiting_on_temporal(client, "ap1") == []
@@ -174,7 +178,9 @@ async def test_a_run_on_temporal_asks_at_most_its_limit_over_all_its_sub_agents(
             async for event in run:
                 if isinstance(event, ApprovalRequested) and event.kind == "question":
                     asked.append(event.agent_id)
-                    await decide_on_temporal(client, "ap2", event.approval_id, answer("k1"))
+                    await decide_on_temporal(
+                        client, "ap2", event.approval_id, Decision.answer("k1")
+                    )
     assert run.result.status == "complete"
     assert len(asked) == 1  # the other question never waited: the run refused it
     assert [a.answer for a in run.result.answered] == ["k1"]

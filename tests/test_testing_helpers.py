@@ -16,6 +16,7 @@ from agents.testing import (
     FakeOpenAIServer,
     FunctionModel,
     ScriptedModel,
+    ServerAction,
     by_purpose,
     call,
     estimated_usage,
@@ -25,7 +26,6 @@ from agents.testing import (
     subtask,
     synthesis_reply,
     task_of,
-    text,
 )
 from memory import AssistantMessage, Compactor, Journal, UserMessage
 from orchestrator import Limits, Orchestrator, RunConfig
@@ -126,7 +126,7 @@ async def test_a_recorded_run_replays_without_drift(tmp_path: Any) -> None:
 @pytest.mark.anyio
 async def test_the_openai_adapter_does_not_send_the_purpose() -> None:
     """The wire request has the usual fields and no purpose."""
-    async with FakeOpenAIServer([text("ok")]) as server:
+    async with FakeOpenAIServer([ServerAction.text("ok")]) as server:
         model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
         try:
             await model.complete(
@@ -316,7 +316,7 @@ def test_the_fixtures_give_fake_models_servers_and_a_private_journal(
         import anyio
         import openai
         from agents.models import ModelRequest
-        from agents.testing import text
+        from agents.testing import ServerAction
         from memory import UserMessage
 
         ASK = ModelRequest(messages=(UserMessage(content="hi"),))
@@ -328,7 +328,7 @@ def test_the_fixtures_give_fake_models_servers_and_a_private_journal(
             assert response.usage.prompt_tokens != 10  # estimated
 
         def test_server(paor_fake_openai):
-            server = paor_fake_openai([text("hi there")])
+            server = paor_fake_openai([ServerAction.text("hi there")])
             client = openai.OpenAI(base_url=server.base_url, api_key="x")
             answer = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
             assert answer.choices[0].message.content == "hi there"
@@ -352,16 +352,16 @@ def test_the_fixtures_fail_a_test_that_left_turns_unplayed(pytester: pytest.Pyte
     """A scripted model or a fake server with turns left errors at teardown."""
     pytester.makepyfile(
         """
-        from agents.testing import text
+        from agents.testing import ServerAction
 
         def test_model(paor_scripted_model):
             paor_scripted_model(["never played"])
 
         def test_server(paor_fake_openai):
-            paor_fake_openai([text("never asked")])
+            paor_fake_openai([ServerAction.text("never asked")])
 
         def test_unchecked(paor_fake_openai):
-            paor_fake_openai([text("never asked")], check=False)
+            paor_fake_openai([ServerAction.text("never asked")], check=False)
         """
     )
     result = pytester.runpytest_inprocess()

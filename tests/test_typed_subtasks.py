@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agents.approvals import ApprovalRequest, Decision, edit
+from agents.approvals import ApprovalRequest, Decision
 from agents.effects import AgentCall
 from agents.guards import Stop
 from agents.models import ModelRequest
@@ -117,7 +117,9 @@ async def test_a_person_pins_an_output_schema_by_editing_the_plan() -> None:
     async def person(request: ApprovalRequest) -> Decision:
         proposed = Plan.model_validate(request.plan)
         pinned = proposed.subtasks[0].model_copy(update={"output_schema": PRICE})
-        return edit(proposed.model_copy(update={"subtasks": (pinned, *proposed.subtasks[1:])}))
+        return Decision.edit(
+            proposed.model_copy(update={"subtasks": (pinned, *proposed.subtasks[1:])})
+        )
 
     orch = Orchestrator(model, config=RunConfig(review="first"))
     with anyio.fail_after(GUARD_S):

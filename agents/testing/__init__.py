@@ -12,10 +12,11 @@ assert model.requests[1].messages[-1].role == "tool"
 Over real HTTP, with the real `openai` client:
 
 ```python
-from agents.testing import FakeOpenAIServer, status, text, tool_calls
+from agents.testing import FakeOpenAIServer, ServerAction
 
-script = [tool_calls([("search", {"query": "x"})]), status(429, headers={"Retry-After": "0.1"}),
-          text("done")]
+script = [ServerAction.tool_calls([("search", {"query": "x"})]),
+          ServerAction.status(429, headers={"Retry-After": "0.1"}),
+          ServerAction.text("done")]
 async with FakeOpenAIServer(script) as server:
     model = OpenAIChatModel(base_url=server.base_url, api_key="test")
     report = await Executor(model, tools=[search]).run("task")
@@ -49,12 +50,6 @@ from agents.testing._actions import (
     Completion,
     ServerAction,
     TokenUsage,
-    hang,
-    json_content,
-    malformed_body,
-    status,
-    text,
-    tool_calls,
 )
 from agents.testing._replies import (
     by_purpose,
@@ -82,17 +77,11 @@ __all__ = [
     "call",
     "calls",
     "estimated_usage",
-    "hang",
-    "json_content",
-    "malformed_body",
     "observation",
     "plan_reply",
     "replan_reply",
     "reply",
-    "status",
     "subtask",
     "synthesis_reply",
     "task_of",
-    "text",
-    "tool_calls",
 ]

@@ -1,8 +1,9 @@
 """The script vocabulary of `FakeOpenAIServer`: actions, and the OpenAI-shaped JSON they become.
 
 A script is a list of actions played in order, or a function from a request body to an action.
-The constructors (`text`, `tool_calls`, `json_content`, `status`, `hang`, `malformed_body`) are the
-usual way to write one; the dataclasses are public so that a script function can build them too.
+`ServerAction`'s constructors (`text`, `tool_calls`, `json_content`, `status`, `hang`,
+`malformed_body`) are the usual way to write one; the dataclasses are public so that a script
+function can build them too.
 """
 
 from __future__ import annotations
@@ -24,13 +25,7 @@ __all__ = [
     "TokenUsage",
     "completion_body",
     "error_body",
-    "hang",
-    "json_content",
-    "malformed_body",
     "reason_phrase",
-    "status",
-    "text",
-    "tool_calls",
 ]
 
 
@@ -51,7 +46,61 @@ class TokenUsage:
 
 @dataclass(frozen=True, slots=True)
 class ServerAction:
-    """One scripted answer to a chat completion request (the base of the four kinds below)."""
+    """One scripted answer to a chat completion request (the base of the four kinds below), and
+    the usual way to write one:
+
+    ```python
+    script = [ServerAction.tool_calls([("search", {"query": "x"})]),
+              ServerAction.status(429, headers={"Retry-After": "0.1"}),
+              ServerAction.text("done")]
+    ```
+    """
+
+    @staticmethod
+    def text(content: str, *, usage: TokenUsage | None = None) -> Completion:
+        """A completion with a plain text answer."""
+        return Completion(content=content, usage=usage or TokenUsage())
+
+    @staticmethod
+    def tool_calls(
+        calls: Iterable[tuple[str, Mapping[str, Any] | str]],
+        *,
+        content: str | None = None,
+        usage: TokenUsage | None = None,
+    ) -> Completion:
+        """A completion calling tools natively: (name, arguments) pairs; a str is sent verbatim."""
+        wire = tuple((name, a if isinstance(a, str) else json.dumps(dict(a))) for name, a in calls)
+        return Completion(content=content, calls=wire, usage=usage or TokenUsage())
+
+    @staticmethod
+    def json_content(obj: Any, *, usage: TokenUsage | None = None) -> Completion:
+        """A completion whose text is `obj` as JSON (a JSON decision or a structured answer)."""
+        return Completion(content=json.dumps(obj), usage=usage or TokenUsage())
+
+    @staticmethod
+    def status(code: int, body: Any = None, headers: Mapping[str, str] | None = None) -> Status:
+        """An HTTP status answer, e.g. `status(429, headers={"Retry-After": "0.2"})`."""
+        return Status(code=code, body=body, headers=tuple((headers or {}).items()))
+
+    @staticmethod
+    def hang(seconds: float = 3600.0) -> Hang:
+        """No answer within any reasonable client deadline."""
+        return Hang(seconds=seconds)
+
+    @staticmethod
+    def malformed_body(
+        body: bytes | None = None, *, code: int = 200, content_type: str = "application/json"
+    ) -> MalformedBody:
+        """An answer whose body is not JSON: truncated JSON by default.
+
+        ```python
+        portal = b"<html><title>Sign in</title></html>"
+        action = ServerAction.malformed_body(portal, content_type="text/html")
+        ```
+        """
+        if body is None:
+            return MalformedBody(code=code, content_type=content_type)
+        return MalformedBody(body=body, code=code, content_type=content_type)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,7 +109,7 @@ class Completion(ServerAction):
 
     Attributes:
         content: The assistant's text.
-        tool_calls: (name, raw argument text) pairs.
+        calls: The tool calls, as (name, raw argument text) pairs.
         usage: The token counts to report.
         finish_reason: Defaults to "tool_calls" when there are calls, else "stop".
         headers: Extra response headers, such as the `x-ratelimit-*` ones.
@@ -70,7 +119,7 @@ class Completion(ServerAction):
     """
 
     content: str | None = None
-    tool_calls: tuple[tuple[str, str], ...] = ()
+    calls: tuple[tuple[str, str], ...] = ()
     usage: TokenUsage = TokenUsage()
     finish_reason: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
@@ -121,58 +170,13 @@ ServerScript = (
 """Actions played in order, or a (sync or async) function from the request body to an action."""
 
 
-def text(content: str, *, usage: TokenUsage | None = None) -> Completion:
-    """A completion with a plain text answer."""
-    return Completion(content=content, usage=usage or TokenUsage())
-
-
-def tool_calls(
-    calls: Iterable[tuple[str, Mapping[str, Any] | str]],
-    *,
-    content: str | None = None,
-    usage: TokenUsage | None = None,
-) -> Completion:
-    """A completion calling tools natively: (name, arguments) pairs; a str is sent verbatim."""
-    wire = tuple((name, a if isinstance(a, str) else json.dumps(dict(a))) for name, a in calls)
-    return Completion(content=content, tool_calls=wire, usage=usage or TokenUsage())
-
-
-def json_content(obj: Any, *, usage: TokenUsage | None = None) -> Completion:
-    """A completion whose text is `obj` as JSON (a JSON decision or a structured answer)."""
-    return Completion(content=json.dumps(obj), usage=usage or TokenUsage())
-
-
-def status(code: int, body: Any = None, headers: Mapping[str, str] | None = None) -> Status:
-    """An HTTP status answer, e.g. `status(429, headers={"Retry-After": "0.2"})`."""
-    return Status(code=code, body=body, headers=tuple((headers or {}).items()))
-
-
-def hang(seconds: float = 3600.0) -> Hang:
-    """No answer within any reasonable client deadline."""
-    return Hang(seconds=seconds)
-
-
-def malformed_body(
-    body: bytes | None = None, *, code: int = 200, content_type: str = "application/json"
-) -> MalformedBody:
-    """An answer whose body is not JSON: truncated JSON by default.
-
-    ```python
-    portal = malformed_body(b"<html><title>Sign in</title></html>", content_type="text/html")
-    ```
-    """
-    if body is None:
-        return MalformedBody(code=code, content_type=content_type)
-    return MalformedBody(body=body, code=code, content_type=content_type)
-
-
 def completion_body(
     action: Completion, request: dict[str, Any], *, ids: Iterator[int], model: str
 ) -> dict[str, Any]:
     """The chat.completion object answering `request` with `action`."""
     calls = [
         {"id": f"call_{next(ids)}", "type": "function", "function": {"name": n, "arguments": a}}
-        for n, a in action.tool_calls
+        for n, a in action.calls
     ]
     message: dict[str, Any] = {"role": "assistant", "content": action.content, "refusal": None}
     if calls:
@@ -210,7 +214,7 @@ def reason_phrase(code: int) -> str:
 
 def _usage(action: Completion, request: dict[str, Any]) -> dict[str, Any]:
     counts = action.usage
-    said = len(action.content or "") + sum(len(n) + len(a) for n, a in action.tool_calls)
+    said = len(action.content or "") + sum(len(n) + len(a) for n, a in action.calls)
     prompt = counts.prompt_tokens
     if prompt is None:
         prompt = max(1, len(json.dumps(request.get("messages", []))) // 4)

@@ -6,8 +6,9 @@ function of the request body. It records every request body, so a test can asser
 was asked.
 
 ```python
-script = [tool_calls([("search", {"query": "x"})]), status(429, headers={"Retry-After": "0.1"}),
-          text("done")]
+script = [ServerAction.tool_calls([("search", {"query": "x"})]),
+          ServerAction.status(429, headers={"Retry-After": "0.1"}),
+          ServerAction.text("done")]
 async with FakeOpenAIServer(script) as server:
     model = OpenAIChatModel(base_url=server.base_url, api_key="test")
     ...
@@ -16,7 +17,7 @@ assert server.requests[0]["tools"]
 ```
 
 Everything runs in a task group the server owns: leaving the `async with` cancels open connections
-and hung responses alike, so a `hang()` never delays shutdown.
+and hung responses alike, so a `ServerAction.hang()` never delays shutdown.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from agents.testing._actions import (
     completion_body,
     error_body,
     reason_phrase,
-    status,
 )
 from agents.testing._loopback import LoopbackServer
 from agents.testing._sse import sse_body, sse_events
@@ -211,7 +211,7 @@ class FakeOpenAIServer(LoopbackServer):
 
     def _fail(self, problem: str) -> Status:
         self.failures.append(problem)
-        return status(500, error_body(500, f"fake OpenAI server: {problem}"))
+        return ServerAction.status(500, error_body(500, f"fake OpenAI server: {problem}"))
 
 
 async def _read_request(reader: BufferedByteReceiveStream) -> _Request:

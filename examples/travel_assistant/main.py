@@ -39,7 +39,7 @@ import anyio
 
 import agents
 from agents import ChatModel, PaorError, ToolContext, ToolFailure, open_model, tool
-from agents.approvals import ApprovalRequest, Decision, answer
+from agents.approvals import ApprovalRequest, Decision
 from agents.events import ApprovalDecided, ApprovalRequested, BreakerOpened, ToolCalled
 from agents.tools import Toolbox, not_empty
 from orchestrator import Event, Limits, Orchestrator, RunConfig, RunResult
@@ -139,8 +139,8 @@ class Traveller:
         """Answer a question (the example's tools need no approval)."""
         self.asked.append(request.description)
         if any(word in request.description.lower() for word in ("budget", "price", "spend")):
-            return answer(BUDGET)
-        return answer("I don't know; decide for me.")
+            return Decision.answer(BUDGET)
+        return Decision.answer("I don't know; decide for me.")
 
 
 def travel_tools(*, weather_timeout: float = WEATHER_TIMEOUT) -> Toolbox:

@@ -28,16 +28,7 @@ import anyio
 import anyio.to_thread
 
 from agents import ConfigurationError
-from agents.approvals import (
-    PAUSE,
-    ApprovalRequest,
-    Approver,
-    Decision,
-    answer,
-    approve,
-    deny,
-    edit,
-)
+from agents.approvals import PAUSE, ApprovalRequest, Approver, Decision
 from memory.journal import JournalError, Waiting
 from orchestrator._research import Approve, ResearchReport
 from orchestrator._state import RunResult
@@ -230,20 +221,24 @@ def decision_from(args: argparse.Namespace, request: ApprovalRequest) -> Decisio
             raise ConfigurationError(
                 f"{request.approval_id} waits for a decision, not an answer: use paor approve"
             )
-        return answer(text)
+        return Decision.answer(text)
     if args.edit is not None and args.reject is not None:
         raise ConfigurationError("--edit and --reject cannot be given together")
     if args.reject is not None:
-        return deny(args.reject)
+        return Decision.deny(args.reject)
     if args.edit is None:
-        return approve(always=args.always)
+        return Decision.approve(always=args.always)
     try:
         data = json.loads(Path(args.edit).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigurationError(f"--edit {args.edit}: not a readable JSON file ({exc})") from None
     if not isinstance(data, dict):
         raise ConfigurationError(f"--edit {args.edit}: the file must hold a JSON object")
-    return edit(data) if request.kind == "plan" else approve(data, always=args.always)
+    return (
+        Decision.edit(data)
+        if request.kind == "plan"
+        else Decision.approve(data, always=args.always)
+    )
 
 
 @dataclass(kw_only=True)
@@ -275,29 +270,29 @@ class TerminalPrompt:
         for _ in range(_ASKS):
             reply = await self._line(f"{options}? ")
             if reply is None:
-                return deny("no decision came: the terminal's input ended")
+                return Decision.deny("no decision came: the terminal's input ended")
             decision = await self._decided(request, reply.strip().lower())
             if decision is not None:
                 return decision
-        return deny("no usable decision came from the terminal")
+        return Decision.deny("no usable decision came from the terminal")
 
     async def _answer(self) -> Decision:
         for _ in range(_ASKS):
             line = await self._line("your answer: ")
             if line is None:
-                return deny("no answer came: the terminal's input ended")
+                return Decision.deny("no answer came: the terminal's input ended")
             if line.strip():
-                return answer(line.strip())
-        return deny("no answer came from the terminal")
+                return Decision.answer(line.strip())
+        return Decision.deny("no answer came from the terminal")
 
     async def _decided(self, request: ApprovalRequest, reply: str) -> Decision | None:
         if reply in ("a", "approve", "y", "yes"):
-            return approve()
+            return Decision.approve()
         if reply in ("l", "always") and request.kind == "tool":
-            return approve(always=True)
+            return Decision.approve(always=True)
         if reply in ("r", "reject", "d", "deny", "n", "no"):
             reason = await self._line("reason (the planner or the model reads it): ")
-            return deny((reason or "").strip() or "rejected by a person")
+            return Decision.deny((reason or "").strip() or "rejected by a person")
         if reply in ("e", "edit"):
             return await self._edited(request)
         say(f"paor: not an answer: {clean(reply)[:40]!r}", file=self.out)
@@ -316,7 +311,7 @@ class TerminalPrompt:
         if not isinstance(edited, dict):
             say("paor: the edit must be a JSON object", file=self.out)
             return None
-        return edit(edited) if request.kind == "plan" else approve(edited)
+        return Decision.edit(edited) if request.kind == "plan" else Decision.approve(edited)
 
     async def _line(self, prompt: str) -> str | None:
         self.out.write(prompt)

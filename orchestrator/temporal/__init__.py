@@ -24,10 +24,9 @@ from orchestrator.temporal._client import connect, list_runs, run_on_temporal, s
 from orchestrator.temporal._codec import BlobError, BlobStore, FileBlobStore
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._research import research_on_temporal
-from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE, build_replayer, build_worker
+from orchestrator.temporal._worker import build_replayer, build_worker
 
 __all__ = [
-    "DEFAULT_TASK_QUEUE",
     "BlobError",
     "BlobStore",
     "FileBlobStore",
