@@ -44,13 +44,9 @@ from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._research import RESEARCH_AGENT
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
-from orchestrator.temporal import (
-    Registry,
-    batch_on_temporal,
-    build_worker,
-    connect,
-    run_on_temporal,
-)
+from orchestrator.temporal import Registry, build_worker, connect
+from orchestrator.temporal._batch import batch_on_temporal
+from orchestrator.temporal._client import run_on_temporal
 
 __all__ = ["FULL", "QUICK", "Sizes", "measure"]
 

@@ -9,7 +9,8 @@ import pytest
 
 from agents.mcp import MCPServer
 from agents.testing import call, observation, reply
-from orchestrator.temporal import Registry, build_worker, connect, run_on_temporal
+from orchestrator.temporal import Registry, build_worker, connect
+from orchestrator.temporal._client import run_on_temporal
 from tests._team import Team, plan, script, sub
 from tests.test_mcp import SERVER
 from tests.test_temporal import anyio_backend, server  # noqa: F401  (fixtures)

@@ -417,7 +417,8 @@ async def test_temporal_activity_spans_join_the_callers_trace(
     code makes no paor span (its replays would repeat them)."""
     from temporalio.testing import WorkflowEnvironment
 
-    from orchestrator.temporal import build_worker, connect, run_on_temporal
+    from orchestrator.temporal import build_worker, connect
+    from orchestrator.temporal._client import run_on_temporal
     from tests._temporal_team import registry
 
     monkeypatch.setenv("PAOR_TEST_CALLS", str(tmp_path / "calls.txt"))

@@ -31,13 +31,12 @@ from orchestrator.temporal import (
     Registry,
     RunInput,
     TemporalBackend,
-    batch_on_temporal,
     build_replayer,
     build_worker,
     connect,
-    run_on_temporal,
-    start,
 )
+from orchestrator.temporal._batch import batch_on_temporal
+from orchestrator.temporal._client import run_on_temporal, start
 from tests._temporal_team import DATA_SEEN, registry
 from tests.test_batch import asked_goals, records, task_line, tasks, write_lines
 from tests.test_research import CORPUS, team
@@ -131,7 +130,7 @@ async def test_parallel_plan_on_two_worker_processes_matches_in_process(
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_started_run_streams_its_events(server: str, calls: Path) -> None:
-    """`start` streams the run's events as they happen: the plan, each sub-agent's start and
+    """`TemporalBackend.start` streams the run's events as they happen: the plan, each sub-agent's start and
     finish, and the end, as the in-process run emits them."""
     team = registry()
     async with Orchestrator(team.model("parallel"), list(team.tools.values())).stream("g") as here:
@@ -142,13 +141,15 @@ async def test_started_run_streams_its_events(server: str, calls: Path) -> None:
     )
     async with (
         build_worker(client, registry(), task_queue="events", sticky_timeout=1.0),
-        await start(client, given, task_queue="events") as run,
+        await TemporalBackend(client=client, task_queue="events").start(given) as run,
     ):
         remote = _run_level([e async for e in run])
+        listed = await TemporalBackend(client=client).runs(limit=100)
     assert sorted(remote, key=str) == sorted(local, key=str)
     assert remote[0] == ("plan_created", None)
     assert remote[-1] == ("run_finished", None)
     assert run.result.status == "complete"
+    assert "e1" in {found.id for found in listed}  # `backend.runs()`, newest first
 
 
 @pytest.mark.slow
@@ -435,9 +436,8 @@ async def test_batch_on_temporal_skips_ids_already_in_the_output(
     client = await connect(server)
     model, worker = _batch_worker(client, "resume")
     async with worker:
-        summary = await batch_on_temporal(
-            client, tasks(*ids), out=out, chunk_size=3, task_queue="resume", grounded=False
-        )
+        backend = TemporalBackend(client=client, task_queue="resume")
+        summary = await backend.batch(tasks(*ids), out=out, chunk_size=3, grounded=False)
     fresh = [i for i in ids if i not in seeded]
     assert sorted(asked_goals(model.requests)) == sorted(f"Goal {i}" for i in fresh)
     assert (summary.skipped, dict(summary.statuses)) == (4, {"done": 6})
@@ -582,10 +582,10 @@ async def test_a_typed_run_on_temporal_returns_its_output_as_the_type(server: st
     the object, and the caller gets it back as the type."""
     client = await connect(server)
     async with build_worker(client, registry(), task_queue="typed", sticky_timeout=1.0):
-        result = await run_on_temporal(
-            client, "g", model="typed", tools=["search"], limits=LIMITS, run_id="ty1",
-            task_queue="typed", execution_timeout=60, output_type=Combined,
-        )  # fmt: skip
+        backend = TemporalBackend(client=client, task_queue="typed", execution_timeout=60)
+        result = await backend.run(
+            "g", model="typed", tools=["search"], limits=LIMITS, run_id="ty1", output_type=Combined
+        )
     assert result.status == "complete", result.reason
     assert result.output == Combined.model_validate(
         {"combined": "Answer to 'Combine a and b.'", "from": ["a", "b"]}

@@ -21,8 +21,9 @@ from agents.toolkits import Corpus, research_tools
 from orchestrator import RunConfig
 from orchestrator.cli import main
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
-from orchestrator.temporal import Registry, RunInput, build_replayer, build_worker, connect, start
+from orchestrator.temporal import Registry, RunInput, build_replayer, build_worker, connect
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
+from orchestrator.temporal._client import start
 from tests.test_research import team
 from tests.test_temporal import TOPIC, anyio_backend, corpus_folder, server
 

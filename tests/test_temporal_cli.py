@@ -10,7 +10,8 @@ import pytest
 
 from agents.errors import RunError
 from orchestrator.cli import main
-from orchestrator.temporal import RunInput, build_worker, connect, run_on_temporal, start
+from orchestrator.temporal import RunInput, build_worker, connect
+from orchestrator.temporal._client import run_on_temporal, start
 from orchestrator.temporal._remote import run_result
 from orchestrator.temporal._workflows import RunWorkflow
 from tests._temporal_team import registry

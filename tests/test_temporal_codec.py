@@ -22,14 +22,8 @@ from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, observation, reply
 from orchestrator import Orchestrator
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
-from orchestrator.temporal import (
-    BlobError,
-    FileBlobStore,
-    Registry,
-    build_worker,
-    connect,
-    run_on_temporal,
-)
+from orchestrator.temporal import BlobError, FileBlobStore, Registry, build_worker, connect
+from orchestrator.temporal._client import run_on_temporal
 from orchestrator.temporal._codec import (
     DEFAULT_INLINE_LIMIT,
     REFERENCE_ENCODING,
