@@ -310,6 +310,7 @@ def _hook_evidence(tool: Tool, args: dict[str, Any], value: Any) -> Pairs | None
 
 
 def _findings_of(tool: Tool, outcome: ToolOutcome) -> tuple[Finding, ...]:
+    """A successful result's findings: of its value, or as judged on the whole of a cut one."""
     if outcome.cut is None:
         return _findings(tool, outcome.value)
     return tuple(Finding(key=k, value=v, tool=tool.name) for k, v in outcome.cut.findings)

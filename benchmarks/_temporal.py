@@ -44,9 +44,8 @@ from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._research import RESEARCH_AGENT
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
-from orchestrator.temporal import Registry, build_worker, connect
+from orchestrator.temporal import Registry, TemporalBackend, build_worker, connect
 from orchestrator.temporal._batch import batch_on_temporal
-from orchestrator.temporal._client import run_on_temporal
 
 __all__ = ["FULL", "QUICK", "Sizes", "measure"]
 
@@ -249,8 +248,8 @@ async def _temporal_run(bench: _Bench) -> float:
     """The same run as a workflow; its wall seconds, from submitting it to its result."""
     start = time.perf_counter()
     with anyio.fail_after(GUARD_S):
-        result = await run_on_temporal(
-            bench.client, GOAL, model="team", tools=["lookup"], limits=LIMITS, task_queue=QUEUE
+        result = await TemporalBackend(client=bench.client, task_queue=QUEUE).run(
+            GOAL, model="team", tools=["lookup"], limits=LIMITS
         )
     wall = time.perf_counter() - start
     _check(result.status, result.reason)

@@ -9,8 +9,7 @@ import pytest
 
 from agents.mcp import MCPServer
 from agents.testing import call, observation, reply
-from orchestrator.temporal import Registry, build_worker, connect
-from orchestrator.temporal._client import run_on_temporal
+from orchestrator.temporal import Registry, TemporalBackend, build_worker, connect
 from tests._team import Team, plan, script, sub
 from tests.test_mcp import SERVER
 from tests.test_temporal import anyio_backend, server  # noqa: F401  (fixtures)
@@ -32,8 +31,8 @@ async def test_sub_agents_on_temporal_share_the_worker_s_mcp_server(
     async with MCPServer.stdio("t", sys.executable, [SERVER], allow=["pid", "echo"]) as mcp:
         registry = Registry.of({"default": team.model}, mcp.tools)
         async with build_worker(client, registry, task_queue="mcp", sticky_timeout=1.0):
-            result = await run_on_temporal(
-                client, "g", tools=["pid", "echo"], run_id="mcp1", task_queue="mcp"
+            result = await TemporalBackend(client=client, task_queue="mcp").run(
+                "g", tools=["pid", "echo"], run_id="mcp1"
             )
         assert mcp.restarts == 0
     assert result.status == "complete"

@@ -417,8 +417,7 @@ async def test_temporal_activity_spans_join_the_callers_trace(
     code makes no paor span (its replays would repeat them)."""
     from temporalio.testing import WorkflowEnvironment
 
-    from orchestrator.temporal import build_worker, connect
-    from orchestrator.temporal._client import run_on_temporal
+    from orchestrator.temporal import TemporalBackend, build_worker, connect
     from tests._temporal_team import registry
 
     monkeypatch.setenv("PAOR_TEST_CALLS", str(tmp_path / "calls.txt"))
@@ -431,10 +430,9 @@ async def test_temporal_activity_spans_join_the_callers_trace(
         caller = trace.get_tracer("tests")
         with caller.start_as_current_span("caller") as span:
             async with build_worker(client, registry(), task_queue="otel", sticky_timeout=1.0):
-                result = await run_on_temporal(
-                    client, "g", model="parallel", tools=["search"], run_id="t1",
-                    task_queue="otel", execution_timeout=60,
-                )  # fmt: skip
+                result = await TemporalBackend(
+                    client=client, task_queue="otel", execution_timeout=60
+                ).run("g", model="parallel", tools=["search"], run_id="t1")
     assert result.status == "complete"
     spans = finished_spans()
     chats = [s for s in spans if s.name.startswith("chat ")]

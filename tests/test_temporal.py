@@ -36,7 +36,7 @@ from orchestrator.temporal import (
     connect,
 )
 from orchestrator.temporal._batch import batch_on_temporal
-from orchestrator.temporal._client import run_on_temporal, start
+from orchestrator.temporal._client import start
 from tests._temporal_team import DATA_SEEN, registry
 from tests.test_batch import asked_goals, records, task_line, tasks, write_lines
 from tests.test_research import CORPUS, team
@@ -99,14 +99,8 @@ async def test_parallel_plan_on_two_worker_processes_matches_in_process(
     )
     client = await connect(server)
     async with _worker_processes(server, 2):
-        outcome = await run_on_temporal(
-            client,
-            "g",
-            model="parallel",
-            tools=["search"],
-            limits=LIMITS,
-            run_id="p1",
-            execution_timeout=60,
+        outcome = await TemporalBackend(client=client, execution_timeout=60).run(
+            "g", model="parallel", tools=["search"], limits=LIMITS, run_id="p1"
         )
     assert (outcome.answer, outcome.status, outcome.usage) == (
         local.answer,
@@ -211,8 +205,8 @@ async def test_a_run_without_a_plan_ends_failed_with_its_reason(server: str) -> 
     workflow completes with that result (nothing for Temporal to retry), as in process."""
     client = await connect(server)
     async with build_worker(client, registry(), task_queue="no-plan", sticky_timeout=1.0):
-        result = await run_on_temporal(
-            client, "g", model="no_plan", run_id="n1", task_queue="no-plan"
+        result = await TemporalBackend(client=client, task_queue="no-plan").run(
+            "g", model="no_plan", run_id="n1"
         )
     assert (result.status, result.answer) == ("failed", "")
     assert result.reason is not None
@@ -251,8 +245,8 @@ async def test_retryable_model_failure_is_retried_by_temporal(server: str, calls
     served = registry()
     client = await connect(server)
     async with build_worker(client, served, task_queue="flaky", sticky_timeout=1.0):
-        outcome = await run_on_temporal(
-            client, "g", model="flaky", tools=["search"], run_id="f1", task_queue="flaky"
+        outcome = await TemporalBackend(client=client, task_queue="flaky").run(
+            "g", model="flaky", tools=["search"], run_id="f1"
         )
     assert outcome.status == "complete"
     flaky = served.model("flaky")
@@ -272,8 +266,8 @@ async def test_an_unreadable_reply_is_charged_on_temporal_as_in_process(
     assert local.usage.prompt_tokens >= 100  # the unreadable plan's tokens are in
     client = await connect(server)
     async with build_worker(client, registry(), task_queue="garbled", sticky_timeout=1.0):
-        outcome = await run_on_temporal(
-            client, "g", model="garbled", tools=["search"], run_id="m1", task_queue="garbled"
+        outcome = await TemporalBackend(client=client, task_queue="garbled").run(
+            "g", model="garbled", tools=["search"], run_id="m1"
         )
     assert (outcome.status, outcome.usage) == (local.status, local.usage)
 
@@ -328,14 +322,8 @@ async def _run_and_kill(client: Client, workers: list[Process]) -> RunResult:
         for event in ready:
             await event.wait()
         outcomes.append(
-            await run_on_temporal(
-                client,
-                "g",
-                model="chain",
-                tools=["search", "slow"],
-                run_id="k1",
-                heartbeat_timeout=2.0,
-                execution_timeout=60,
+            await TemporalBackend(client=client, heartbeat_timeout=2.0, execution_timeout=60).run(
+                "g", model="chain", tools=["search", "slow"], run_id="k1"
             )
         )
         tg.cancel_scope.cancel()  # the watchers: the run is over
@@ -460,16 +448,26 @@ async def test_batch_on_temporal_shares_its_token_budget_and_deadline(
             client, tasks("p0"), out=tmp_path / "probe.jsonl", task_queue="budget", grounded=False
         )
         spent = await batch_on_temporal(
-            client, tasks(*ids), out=out, chunk_size=3, concurrency=1,
-            max_tokens=2 * probe.tokens, task_queue="budget", grounded=False,
-        )  # fmt: skip
+            client,
+            tasks(*ids),
+            out=out,
+            chunk_size=3,
+            concurrency=1,
+            max_tokens=2 * probe.tokens,
+            task_queue="budget",
+            grounded=False,
+        )
         rerun = await batch_on_temporal(
             client, tasks(*ids), out=out, chunk_size=3, task_queue="budget", grounded=False
         )
         late = await batch_on_temporal(
-            client, tasks("c0", "c1"), out=tmp_path / "late.jsonl", deadline_s=0.001,
-            task_queue="budget", grounded=False,
-        )  # fmt: skip
+            client,
+            tasks("c0", "c1"),
+            out=tmp_path / "late.jsonl",
+            deadline_s=0.001,
+            task_queue="budget",
+            grounded=False,
+        )
     assert (dict(spent.statuses), spent.not_started, spent.tokens) == (
         {"done": 2},
         4,
@@ -603,11 +601,16 @@ async def test_a_typed_subtask_on_temporal_gives_its_dependent_the_object(server
     client = await connect(server)
     DATA_SEEN.clear()
     async with build_worker(client, registry(), task_queue="typed-sub", sticky_timeout=1.0):
-        result = await run_on_temporal(
-            client, "g", model="typed_subtasks", tools=["search"], limits=LIMITS, run_id="ts1",
-            task_queue="typed-sub", execution_timeout=60,
+        result = await TemporalBackend(
+            client=client, task_queue="typed-sub", execution_timeout=60
+        ).run(
+            "g",
+            model="typed_subtasks",
+            tools=["search"],
+            limits=LIMITS,
+            run_id="ts1",
             config=RunConfig(typed_subtasks=True),
-        )  # fmt: skip
+        )
     assert result.status == "complete", result.reason
     typed = next(r for r in result.reports if r.agent_id == "a")
     assert typed.output == {"fact": "a"}

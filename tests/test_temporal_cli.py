@@ -10,8 +10,8 @@ import pytest
 
 from agents.errors import RunError
 from orchestrator.cli import main
-from orchestrator.temporal import RunInput, build_worker, connect
-from orchestrator.temporal._client import run_on_temporal, start
+from orchestrator.temporal import RunInput, TemporalBackend, build_worker, connect
+from orchestrator.temporal._client import start
 from orchestrator.temporal._remote import run_result
 from orchestrator.temporal._workflows import RunWorkflow
 from tests._temporal_team import registry
@@ -28,8 +28,8 @@ async def test_show_prints_a_finished_runs_plan_reports_and_answer(
     """`paor show RUN --temporal`: status, goal, plan, each sub-agent's report and the answer."""
     client = await connect(server)
     async with build_worker(client, registry(), task_queue="show", sticky_timeout=1.0):
-        result = await run_on_temporal(
-            client, "g", model="parallel", tools=["search"], run_id="s1", task_queue="show"
+        result = await TemporalBackend(client=client, task_queue="show").run(
+            "g", model="parallel", tools=["search"], run_id="s1"
         )
     assert await anyio.to_thread.run_sync(main, ["show", "s1", "--temporal", server]) == 0
     printed = capsys.readouterr().out.splitlines()
@@ -64,8 +64,8 @@ async def test_unknown_or_finished_runs_are_one_line_errors(
     async with build_worker(client, registry(), task_queue="ended", sticky_timeout=1.0):
         handle = client.get_workflow_handle("done1")
         if not [w async for w in client.list_workflows("WorkflowId = 'done1'")]:
-            await run_on_temporal(
-                client, "g", model="parallel", tools=["search"], run_id="done1", task_queue="ended"
+            await TemporalBackend(client=client, task_queue="ended").run(
+                "g", model="parallel", tools=["search"], run_id="done1"
             )
         await handle.result()
     argv = [*command, "--temporal", server]

@@ -22,8 +22,14 @@ from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, observation, reply
 from orchestrator import Orchestrator
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
-from orchestrator.temporal import BlobError, FileBlobStore, Registry, build_worker, connect
-from orchestrator.temporal._client import run_on_temporal
+from orchestrator.temporal import (
+    BlobError,
+    FileBlobStore,
+    Registry,
+    TemporalBackend,
+    build_worker,
+    connect,
+)
 from orchestrator.temporal._codec import (
     DEFAULT_INLINE_LIMIT,
     REFERENCE_ENCODING,
@@ -173,14 +179,8 @@ async def _run(client: Client, run_id: str, queue: str) -> str:
     """Run the big-file team on `queue` with a worker of `client`; the answer."""
     registry = Registry.of({"big": _team()}, tools=[read_big])
     async with build_worker(client, registry, task_queue=queue, sticky_timeout=1.0):
-        outcome = await run_on_temporal(
-            client,
-            "g",
-            model="big",
-            tools=["read_big"],
-            run_id=run_id,
-            task_queue=queue,
-            execution_timeout=30,
+        outcome = await TemporalBackend(client=client, task_queue=queue, execution_timeout=30).run(
+            "g", model="big", tools=["read_big"], run_id=run_id
         )
     return outcome.answer
 
@@ -267,10 +267,9 @@ async def test_without_a_store_the_tool_fails_once_with_advice(server: str) -> N
     team = _team()
     registry = Registry.of({"big": team}, tools=[read_big])
     async with build_worker(client, registry, task_queue="guarded", sticky_timeout=1.0):
-        await run_on_temporal(
-            client, "g", model="big", tools=["read_big"], run_id="big2", task_queue="guarded",
-            execution_timeout=30,
-        )  # fmt: skip
+        await TemporalBackend(client=client, task_queue="guarded", execution_timeout=30).run(
+            "g", model="big", tools=["read_big"], run_id="big2"
+        )
     observed = [m.content or "" for r in team.requests for m in r.messages if m.role == "tool"]
     assert any("a 3.0 MB payload is over Temporal's 2 MB limit" in text for text in observed)
     assert "a 3.0 MB payload is over Temporal's 2 MB limit" in await _failure_messages(
@@ -293,10 +292,9 @@ async def test_a_long_result_the_model_reads_the_start_of_is_cut_in_the_activity
     client = await connect(server)
     registry = Registry.of({"big": _team("fetch_big")}, tools=[fetch_big])
     async with build_worker(client, registry, task_queue="cut", sticky_timeout=1.0):
-        outcome = await run_on_temporal(
-            client, "g", model="big", tools=["fetch_big"], run_id="big4", task_queue="cut",
-            execution_timeout=30,
-        )  # fmt: skip
+        outcome = await TemporalBackend(client=client, task_queue="cut", execution_timeout=30).run(
+            "g", model="big", tools=["fetch_big"], run_id="big4"
+        )
     assert outcome.status == local.status == "complete"
     assert outcome.answer == local.answer
     assert [r.evidence for r in outcome.reports] == [r.evidence for r in local.reports]
@@ -341,10 +339,9 @@ async def test_without_a_store_an_oversized_model_request_ends_the_agent_with_ad
     client = await connect(server)
     registry = Registry.of({"twice": _twice()}, tools=[read_one_mb])
     async with build_worker(client, registry, task_queue="wft", sticky_timeout=1.0):
-        outcome = await run_on_temporal(
-            client, "g", model="twice", tools=["read_one_mb"], run_id="big3",
-            task_queue="wft", execution_timeout=30,
-        )  # fmt: skip
+        outcome = await TemporalBackend(client=client, task_queue="wft", execution_timeout=30).run(
+            "g", model="twice", tools=["read_one_mb"], run_id="big3"
+        )
     notes = "\n".join(note for report in outcome.reports for note in report.notes)
     assert "the model request is 2.2 MB, over what Temporal takes (2 MB)" in notes
     assert outcome.status != "complete"

@@ -21,6 +21,7 @@ from typing import Any
 from temporalio.client import Client
 
 from agents import AgentLimits as AgentLimits
+from agents.models import OutputSchema, OutputSpec
 from agents.toolkits import Corpus
 from orchestrator._batch import BatchSummary, BatchTask
 from orchestrator._config import RunConfig
@@ -30,9 +31,16 @@ from orchestrator._research import ResearchReport
 from orchestrator._state import RunResult
 from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE
 from orchestrator.temporal._batch import CHUNK_SIZE, batch_on_temporal
-from orchestrator.temporal._client import WorkflowRun, list_runs, run_on_temporal, start
+from orchestrator.temporal._client import (
+    WorkflowRun,
+    config_with,
+    list_runs,
+    new_run_id,
+    start,
+    start_workflow,
+)
 from orchestrator.temporal._inputs import RunInput
-from orchestrator.temporal._remote import RemoteRun
+from orchestrator.temporal._remote import RemoteRun, run_result
 from orchestrator.temporal._research import research_on_temporal
 
 __all__ = ["TemporalBackend"]
@@ -86,19 +94,27 @@ class TemporalBackend:
             RunError: The run's workflow failed, was cancelled or terminated, or timed out.
             ConfigurationError: The output type has no JSON schema.
         """
-        return await run_on_temporal(
-            self.client,
-            goal,
+        spec = None if output_type is None else OutputSpec(output_type)
+        output = None if spec is None else OutputSchema(name=spec.name, schema_=spec.schema)
+        given = RunInput(
+            goal=goal,
+            run_id=run_id or new_run_id(),
             model=model,
-            tools=tools,
-            limits=limits,
-            run_id=run_id,
-            task_queue=self.task_queue,
+            tools=tuple(tools),
+            config=config_with(config or RunConfig(), limits),
             heartbeat_timeout=self.heartbeat_timeout,
-            execution_timeout=self.execution_timeout,
-            output_type=output_type,
-            config=config,
+            output=output,
         )
+        result = await run_result(
+            await start_workflow(self.client, given, self.task_queue, self.execution_timeout)
+        )
+        if spec is None or result.output is None:
+            return result
+        try:
+            return result.model_copy(update={"output": spec.of_data(result.output)})
+        except ValueError as exc:  # the workers validated the schema; the type asks more of it
+            why = f"its output is not a {spec.name} here: {exc}"
+            return result.model_copy(update={"output": None, "status": "incomplete", "reason": why})
 
     async def start(self, given: RunInput) -> RemoteRun:
         """Start the workflow of `given`; iterate what it returns for the run's events.

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict
@@ -15,24 +13,24 @@ from temporalio.client import Client, Interceptor, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from agents import ConfigurationError
-from agents.models import OutputSchema, OutputSpec
 from orchestrator._config import RunConfig
 from orchestrator._limits import Limits
 from orchestrator._state import RunResult
 from orchestrator.temporal._codec import DEFAULT_INLINE_LIMIT, BlobStore, PayloadGuard, codec_for
 from orchestrator.temporal._inputs import RunInput
-from orchestrator.temporal._remote import RemoteRun, run_result
+from orchestrator.temporal._remote import RemoteRun
 from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
 from orchestrator.temporal._workflows import RunWorkflow
 
 __all__ = [
     "CONNECT_TIMEOUT",
     "WorkflowRun",
+    "config_with",
     "connect",
     "list_runs",
     "new_run_id",
-    "run_on_temporal",
     "start",
+    "start_workflow",
 ]
 
 _PAOR_WORKFLOWS = "WorkflowType IN ('paor.Run', 'paor.Batch')"
@@ -106,66 +104,8 @@ async def connect(
         raise ConfigurationError(f"cannot reach the Temporal server at {target}") from exc
 
 
-async def run_on_temporal(
-    client: Client,
-    goal: str,
-    *,
-    model: str = "default",
-    tools: Iterable[str] = (),
-    limits: Limits | None = None,
-    run_id: str | None = None,
-    task_queue: str = DEFAULT_TASK_QUEUE,
-    heartbeat_timeout: float = 30.0,
-    execution_timeout: float | None = None,
-    output_type: Any = None,
-    config: RunConfig | None = None,
-) -> RunResult[Any]:
-    """Run `goal` as a workflow on the workers of `task_queue` and wait for its result.
-
-    The result has no events (they would swell the workflow's history; `start` streams them).
-    With `output_type`, its name and JSON schema travel with the run, the workflow asks for and
-    validates an object of that schema, and `result.output` comes back as the type.
-
-    Args:
-        client: A client made by `connect`.
-        goal: The goal.
-        model: The model's name in the workers' registry.
-        tools: The tools' names in the workers' registry.
-        limits: The run's limits.
-        run_id: The run's id, which is also its workflow id (generated if omitted).
-        task_queue: The workers' queue.
-        heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
-        execution_timeout: Seconds the whole workflow may take (no limit if None).
-        output_type: The type of the run's answer (as `Orchestrator.run`'s).
-        config: What the run is (`RunConfig`; the defaults if None), `limits` replacing its
-            limits when given.
-
-    Raises:
-        RunError: The run's workflow failed, was cancelled or terminated, or timed out.
-        ConfigurationError: The output type has no JSON schema.
-    """
-    spec = None if output_type is None else OutputSpec(output_type)
-    output = None if spec is None else OutputSchema(name=spec.name, schema_=spec.schema)
-    given = RunInput(
-        goal=goal,
-        run_id=run_id or new_run_id(),
-        model=model,
-        tools=tuple(tools),
-        config=_configured(config or RunConfig(), limits),
-        heartbeat_timeout=heartbeat_timeout,
-        output=output,
-    )
-    result = await run_result(await _start(client, given, task_queue, execution_timeout))
-    if spec is None or result.output is None:
-        return result
-    try:
-        return result.model_copy(update={"output": spec.of_data(result.output)})
-    except ValueError as exc:  # the workers validated the schema; the type asks more of it
-        why = f"its output is not a {spec.name} here: {exc}"
-        return result.model_copy(update={"output": None, "status": "incomplete", "reason": why})
-
-
-def _configured(config: RunConfig, limits: Limits | None) -> RunConfig:
+def config_with(config: RunConfig, limits: Limits | None) -> RunConfig:
+    """`config` with `limits` as its limits, when given."""
     return config if limits is None else config.model_copy(update={"limits": limits})
 
 
@@ -185,10 +125,10 @@ async def start(
     result = run.result
     ```
     """
-    return RemoteRun(await _start(client, given, task_queue, execution_timeout))
+    return RemoteRun(await start_workflow(client, given, task_queue, execution_timeout))
 
 
-async def _start(
+async def start_workflow(
     client: Client, given: RunInput, task_queue: str, execution_timeout: float | None
 ) -> WorkflowHandle[RunWorkflow, RunResult]:
     guard = client.data_converter.payload_codec

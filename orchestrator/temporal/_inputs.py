@@ -49,7 +49,7 @@ class RunInput(BaseModel):
             when Temporal suggests it).
         output: The run's output type, as its name and JSON schema (`OutputSchema`): the
             workflow asks for and validates that schema, and the caller turns the data into
-            its type (`run_on_temporal(output_type=...)`).
+            its type (`TemporalBackend.run(output_type=...)`).
         approve: What waits for a person's decision (`orchestrator._research.Approve`): every
             plan version, calls of tools that change something, or both (see
             `orchestrator.temporal._approvals`).
