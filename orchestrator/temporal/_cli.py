@@ -46,12 +46,12 @@ from orchestrator.cli._inspect import render_result
 from orchestrator.cli._progress import Progress
 from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
-from orchestrator.temporal._batch import batch_on_temporal
-from orchestrator.temporal._client import CONNECT_TIMEOUT, connect, list_runs, start
+from orchestrator.temporal._backend import TemporalBackend
+from orchestrator.temporal._client import CONNECT_TIMEOUT, connect
 from orchestrator.temporal._follow import follow_deciding
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._remote import RemoteRun, run_result
-from orchestrator.temporal._research import follow_research, research_input, research_on_temporal
+from orchestrator.temporal._research import follow_research, research_input
 from orchestrator.temporal._worker import build_worker
 from orchestrator.temporal._workflows import RunWorkflow
 
@@ -77,22 +77,16 @@ async def research(
     approve_mode = getattr(args, "approve", None)
     questions = getattr(args, "questions", 0) or 0
     print(f"paor: submitted to {args.task_queue!r} on {args.temporal}", file=sys.stderr)
+    backend = TemporalBackend(client=client, task_queue=args.task_queue)
     if approve_mode is None and not questions:
-        return await research_on_temporal(
-            client,
-            args.topic,
-            corpus=corpus,
-            limits=limits,
-            task_queue=args.task_queue,
-            on_event=_progress(),
-            meta=meta,
-            tools=tools,
+        return await backend.research(
+            args.topic, corpus=corpus, limits=limits, on_event=_progress(), meta=meta, tools=tools
         )
     given = research_input(
         args.topic, limits=limits, meta=meta, tools=tools, approve=approve_mode,
         questions=questions,
     )  # fmt: skip
-    run = await start(client, given, task_queue=args.task_queue)
+    run = await backend.start(given)
     return await follow_deciding(client, run, corpus, given.goal, _asker(), _progress())
 
 
@@ -110,15 +104,13 @@ async def batch(
     client = await _connect(args, ends)
     tools = await _mcp_names(args, ends)
     print(f"paor: submitting {len(tasks)} goals to {args.task_queue!r}", file=sys.stderr)
-    return await batch_on_temporal(
-        client,
+    return await TemporalBackend(client=client, task_queue=args.task_queue).batch(
         tasks,
         out=args.out,
         concurrency=args.concurrency,
         limits=limits,
         max_tokens=args.max_tokens,
         deadline_s=args.deadline,
-        task_queue=args.task_queue,
         on_result=lambda key, status: print(f"{key}: {status}", file=sys.stderr),
         tools=tools,
         grounded=not args.ungrounded,
@@ -127,7 +119,7 @@ async def batch(
 
 async def runs(args: argparse.Namespace) -> int:
     """`paor runs --temporal`: the server's recent paor workflows."""
-    found = await list_runs(await _connect(args))
+    found = await TemporalBackend(client=await _connect(args)).runs()
     print("\n".join(run.line() for run in found) if found else f"no paor runs on {args.temporal}")
     return 0
 
@@ -157,7 +149,7 @@ async def approvals(args: argparse.Namespace) -> int:
     """`paor approvals --temporal`: what the server's running paor runs wait for."""
     client = await _connect(args)
     lines = []
-    for found in await list_runs(client):
+    for found in await TemporalBackend(client=client).runs():
         if found.status == "running" and found.type == "paor.Run":
             waits = await waiting_on_temporal(client, found.id)
             lines += [f"{found.id}  {w.summary()}" for w in waits]
