@@ -27,17 +27,20 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from agents._effects import Effects, EffectSite
-    from agents._waits import RunWaits
+    from agents._effects import EffectSite
 
 __all__ = [
+    "ASK_USER_TOOL",
     "PAUSE",
     "ApprovalRequest",
     "Approver",
     "Decide",
     "Decision",
-    "decided",
 ]
+
+
+ASK_USER_TOOL = "ask_user"
+"""The name of the built-in tool a sub-agent asks the user with (`agents._signals.ASK_USER`)."""
 
 
 class ApprovalRequest(BaseModel):
@@ -68,6 +71,14 @@ class ApprovalRequest(BaseModel):
     args: dict[str, Any] = {}
     plan: dict[str, Any] | None = None
     problems: tuple[str, ...] = ()
+
+    @classmethod
+    def question(cls, site: EffectSite, agent_id: str, question: str) -> ApprovalRequest:
+        """The request of `agent_id`'s question to the user, at the question's own address."""
+        return cls(
+            approval_id=site.key, run_id=site.run_id, agent_id=agent_id, kind="question",
+            tool=ASK_USER_TOOL, description=question, args={"question": question},
+        )  # fmt: skip
 
     def summary(self) -> str:
         """One line naming what waits."""
@@ -168,27 +179,3 @@ PAUSE = Approver()
 """The approver of a run that pauses for its decisions: the caller may answer while it streams
 (`RunStream.decide`); once nothing but approvals is left, a journaled run pauses (it ends with
 status "paused", naming what waits) and `resume(run_id, decisions=...)` continues it."""
-
-
-async def decided(
-    effects: Effects,
-    site: EffectSite,
-    request: ApprovalRequest,
-    approver: Approver,
-    waits: RunWaits,
-) -> Decision:
-    """The decision on `request`, as a recorded choice at `site`: asked live, served on replay."""
-
-    async def pick() -> str:
-        if request.kind == "tool" and request.tool in waits.always:
-            return Decision(action="approve", by="always").model_dump_json()
-        return (await waits.decision(request, approver)).model_dump_json()
-
-    value = await effects.choice(site, pick)
-    try:
-        decision = Decision.model_validate(json.loads(value))
-    except (ValueError, TypeError):
-        return Decision.deny(f"the recorded decision could not be read: {value[:80]!r}")
-    if decision.action == "approve" and decision.always and request.kind == "tool":
-        waits.always.add(request.tool)  # replayed too: a resumed run goes on as the person said
-    return decision

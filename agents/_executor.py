@@ -38,7 +38,7 @@ from agents._stop import Stop, set_when
 from agents._toolbox import Toolbox
 from agents._tools import Tool
 from agents._verdict import AnswerRules
-from agents._waits import check_decider, run_waits
+from agents._waits import RunWaits, check_decider
 from agents.models._model import ChatModel
 from agents.models._output import OutputSpec, typed_report
 from agents.telemetry import _telemetry as telemetry
@@ -269,7 +269,7 @@ class Executor(Configured):
                 if self.approver is None:  # nothing to share: no run-wide set (10,000 agents...)
                     report = await self._drive(s, stop)
                 else:
-                    with run_waits() as s.waits:
+                    with RunWaits.shared() as s.waits:
                         report = await self._drive(s, stop)
             except ExceptionGroup as group:
                 # What escapes the loop (a replay's drift, a bug) is one error, not a group.

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from agents._answers import Parrot
-from agents._approval import ApprovalRequest, Approver, decided
+from agents._approval import ApprovalRequest, Approver, Decision
 from agents._effects import Addresses, Effects, EffectSite
 from agents._errors import ReplayedCancellation
 from agents._events import (
@@ -32,11 +32,11 @@ from agents._events import (
 )
 from agents._guards import Budget, LoopDetector
 from agents._report import AgentReport, ReportStatus
-from agents._signals import ASK_USER, ask, asked_outcome, question_request
+from agents._signals import ASK_USER, asked_outcome
 from agents._toolbox import Evidence, Finding, PreparedCall, ToolResult
 from agents._tools import ToolContext, ToolOutcome
 from agents._tracing import REDACTED, logger, redact
-from agents._waits import RunWaits
+from agents._waits import NOT_ALLOWED, RunWaits
 from agents.models._model import ModelResponse, Usage
 from memory import AssistantMessage, Message, SystemMessage, ToolCall, Transcript, UserMessage
 
@@ -161,7 +161,7 @@ class AgentState:
         await self.emit(ApprovalRequested.of(request, self.steps))
         self._hold_deadline(self.waits)
         try:
-            decision = await decided(effects, site, request, self.approver, self.waits)
+            decision = await self.waits.decided(effects, site, request, self.approver)
         finally:
             self._release_deadline(self.waits)
         await self.emit(ApprovalDecided.of(request, decision, self.steps))
@@ -232,13 +232,17 @@ class AgentState:
     ) -> ToolOutcome:
         """Ask the user the question, at the call's own address (it runs no tool)."""
         question = str(prepared.args["question"])
-        request = question_request(site, self.agent_id, question)
+        request = ApprovalRequest.question(site, self.agent_id, question)
         await self.emit(ApprovalRequested.of(request, self.steps))
         waits = self.waits
         if waits is not None:
             self._hold_deadline(waits)
         try:
-            decision = await ask(effects, site, request, self.approver, waits, self.question_limit)
+            decision = (
+                Decision(action="deny", message=NOT_ALLOWED)
+                if waits is None
+                else await waits.ask(effects, site, request, self.approver, self.question_limit)
+            )
         finally:
             if waits is not None:
                 self._release_deadline(waits)

@@ -18,17 +18,35 @@ One `RunWaits` per run, shared by the planner loop and every sub-agent through a
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
 import anyio
 
 from agents._approval import ApprovalRequest, Approver, Decision
 from agents._errors import ConfigurationError
 
-__all__ = ["Pending", "RunWaits", "check_decider", "current_waits", "run_waits"]
+if TYPE_CHECKING:
+    from agents._effects import Effects, EffectSite
+
+__all__ = [
+    "NONE_LEFT",
+    "NOT_ALLOWED",
+    "Pending",
+    "RunWaits",
+    "check_decider",
+    "current_waits",
+    "refused",
+]
+
+NOT_ALLOWED = "this run may not ask the user questions"
+"""Why a question is refused when the run may ask none."""
+NONE_LEFT = "the run has asked the user all the questions it may ({limit})"
+"""Why a question is refused once the run's limit is reached (`{limit}` is filled in)."""
 
 
 @dataclass(kw_only=True, slots=True, eq=False)
@@ -56,6 +74,81 @@ class RunWaits:
     _quiet_since: float | None = None
     _generation: int = 0
     _wake: anyio.Event | None = None
+
+    NONE_LEFT: ClassVar[str] = NONE_LEFT
+    """Why a question is refused once the run's limit is reached (`{limit}` is filled in)."""
+
+    @classmethod
+    @contextlib.contextmanager
+    def shared(cls, waits: RunWaits | None = None) -> Iterator[RunWaits]:
+        """One run's waits, for every sub-agent started inside the block: `waits`, else the
+        enclosing run's, else new ones."""
+        found = _current.get()
+        if waits is None and found is not None:
+            yield found
+            return
+        waits = waits or cls()
+        token = _current.set(waits)
+        try:
+            yield waits
+        finally:
+            _current.reset(token)
+
+    async def decided(
+        self, effects: Effects, site: EffectSite, request: ApprovalRequest, approver: Approver
+    ) -> Decision:
+        """The decision on `request`, as a recorded choice at `site`: asked live, served on
+        replay."""
+
+        async def pick() -> str:
+            if request.kind == "tool" and request.tool in self.always:
+                return Decision(action="approve", by="always").model_dump_json()
+            return (await self.decision(request, approver)).model_dump_json()
+
+        value = await effects.choice(site, pick)
+        try:
+            decision = Decision.model_validate(json.loads(value))
+        except (ValueError, TypeError):
+            return Decision.deny(f"the recorded decision could not be read: {value[:80]!r}")
+        if decision.action == "approve" and decision.always and request.kind == "tool":
+            self.always.add(request.tool)  # replayed too: a resumed run goes on as the person said
+        return decision
+
+    async def ask(
+        self,
+        effects: Effects,
+        site: EffectSite,
+        request: ApprovalRequest,
+        approver: Approver | None,
+        limit: int,
+    ) -> Decision:
+        """The answer to a question (`ApprovalRequest.question`), as a recorded choice at `site`;
+        a refusal (action "deny") when the run may not ask it: none allowed, or all of its
+        `limit` asked already. Whether it may is part of the recorded choice, so a replay or a
+        resume serves what happened, in whatever order its agents reach their questions."""
+        if approver is None or limit <= 0:
+            return Decision(action="deny", message=NOT_ALLOWED)
+
+        async def pick() -> str:
+            if len(self.questions) >= limit:
+                refusal = Decision(action="deny", message=NONE_LEFT.format(limit=limit))
+                return refusal.model_dump_json()
+            self.questions.add(site.key)  # taken before the wait: two cannot both take the last
+            return (await self.decision(request, approver)).model_dump_json()
+
+        value = await effects.choice(site, pick)
+        try:
+            decision = Decision.model_validate(json.loads(value))
+        except (ValueError, TypeError):
+            return Decision(action="deny", message="the recorded answer could not be read")
+        if decision.action == "answer":
+            self.questions.add(site.key)  # a served answer counts too
+            self.answers.append((request.agent_id, request.description, decision.message))
+        return decision
+
+    def undecided(self) -> list[tuple[ApprovalRequest, float]]:
+        """What waits for a decision now: each request, and when it was first asked."""
+        return [(p.request, p.asked) for p in self.pending.values() if p.decision is None]
 
     @property
     def quiet(self) -> bool:
@@ -181,20 +274,11 @@ def current_waits() -> RunWaits | None:
     return _current.get()
 
 
-@contextlib.contextmanager
-def run_waits(waits: RunWaits | None = None) -> Iterator[RunWaits]:
-    """One run's waits, for every sub-agent started inside the block: `waits`, else the
-    enclosing run's, else new ones."""
-    found = _current.get()
-    if waits is None and found is not None:
-        yield found
-        return
-    waits = waits or RunWaits()
-    token = _current.set(waits)
-    try:
-        yield waits
-    finally:
-        _current.reset(token)
+def refused(decision: Decision) -> bool:
+    """Whether `decision` is a question's refusal: the run may ask none, or has none left."""
+    return decision.action == "deny" and (
+        decision.message == NOT_ALLOWED or decision.message.startswith(NONE_LEFT.partition("(")[0])
+    )
 
 
 def check_decider(approver: Approver | None) -> None:

@@ -14,37 +14,22 @@ async def ask_a_person(request: ApprovalRequest) -> Decision:
 result = await Orchestrator(model, [transfer]).run(goal, approver=ask_a_person)
 ```
 
-For a loop of one's own (the orchestrator's is one), the machinery underneath:
-
-- `RunWaits`: a run's open approvals (each a `Pending`), the decisions given to it, and its clock;
-  `run_waits` shares one with every sub-agent started inside its block;
-- `decided`: the decision on an approval, as a recorded choice (asked live, served on replay);
-- `question_request` and `ask`: a question to the user and its answer, a recorded choice too,
-  refused with `NONE_LEFT` once the run has asked all the questions it may.
+For a loop of one's own (the orchestrator's is one), the machinery underneath is one object,
+`RunWaits`: a run's open approvals, the decisions given to it, and its clock.
+`RunWaits.shared()` shares one with every sub-agent started inside its block;
+`waits.decided(...)` is the decision on an approval as a recorded choice (asked live, served on
+replay); `waits.ask(...)` is the answer to a question (`ApprovalRequest.question(...)`), a
+recorded choice too, refused (`RunWaits.NONE_LEFT`) once the run has asked all it may.
 """
 
-from agents._approval import (
-    PAUSE,
-    ApprovalRequest,
-    Approver,
-    Decide,
-    Decision,
-    decided,
-)
-from agents._signals import NONE_LEFT, ask, question_request
-from agents._waits import Pending, RunWaits, run_waits
+from agents._approval import PAUSE, ApprovalRequest, Approver, Decide, Decision
+from agents._waits import RunWaits
 
 __all__ = [
-    "NONE_LEFT",
     "PAUSE",
     "ApprovalRequest",
     "Approver",
     "Decide",
     "Decision",
-    "Pending",
     "RunWaits",
-    "ask",
-    "decided",
-    "question_request",
-    "run_waits",
 ]

@@ -49,7 +49,7 @@ import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agents import AgentReport, Budget, ConfigurationError, Executor
-from agents.approvals import ApprovalRequest, Decision, RunWaits, run_waits
+from agents.approvals import ApprovalRequest, Decision, RunWaits
 from agents.effects import EffectSite, JournaledEffects
 from agents.executor import cited_ids
 from memory import Journal
@@ -176,7 +176,7 @@ async def run_batch(
         )  # fmt: skip
         batch.summary.torn = torn
         goals = iter(tasks)
-        with unwrapped(), run_waits(batch.waits):
+        with unwrapped(), RunWaits.shared(batch.waits):
             await batch.run(goals, concurrency)
         batch.skip_rest(goals)  # a pause leaves goals unread
         await batch.paused()

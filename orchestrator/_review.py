@@ -15,14 +15,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from agents.approvals import (
-    ApprovalRequest,
-    Approver,
-    RunWaits,
-    ask,
-    decided,
-    question_request,
-)
+from agents.approvals import ApprovalRequest, Approver, RunWaits
 from agents.effects import RUN_AGENT, Addresses, Effects, EffectSite
 from agents.events import AgentEvent, ApprovalDecided, ApprovalRequested
 from orchestrator._plan import Plan, problems
@@ -79,7 +72,7 @@ class Reviewer:
                 plan=plan.model_dump(mode="json"), problems=found,
             )  # fmt: skip
             await self.emit(ApprovalRequested.of(request, step))
-            decision = await decided(self.effects, site, request, self.approver, self.waits)
+            decision = await self.waits.decided(self.effects, site, request, self.approver)
             await self.emit(ApprovalDecided.of(request, decision, step))
             if decision.action == "deny":
                 return decision.message or "the person rejected the plan without a reason"
@@ -175,8 +168,8 @@ async def asked_for_planner(
 ) -> str:
     """Ask the user the planner's question (a recorded choice at `site`); the answer, or
     "(no answer)" when none came or the run may not ask."""
-    request = question_request(site, RUN_AGENT, question)
+    request = ApprovalRequest.question(site, RUN_AGENT, question)
     await emit(ApprovalRequested.of(request, site.step))
-    decision = await ask(effects, site, request, approver, waits, limit)
+    decision = await waits.ask(effects, site, request, approver, limit)
     await emit(ApprovalDecided.of(request, decision, site.step))
     return decision.message if decision.action == "answer" else "(no answer)"

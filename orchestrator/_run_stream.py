@@ -19,7 +19,7 @@ import anyio
 import structlog
 
 from agents import telemetry
-from agents.approvals import Approver, Decision, Pending, RunWaits, run_waits
+from agents.approvals import ApprovalRequest, Approver, Decision, RunWaits
 from agents.effects import RUN_AGENT, Drift, Effects, JournaledEffects, JournalMode, LiveEffects
 from agents.events import wanting_text
 from agents.models import OutputSpec
@@ -84,7 +84,7 @@ class RunStream(EventStream, Generic[OutputT]):
         self._cancelled: str | None = None
         self._decisions = dict(decisions or {})
         self._waits = RunWaits()
-        self._held: list[Pending] | None = None  # what waited when the run paused
+        self._held: list[tuple[ApprovalRequest, float]] | None = None  # what waited at the pause
 
     @property
     def result(self) -> RunResult[OutputT]:
@@ -156,7 +156,7 @@ class RunStream(EventStream, Generic[OutputT]):
         with (
             structlog.contextvars.bound_contextvars(run_id=self.run_id),
             wanting_text() if self.text else contextlib.nullcontext(),
-            run_waits(self._waits),  # its approvals and clock, for all its sub-agents
+            RunWaits.shared(self._waits),  # its approvals and clock, for all its sub-agents
             telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span,
         ):
             run = await set_up(
@@ -198,7 +198,7 @@ class RunStream(EventStream, Generic[OutputT]):
     async def _pause_when_quiet(self, pausing: anyio.CancelScope) -> None:
         await self._waits.until_quiet(PAUSE_SETTLE_S)
         # Taken before the cut: each wait forgets its request as it is cancelled.
-        self._held = [p for p in self._waits.pending.values() if p.decision is None]
+        self._held = self._waits.undecided()
         pausing.cancel()
 
     async def _paused(self, s: RunState, deps: RunDeps) -> RunResult:
@@ -206,10 +206,10 @@ class RunStream(EventStream, Generic[OutputT]):
         held = self._held or []
         journal = self._orchestrator.journal
         assert journal is not None
-        rows = [(p.request.approval_id, p.request.model_dump(mode="json"), p.asked) for p in held]
+        rows = [(r.approval_id, r.model_dump(mode="json"), asked) for r, asked in held]
         with anyio.CancelScope(shield=True):  # what waits must be known before the run stops
             await journal.pause(self.run_id, rows, status=True)
-        waiting = tuple(p.request for p in held)
+        waiting = tuple(r for r, _ in held)
         event = RunPaused(run_id=s.run_id, step=s.step, waiting=waiting)
         if deps.keep_events:
             s.trace.append(event)

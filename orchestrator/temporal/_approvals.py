@@ -25,7 +25,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 with workflow.unsafe.imports_passed_through():
-    from agents.approvals import NONE_LEFT, ApprovalRequest, Approver, Decision
+    from agents.approvals import ApprovalRequest, Approver, Decision, RunWaits
     from agents.effects import RUN_AGENT
     from agents.errors import RunError
     from orchestrator._state import Answered
@@ -78,7 +78,9 @@ class RunApprovals:
             return False
         if request.kind == "question" and approval_id not in self.asked_ids:
             if len(self.asked_ids) >= self.questions:
-                refusal = Decision(action="deny", message=NONE_LEFT.format(limit=self.questions))
+                refusal = Decision(
+                    action="deny", message=RunWaits.NONE_LEFT.format(limit=self.questions)
+                )
                 self.decided[approval_id] = refusal
                 child = workflow.get_external_workflow_handle(f"{self.run_id}.{request.agent_id}")
                 await child.signal("decided", Decided(approval_id=approval_id, decision=refusal))
