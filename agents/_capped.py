@@ -34,6 +34,8 @@ MAX_RESULT_CHARS = 65_536
 one it keeps this many characters of the observation text (or the tool's `max_chars`, if more).
 32 times the default observation cut, so `paor show` has more than the model read; the same bound
 as a call's arguments (`MAX_ARG_CHARS`)."""
+# A string this short is under the cap as JSON whatever it holds (an escape is at most 6 characters).
+_SURELY_SHORT = (MAX_RESULT_CHARS - 2) // 6
 _log = logger("paor.tools")
 
 
@@ -41,12 +43,15 @@ def kept(tool: Tool, args: dict[str, Any], outcome: ToolOutcome) -> ToolOutcome:
     """`outcome` as the loop and the journal take it: whole, or cut (see the module's docstring)."""
     if not outcome.ok or outcome.cut is not None:
         return outcome
-    raw = json.dumps(outcome.value, ensure_ascii=False, separators=(",", ":"), default=str)
+    value = outcome.value
+    if isinstance(value, str) and len(value) <= _SURELY_SHORT:  # most results: no JSON to write
+        return outcome
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     if len(raw) <= MAX_RESULT_CHARS:
         return outcome
-    text, _ = shaped(outcome.value, fields=tool.fields, max_chars=sys.maxsize)
+    text, _ = shaped(value, fields=tool.fields, max_chars=sys.maxsize)
     data = raw.encode("utf-8", "surrogatepass")  # a lone surrogate still counts, and hashes
-    verdict, evidence, findings = judged(tool, args, outcome.value)
+    verdict, evidence, findings = judged(tool, args, value)
     cut = ResultCut(
         chars=len(text),
         bytes=len(data),
@@ -55,9 +60,9 @@ def kept(tool: Tool, args: dict[str, Any], outcome: ToolOutcome) -> ToolOutcome:
         evidence=evidence,
         findings=findings,
     )
-    value = text[: max(MAX_RESULT_CHARS, tool.max_chars)]
-    _log.debug("tool_result_cut", tool=tool.name, bytes=len(data), kept=len(value))
-    return outcome.model_copy(update={"value": value, "cut": cut})
+    start = text[: max(MAX_RESULT_CHARS, tool.max_chars)]
+    _log.debug("tool_result_cut", tool=tool.name, bytes=len(data), kept=len(start))
+    return outcome.model_copy(update={"value": start, "cut": cut})
 
 
 def stored_outcome(tool: Tool, outcome: ToolOutcome) -> dict[str, Any]:

@@ -272,3 +272,15 @@ async def test_show_prints_what_the_run_takes_in_the_journal(
         f"largest: a#{stored.seq} tool, {stored.size():,} bytes "
         f"(a {len(raw_json(value)):,}-byte result, capped; sha256 {digest})"
     ) in lines
+
+
+@pytest.mark.parametrize(("chars", "cut"), [(10_922, False), (10_923, True)])
+async def test_a_string_is_measured_as_json_with_its_escapes(chars: int, cut: bool) -> None:
+    """A string result is cut by the length of its JSON, escapes included: 10,922 control
+    characters (6 each as JSON, 65,534 in all) pass whole; one more is over the cap."""
+    fetch = fetching("\x01" * chars)
+    ctx = ToolContext(run_id="r", agent_id="a", call_id="c1", idempotency_key="r:a:1")
+    site = EffectSite(run_id="r", agent_id="a", seq=1, step=1)
+    outcome = await LiveEffects().tool_call(site, fetch, {"url": "u"}, ctx)
+    assert (outcome.cut is not None) is cut
+    assert len(raw_json("\x01" * chars)) == 6 * chars + 2
