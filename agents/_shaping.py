@@ -38,7 +38,8 @@ def shaped(
     length = len(text) if total is None else total
     if length <= max_chars:
         return text, False
-    return f"{text[:max_chars]}… [truncated: showing {max_chars} of {length} chars]", True
+    shown = min(max_chars, len(text))  # a cut result's start may be shorter than the cut
+    return f"{text[:shown]}… [truncated: showing {shown} of {length} chars]", True
 
 
 def _keep(value: Any, fields: frozenset[str]) -> Any:

@@ -86,6 +86,7 @@ class AgentState:
     results: dict[str, ToolResult] = field(default_factory=dict)
     in_flight: list[tuple[PreparedCall, EffectSite]] = field(default_factory=list)
     outcomes: dict[str, ToolOutcome] = field(default_factory=dict)
+    ran_with: dict[str, dict[str, Any]] = field(default_factory=dict)  # a person's arguments
     turn_keys: list[tuple[str, str]] = field(default_factory=list)
     turn_digests: list[str] = field(default_factory=list)
     turn_failed: list[bool] = field(default_factory=list)
@@ -140,6 +141,8 @@ class AgentState:
             if isinstance(args, ToolOutcome):
                 self.outcomes[call.id] = args
                 return
+            if args is not prepared.args:
+                self.ran_with[call.id] = args
             self.outcomes[call.id] = await effects.tool_call(site, prepared.tool, args, ctx)
         except ReplayedCancellation:
             # Cut short when recorded. Siblings go on to their own recorded ends; the executor

@@ -213,8 +213,17 @@ class Toolbox:
             )
         return PreparedCall(call=call, tool=found, args=args, bound=bound)
 
-    def finish(self, prepared: PreparedCall, outcome: ToolOutcome, now: float) -> ToolResult:
-        """Judge an outcome (success check), shape it, and update the tool's breaker."""
+    def finish(
+        self,
+        prepared: PreparedCall,
+        outcome: ToolOutcome,
+        now: float,
+        *,
+        ran_with: dict[str, Any] | None = None,
+    ) -> ToolResult:
+        """Judge an outcome (success check), shape it, and update the tool's breaker; `ran_with`
+        are the arguments the tool ran with when a person changed the model's (its evidence hook
+        reads those, as it did for a result cut where the tool returned it)."""
         tool, call = prepared.tool, prepared.call
         error, content = outcome.error, f"Error: {tool.name} {outcome.message}"
         truncated = False
@@ -245,7 +254,7 @@ class Toolbox:
             content=content,
             error=error,
             duration_ms=outcome.duration_ms,
-            evidence=_evidence(prepared, outcome, content) if error is None else (),
+            evidence=_evidence(prepared, outcome, content, ran_with) if error is None else (),
             findings=_findings_of(tool, outcome) if error is None else (),
             breaker_opened=opened,
             header=observed(
@@ -275,23 +284,27 @@ def judged(
     (see `agents._capped`). A rejected value has neither evidence nor facts."""
     verdict = _judge(tool, value)
     if verdict is not None and verdict is not True:
-        return verdict, None, ()
+        # As `finish` reads a whole result's verdict: a reason, or any other value a failure.
+        return (verdict if isinstance(verdict, str) else False), None, ()
     findings = tuple((f.key, f.value) for f in _findings(tool, value))
     return verdict, _hook_evidence(tool, args, value), findings
 
 
-def _evidence(prepared: PreparedCall, outcome: ToolOutcome, content: str) -> tuple[Evidence, ...]:
+def _evidence(
+    prepared: PreparedCall, outcome: ToolOutcome, content: str, ran_with: dict[str, Any] | None
+) -> tuple[Evidence, ...]:
     """A successful result's evidence: the hook's pairs (judged on the whole value, for a cut
-    one), else the call itself, cited with the start of its observation."""
+    one), else the call itself (with the arguments it ran with), cited with the start of its
+    observation."""
     tool = prepared.tool
     cut = outcome.cut
-    pairs = _hook_evidence(tool, prepared.args, outcome.value) if cut is None else cut.evidence
+    ran = prepared.args if ran_with is None else ran_with
+    pairs = _hook_evidence(tool, ran, outcome.value) if cut is None else cut.evidence
     if pairs is not None:
         return tuple(Evidence(source=s, excerpt=e, tool=tool.name) for s, e in pairs)
-    shown = redact(prepared.args, tool.sensitive)
-    args = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
+    shown = json.dumps(redact(ran, tool.sensitive), ensure_ascii=False, sort_keys=True, default=str)
     excerpt = content[:_EXCERPT_CHARS]
-    return (Evidence(source=f"{tool.name}({args})", excerpt=excerpt, tool=tool.name),)
+    return (Evidence(source=f"{tool.name}({shown})", excerpt=excerpt, tool=tool.name),)
 
 
 def _hook_evidence(tool: Tool, args: dict[str, Any], value: Any) -> Pairs | None:

@@ -24,6 +24,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PydanticUserError,
+    StrictBool,
     ValidationError,
     create_model,
 )
@@ -98,7 +99,7 @@ class ResultCut(BaseModel):
     chars: int
     bytes: int
     sha256: str
-    verdict: bool | str | None = True
+    verdict: StrictBool | str | None = True
     evidence: tuple[tuple[str, str], ...] | None = None
     findings: tuple[tuple[str, str], ...] = ()
 

@@ -59,7 +59,7 @@ def start_turn(
     allowed: Collection[str] | None,
 ) -> None:
     """Prepare a turn's calls: failures become results now, the rest wait in `s.in_flight`."""
-    s.turn, s.results, s.in_flight, s.outcomes = calls, {}, [], {}
+    s.turn, s.results, s.in_flight, s.outcomes, s.ran_with = calls, {}, [], {}, {}
     s.approval_sites = None
     left = s.budget.tool_calls_left()
     launched = 0
@@ -128,7 +128,8 @@ async def settle_turn(
             error="cancelled",
             message="was cancelled before it finished (the agent was stopped or ran out of time)",
         )
-        s.results[prepared.call.id] = box.finish(prepared, outcome, s.now)
+        ran_with = s.ran_with.get(prepared.call.id)
+        s.results[prepared.call.id] = box.finish(prepared, outcome, s.now, ran_with=ran_with)
     turn, results = s.turn, [s.results[call.id] for call in s.turn]
     args = {prepared.call.id: prepared.args for prepared, _ in s.in_flight}
     # Record the whole turn before the first await: a stop or deadline landing while an event

@@ -6,7 +6,8 @@ clock read, a recorded choice, or the intent written just before a tool runs. Wh
 is bounded: a reply read over HTTP is at most 8 MiB (`max_response_bytes`), a call's arguments 64
 KiB (`MAX_ARG_CHARS`), and a tool result longer than 64 Ki characters of JSON is stored as the
 start of the text the model's observation is cut from (64 Ki characters, or the tool's
-`max_chars` if more), with the whole result's size and sha256 (see `agents._capped`).
+`max_chars` if more), with the whole result's size and sha256 and what the tool's own hooks
+made of it (evidence and facts as the hooks wrote them; see `agents._capped`).
 
 Every record carries a CRC32 of its contents. `load` checks it and keeps each agent's records only
 up to its first damaged one, so a damaged record behaves like a run that stopped just before it. A

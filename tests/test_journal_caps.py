@@ -14,6 +14,7 @@ import pytest
 
 from agents import Tool, ToolContext, tool
 from agents._capped import MAX_RESULT_CHARS
+from agents._shaping import shaped
 from agents.effects import EffectSite, JournaledEffects, LiveEffects
 from agents.testing import ScriptedModel, call
 from agents.tools import Toolbox, ToolOutcome, ToolResult
@@ -138,6 +139,8 @@ HOOKS: dict[str, tuple[Any, dict[str, Any]]] = {
     "success-passes": (page(BIG), {"success": lambda v: v.endswith(" ")}),
     "success-rejects": (page(BIG), {"success": lambda v: v.endswith("END") or "no END at the end"}),
     "success-raises": (page(BIG), {"success": lambda v: 1 / 0}),
+    "success-says-1": (page(BIG), {"success": lambda v: 1}),  # not True: a failure, as whole
+    "success-says-5": (page(BIG), {"success": lambda v: 5}),
     "evidence": (page(BIG), {"evidence": lambda a, v: [(a["url"], last_of(v))]}),
     "evidence-raises": (page(BIG), {"evidence": lambda a, v: [(a["url"], v[BIG * 2])]}),
     "facts": ({"body": page(BIG), "price": 42, "tail": "x"}, {"facts": {"price": "price"}}),
@@ -284,3 +287,31 @@ async def test_a_string_is_measured_as_json_with_its_escapes(chars: int, cut: bo
     outcome = await LiveEffects().tool_call(site, fetch, {"url": "u"}, ctx)
     assert (outcome.cut is not None) is cut
     assert len(raw_json("\x01" * chars)) == 6 * chars + 2
+
+
+async def test_the_evidence_hook_reads_the_arguments_the_tool_ran_with() -> None:
+    """A person who changed a call's arguments changed what it cites: the evidence hook (and the
+    call's own citation) read the arguments the tool ran with, for a cut result as for a whole
+    one."""
+    for options in ({"evidence": lambda a, v: [(a["url"], v[-20:])]}, {}):
+        fetch = fetching(page(BIG), **options)
+        ctx = ToolContext(run_id="r", agent_id="a", call_id="c1", idempotency_key="r:a:1")
+        site = EffectSite(run_id="r", agent_id="a", seq=1, step=1)
+        ran = {"url": "edited"}
+        whole = await fetch.execute(ran, ctx)
+        cut = await LiveEffects().tool_call(site, fetch, ran, ctx)
+        asked = ToolCall(id="c1", name="fetch", arguments='{"url": "u"}')
+        prepared = Toolbox([fetch]).prepare(asked, 0.0)
+        assert not isinstance(prepared, ToolResult)
+        shown = Toolbox([fetch]).finish(prepared, timeless(whole), 0.0, ran_with=ran)
+        assert Toolbox([fetch]).finish(prepared, timeless(cut), 0.0, ran_with=ran) == shown
+        assert "edited" in shown.evidence[0].source
+
+
+def test_a_cut_text_shorter_than_the_cut_says_how_much_it_shows() -> None:
+    """A cut result's start shorter than the tool's cut (a recording made when the tool read less)
+    says what it shows, not the cut."""
+    assert shaped("abcdef", fields=None, max_chars=10, total=20) == (
+        "abcdef… [truncated: showing 6 of 20 chars]",
+        True,
+    )

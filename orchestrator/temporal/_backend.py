@@ -55,7 +55,9 @@ class TemporalBackend:
         client: A client made by `connect`.
         task_queue: The workers' queue.
         execution_timeout: Seconds a run's workflow may take (no limit if None).
-        heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead.
+        heartbeat_timeout: Seconds without a heartbeat before a tool's worker is taken for dead,
+            for the runs `run` makes (`start` takes its `RunInput`'s; `research` and `batch` use
+            30).
     """
 
     client: Client
