@@ -16,7 +16,7 @@ from agents import AgentReport
 from agents.errors import ModelError
 from agents.events import TextSink
 from agents.executor import asked, sourced, unsupported
-from agents.models import ModelRequest, ModelResponse, OutputSpec, write_object
+from agents.models import ModelRequest, ModelResponse, OutputSpec
 from agents.telemetry import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._plan_checks import same_question
@@ -133,7 +133,7 @@ class Writer:
         known: str = "",
     ) -> Synthesis:
         """The run's answer as an object of `output`'s type, written from the results alone
-        and validated (`agents.models.write_object`); with no results there is none to write.
+        and validated (`OutputSpec.write`); with no results there is none to write.
         Never raises."""
         if not reports:
             return Synthesis(answer="", problem=f"no results to write a {output.name} from")
@@ -142,8 +142,8 @@ class Writer:
         async def ask(request: ModelRequest) -> ModelResponse:
             return await self.ask(request, None)
 
-        typed = await write_object(
-            output, ask, system=self.instructions, prompt=prompt, purpose="synthesis"
+        typed = await output.write(
+            ask, system=self.instructions, prompt=prompt, purpose="synthesis"
         )
         return Synthesis(answer=typed.text, problem=typed.problem, output=typed.value)
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         ToolSpec,
     )
     from agents.models._openai import DecisionProtocol
-    from agents.models._output import OutputSpec, write_object
+    from agents.models._output import OutputSpec
     from agents.models._prices import PRICES, Price, price_of
     from agents.models._warm import CacheWarming
     from agents.models._wire import OutputMode
@@ -73,7 +73,6 @@ __all__ = [
     "stack",
     "unwrapped",
     "without_retries",
-    "write_object",
 ]
 
 __getattr__ = lazy_exports(__name__, __file__)

@@ -33,7 +33,7 @@ from agents.models._model import ModelRequest, ModelResponse, OutputSchema, Requ
 from agents.models._textcalls import json_values
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 
-__all__ = ["OUTPUT_TRIES", "OutputSpec", "Written", "typed_report", "write_object"]
+__all__ = ["OUTPUT_TRIES", "OutputSpec", "Written", "typed_report"]
 
 T = TypeVar("T")
 OUTPUT_TRIES = 3
@@ -116,6 +116,60 @@ class OutputSpec(Generic[T]):
             }
         self.schema: dict[str, Any] = schema
 
+    async def write(
+        self,
+        ask: Callable[[ModelRequest], Awaitable[ModelResponse]],
+        *,
+        system: str,
+        prompt: str,
+        purpose: RequestPurpose,
+    ) -> Written[T]:
+        """An object of the type written from `prompt` by the model `ask` reaches, validated;
+        never raises.
+
+        A reply that is not valid JSON for the type, or that has numbers `prompt` never showed,
+        goes back with the reason (at most `OUTPUT_TRIES` replies in all). With date fields, the
+        dates `prompt` names are listed after it as ISO dates, and a date that is none of them goes
+        back too; of an ISO date, its year and day are checked (the text may name its month)."""
+        system = (
+            f"{system}\n\nAnswer with one JSON object that matches the schema `{self.name}`, "
+            "filled from what you were given only."
+        )
+        # Dates are read by paor, not converted by the model (see `agents.models._dates`).
+        dates = named_dates(prompt) if has_date_fields(self.schema) else {}
+        if dates:
+            listed = "; ".join(f"{written} = {iso}" for written, iso in dates.items())
+            prompt = f"{prompt}\n\nThe dates above as ISO dates: {listed}"
+        messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
+        output = OutputSchema(name=self.name, schema_=self.schema)
+        problem = "no reply"
+        text = ""
+        best: T | None = None  # the last object of the right shape, had its content failed
+        for _ in range(OUTPUT_TRIES):
+            try:
+                request = ModelRequest(messages=tuple(messages), output=output, purpose=purpose)
+                text = ((await ask(request)).message.content or "").strip()
+            except MalformedResponse as exc:
+                text = exc.raw
+            except (ModelError, TimeoutError) as exc:
+                problem = f"the model failed ({str(exc) or 'the deadline was reached'})"
+                break
+            try:
+                value = self.parse(text)
+            except ValueError as exc:
+                problem = str(exc)
+            else:
+                best = value
+                problem = _unsupported(self.dump(value), prompt, dates) or ""
+                if not problem:
+                    return Written(self.dump(value), value)
+            _log.warning("output_rejected", output_type=self.name, problem=problem)
+            messages += [
+                AssistantMessage(content=text or "(empty)"),
+                UserMessage(content=f"Your object was not accepted: {problem}. Write it again."),
+            ]
+        return Written(text, best, f"no valid {self.name}: {problem}")
+
     def parse(self, text: str) -> T:
         """The reply `text` as an instance of the type: all of it JSON, or else the first JSON
         value written in it (in prose or a code fence) that validates.
@@ -187,60 +241,6 @@ class Written(Generic[T]):
         self.problem = problem
 
 
-async def write_object(
-    spec: OutputSpec[T],
-    ask: Callable[[ModelRequest], Awaitable[ModelResponse]],
-    *,
-    system: str,
-    prompt: str,
-    purpose: RequestPurpose,
-) -> Written[T]:
-    """An object of `spec`'s type written from `prompt`, validated; never raises.
-
-    A reply that is not valid JSON for the type, or that has numbers `prompt` never showed,
-    goes back with the reason (at most `OUTPUT_TRIES` replies in all). With date fields, the
-    dates `prompt` names are listed after it as ISO dates, and a date that is none of them goes
-    back too; of an ISO date, its year and day are checked (the text may name its month)."""
-    system = (
-        f"{system}\n\nAnswer with one JSON object that matches the schema `{spec.name}`, "
-        "filled from what you were given only."
-    )
-    # Dates are read by paor, not converted by the model (see `agents.models._dates`).
-    dates = named_dates(prompt) if has_date_fields(spec.schema) else {}
-    if dates:
-        listed = "; ".join(f"{written} = {iso}" for written, iso in dates.items())
-        prompt = f"{prompt}\n\nThe dates above as ISO dates: {listed}"
-    messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
-    output = OutputSchema(name=spec.name, schema_=spec.schema)
-    problem = "no reply"
-    text = ""
-    best: T | None = None  # the last object of the right shape, had its content failed
-    for _ in range(OUTPUT_TRIES):
-        try:
-            request = ModelRequest(messages=tuple(messages), output=output, purpose=purpose)
-            text = ((await ask(request)).message.content or "").strip()
-        except MalformedResponse as exc:
-            text = exc.raw
-        except (ModelError, TimeoutError) as exc:
-            problem = f"the model failed ({str(exc) or 'the deadline was reached'})"
-            break
-        try:
-            value = spec.parse(text)
-        except ValueError as exc:
-            problem = str(exc)
-        else:
-            best = value
-            problem = _unsupported(spec.dump(value), prompt, dates) or ""
-            if not problem:
-                return Written(spec.dump(value), value)
-        _log.warning("output_rejected", output_type=spec.name, problem=problem)
-        messages += [
-            AssistantMessage(content=text or "(empty)"),
-            UserMessage(content=f"Your object was not accepted: {problem}. Write it again."),
-        ]
-    return Written(text, best, f"no valid {spec.name}: {problem}")
-
-
 async def typed_report(
     spec: OutputSpec[Any],
     report: AgentReport,
@@ -275,7 +275,7 @@ async def typed_report(
     system = (
         "You turn an answer into data." if answered else "You turn what you were given into data."
     )
-    written = await write_object(spec, ask, system=system, prompt=prompt, purpose="output")
+    written = await spec.write(ask, system=system, prompt=prompt, purpose="output")
     if not answered:
         read = "no usable answer: its object was read from its task, context and evidence"
         if written.value is None:  # not even an object of the right shape
