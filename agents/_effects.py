@@ -169,7 +169,9 @@ class Effects(Protocol):
     async def tool_call(
         self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
     ) -> ToolOutcome:
-        """Run a tool (validated arguments; `Tool.execute` never raises but on cancellation)."""
+        """Run a tool (validated arguments; `Tool.execute` never raises but on cancellation),
+        and hand back its outcome as the loop takes it: a result too long to carry whole cut
+        (`agents._capped.kept`, as `LiveEffects` does), so that a journal stores no more."""
         ...
 
     async def now(self, site: EffectSite) -> float:

@@ -119,14 +119,10 @@ class Budget:
             ledger.used = ledger.used + usage
             ledger = ledger.parent
 
-    def priced(self, response: ModelResponse, model: str) -> ModelResponse:
-        """`response` with its usage's `cost`, priced as the endpoint's answering model (else
-        `model`, the name of the one that sent it) under this chain's price table."""
-        usage = self.priced_usage(response.usage, response.model, model)
-        return response if usage is response.usage else response.model_copy(update={"usage": usage})
-
     def charged(self, response: ModelResponse, model: str) -> ModelResponse:
-        """`response` priced (see `priced`) and charged here and in every ancestor."""
+        """`response` with its usage's `cost`, priced as the endpoint's answering model (else
+        `model`, the name of the one that sent it) under this chain's price table, and charged
+        here and in every ancestor."""
         usage = self.spend(response.usage, response.model, model)
         return response if usage is response.usage else response.model_copy(update={"usage": usage})
 

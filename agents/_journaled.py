@@ -41,7 +41,7 @@ import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_jsonable_python
 
-from agents._capped import kept, served_outcome, stored_outcome
+from agents._capped import served_outcome, stored_outcome
 from agents._effects import AgentCall, Effects, EffectSite, traced_sub_agent
 from agents._errors import (
     MalformedResponse,
@@ -235,15 +235,9 @@ class JournaledEffects:
             site,
             "tool",
             digest,
-            lambda: self._live_tool_call(site, tool, args, ctx),
+            lambda: self.inner.tool_call(site, tool, args, ctx),
             lambda outcome: stored_outcome(tool, outcome),
         )
-
-    async def _live_tool_call(
-        self, site: EffectSite, tool: Tool, args: dict[str, Any], ctx: ToolContext
-    ) -> ToolOutcome:
-        # Cut here as well: `inner` may be effects of one's own that hand back a whole result.
-        return kept(tool, args, await self.inner.tool_call(site, tool, args, ctx))
 
     async def now(self, site: EffectSite) -> float:
         """Serve the recorded clock value, else read the clock and record it."""

@@ -63,21 +63,20 @@ def test_a_price_cannot_be_negative() -> None:
 def test_a_ledger_prices_by_the_answering_model_then_the_sender() -> None:
     budget = Budget(prices={"House": Price(input=1.0, output=1.0)})  # any case
     answered = priced_reply("x", 1_000_000, 0, model="gpt-4.1-2025-04-14")
-    assert budget.priced(answered, "house").usage.cost == pytest.approx(2.00)
+    assert budget.priced_usage(answered.usage, answered.model, "house").cost == pytest.approx(2.00)
     unnamed = priced_reply("x", 1_000_000, 0)
-    assert budget.priced(unnamed, "house").usage.cost == pytest.approx(1.0)
+    assert budget.priced_usage(unnamed.usage, unnamed.model, "house").cost == pytest.approx(1.0)
     nobody = priced_reply("x", 1_000_000, 0, model="unknown-model")
-    assert budget.priced(nobody, "also-unknown").usage.cost == 0.0
+    assert budget.priced_usage(nobody.usage, nobody.model, "also-unknown").cost == 0.0
 
 
 def test_a_child_ledger_prices_with_its_parents_table_and_is_capped_by_its_dollars() -> None:
     parent = Budget(max_cost=0.5, prices={"house": Price(input=1.0, output=1.0)})
     child = Budget(parent=parent)
-    response = child.priced(priced_reply("x", 300_000, 0), "house")
-    child.charge(response.usage)
+    child.charged(priced_reply("x", 300_000, 0), "house")
     assert child.exhausted(now=0.0) is None
     assert child.cost_left() == pytest.approx(0.2)
-    child.charge(child.priced(priced_reply("x", 200_000, 0), "house").usage)
+    child.charged(priced_reply("x", 200_000, 0), "house")
     assert child.exhausted(now=0.0) == "cost"
     assert parent.used.cost == pytest.approx(0.5)
 
@@ -195,7 +194,7 @@ def test_a_temporal_child_gets_the_dollars_its_run_has_left() -> None:
     allowance = Allowance.model_validate_json(Allowance.of(run).model_dump_json())
     child = allowance.budget()
     assert child.cost_left() == pytest.approx(0.75)
-    assert child.priced(priced_reply("x", 1_000_000, 0), "house").usage.cost == 1.0
+    assert child.priced_usage(priced_reply("x", 1_000_000, 0).usage, "house").cost == 1.0
     assert Allowance.of(Budget()).prices is None
 
 
