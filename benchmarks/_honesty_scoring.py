@@ -59,7 +59,7 @@ DONE = frozenset({"done", "complete"})
 """The statuses that label an answer done: a batch row's and a run's."""
 
 Verdict = Literal["right", "declined", "wrong"]
-PathName = Literal["batch", "orchestrator"]
+PathName = Literal["batch", "orchestrator", "api"]
 _QUOTE_CHARS = 140
 
 _THOUSANDS = re.compile(r"(?<=\d)[,\u00a0\u202f\u2009 ](?=\d{3}(?!\d))")
@@ -254,7 +254,7 @@ class Outcome(_Frozen):
 
     Attributes:
         id: The question.
-        path: batch or orchestrator.
+        path: batch, orchestrator or api.
         held_out: Whether the question is held out from prompt tuning.
         answerable: Whether the corpus answers it.
         status: The status paor gave ("not run" for a batch goal with no output row, "error"

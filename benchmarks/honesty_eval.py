@@ -1,14 +1,17 @@
 """The honesty evaluation: does "done" mean right? Policy questions over a small corpus, scored.
 
     python -m benchmarks.honesty_eval [--gguf PATH | --base-url URL --model M]
-        [--protocol auto|tools|json] [--paths batch,orchestrator] [--questions N | --only ID,...]
+        [--protocol auto|tools|json] [--paths batch,orchestrator,api] [--questions N | --only ID,...]
         [--deadline S] [--concurrency N] [--out FILE.json]
 
 The questions of `honesty/questions.jsonl` ask about the ten policies in `honesty/docs/`; some
 cannot be answered from them. Each question goes through two paths, one after the other, with one
 model: `paor batch --docs honesty/docs` (the command line, in a subprocess, all questions in one
 task file; its output rows are read back) and `orchestrator.research` in this process (the
-Orchestrator with the corpus tools; its run's answer and status). The model is the embedded
+Orchestrator with the corpus tools; its run's answer and status). A third path, `api` (not run
+unless asked), is the Python API as a user first meets it: `Orchestrator(model, research_tools(
+corpus))` with every default prompt and check, the path `paor research` does not cover (its
+prompts are the research ones). The model is the embedded
 SmolLM2 unless `--gguf` serves another GGUF file with paor's llama.cpp server or `--base-url` names
 an endpoint; both paths are given the same one (`paor batch` starts its own copy of a local one).
 
@@ -40,7 +43,7 @@ from pydantic import Field
 
 import agents
 from agents import ChatModel, open_model
-from agents.toolkits import Corpus
+from agents.toolkits import Corpus, research_tools
 from benchmarks._honesty_scoring import (
     DOCS,
     Outcome,
@@ -54,7 +57,7 @@ from benchmarks._honesty_scoring import (
     splits,
 )
 from benchmarks._report import write_json
-from orchestrator import Limits, research
+from orchestrator import Limits, Orchestrator, RunConfig, RunResult, research
 
 __all__ = [
     "PATHS",
@@ -70,7 +73,8 @@ __all__ = [
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "honesty_results.json"
-PATHS: tuple[PathName, ...] = ("batch", "orchestrator")
+PATHS: tuple[PathName, ...] = ("batch", "orchestrator", "api")
+DEFAULT_PATHS: tuple[PathName, ...] = ("batch", "orchestrator")
 _ANSWER_CHARS = 1000
 _ENTRY = "import sys; sys.argv[0] = 'paor'; from orchestrator.cli import entry; entry()"
 
@@ -205,7 +209,7 @@ def _batch_outcome(question: Question, row: dict[str, Any] | None, failure: str 
     )
 
 
-# The orchestrator path: `research` in this process.
+# The in-process paths: `research`, or an `Orchestrator` with its defaults ("api").
 
 
 async def run_orchestrator(
@@ -215,21 +219,23 @@ async def run_orchestrator(
     *,
     corpus: Corpus | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
+    path: PathName = "orchestrator",
 ) -> list[Outcome]:
-    """Each question researched in turn by `orchestrator.research` over the corpus; the run's
-    answer and status judged."""
+    """Each question run in turn in this process over the corpus, the run's answer and status
+    judged: by `orchestrator.research` (path "orchestrator"), or by an `Orchestrator` with the
+    corpus tools and every default (path "api")."""
     corpus = corpus or Corpus.from_folder(DOCS)
     outcomes = []
     for question in questions:
-        outcome = await _research_one(question, model, corpus, settings)
+        outcome = await _run_one(question, model, corpus, settings, path)
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
     return outcomes
 
 
-async def _research_one(
-    question: Question, model: ChatModel, corpus: Corpus, settings: Settings
+async def _run_one(
+    question: Question, model: ChatModel, corpus: Corpus, settings: Settings, path: PathName
 ) -> Outcome:
     """One run; one that raises, or overruns its deadline by more than the grace below, is an
     `error` outcome rather than the end of the evaluation."""
@@ -240,20 +246,29 @@ async def _research_one(
     )
     grace = max(30.0, settings.deadline_s / 2)
     start = time.perf_counter()
+    result: RunResult[Any]
     try:
         with anyio.fail_after(settings.deadline_s + grace):
-            report = await research(question.question, model=model, corpus=corpus, limits=limits)
+            if path == "api":
+                orchestrator = Orchestrator(
+                    model, research_tools(corpus), config=RunConfig(limits=limits)
+                )
+                result = await orchestrator.run(question.question)
+            else:
+                report = await research(
+                    question.question, model=model, corpus=corpus, limits=limits
+                )
+                result = report.result
     except TimeoutError:
         reason = f"overran its {settings.deadline_s:g} s deadline by more than {grace:g} s"
-        return _outcome(question, "orchestrator", "error", "", reason=reason, seconds=_since(start))
+        return _outcome(question, path, "error", "", reason=reason, seconds=_since(start))
     except Exception as exc:  # one question's failure is a data point, not the end of the run
         reason = f"{type(exc).__name__}: {exc}"[:500]
-        return _outcome(question, "orchestrator", "error", "", reason=reason, seconds=_since(start))
-    result = report.result
+        return _outcome(question, path, "error", "", reason=reason, seconds=_since(start))
     sources = (e.source for r in result.reports for e in r.evidence)
     return _outcome(
         question,
-        "orchestrator",
+        path,
         result.status,
         result.answer,
         reason=result.reason,
@@ -283,7 +298,7 @@ async def evaluate(
 
     Args:
         questions: What to ask.
-        paths: "batch", "orchestrator" or both.
+        paths: Any of "batch", "orchestrator" and "api".
         model_args: The `paor` options naming the model, for the batch.
         open_chat_model: Opens the same model in this process, for the orchestrator (an async
             context manager; opened only once the batch has ended, so that two local servers
@@ -300,7 +315,7 @@ async def evaluate(
         else:
             async with open_chat_model() as model:
                 outcomes = await run_orchestrator(
-                    questions, model, settings, on_outcome=lambda o: progress(_line(o))
+                    questions, model, settings, on_outcome=lambda o: progress(_line(o)), path=path
                 )
         done[path] = (_since(start), outcomes)
         progress(f"{path}: {len(outcomes)} questions in {done[path][0]:.0f} s")
@@ -356,7 +371,9 @@ def _parser() -> argparse.ArgumentParser:
     model.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: embedded)")
     parser.add_argument("--model", help="the model name at --base-url")
     parser.add_argument("--protocol", choices=["auto", "tools", "json"], default="auto")
-    parser.add_argument("--paths", default=",".join(PATHS), help="batch, orchestrator or both")
+    parser.add_argument(
+        "--paths", default=",".join(DEFAULT_PATHS), help="any of batch, orchestrator, api"
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--questions", type=int, metavar="N", help="the first N questions")
     which.add_argument("--only", metavar="ID,...", help="these questions, by id")
@@ -372,7 +389,7 @@ def _paths(text: str) -> list[PathName]:
     chosen = [p.strip() for p in text.split(",") if p.strip()]
     unknown = sorted(set(chosen) - set(PATHS))
     if unknown or not chosen:
-        raise ValueError(f"--paths takes batch, orchestrator or both, not {text!r}")
+        raise ValueError(f"--paths takes batch, orchestrator or api (or several), not {text!r}")
     return [p for p in PATHS if p in chosen]
 
 

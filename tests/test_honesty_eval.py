@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agents.executor import DEFAULT_INSTRUCTIONS
 from agents.models import ModelRequest
 from agents.testing import (
     FakeOpenAIServer,
@@ -39,11 +40,15 @@ from benchmarks._honesty_scoring import (
 from benchmarks._report import write_json
 from benchmarks.honesty_eval import (
     Settings,
+    _parser,
+    _paths,
     evaluate,
     main,
     model_arguments,
     results_json,
+    run_orchestrator,
 )
+from orchestrator._research import RESEARCH_AGENT
 
 LEAVE = Question(
     id="leave-days",
@@ -417,3 +422,33 @@ async def test_an_evaluation_runs_both_paths_and_writes_the_results(tmp_path: Pa
     table = render(saved)
     assert "| leave-days |  | yes | done, right | complete, right |" in table
     assert "| batch | 3 | 1/2 (50%) |" in table
+
+
+@pytest.mark.anyio
+async def test_the_api_path_runs_an_orchestrator_with_every_default() -> None:
+    """The "api" path is the Python API as a user first meets it: the default prompts (not the
+    research ones), the corpus tools, each answer judged from the run's status."""
+    questions = select(load_questions(), only=list(ANSWERS))
+    model = team(questions)
+
+    outcomes = await run_orchestrator(questions, model, Settings(deadline_s=30), path="api")
+
+    assert [o.path for o in outcomes] == ["api"] * 3
+    by_id = {o.id: o for o in outcomes}
+    assert (by_id["leave-days"].judgement.done, by_id["leave-days"].judgement.verdict) == (
+        True,
+        "right",
+    )
+    assert by_id["bereavement"].judgement.verdict == "declined"
+    systems = {str(r.messages[0].content) for r in model.requests if r.purpose == "step"}
+    assert systems
+    assert all(s.startswith(DEFAULT_INSTRUCTIONS) for s in systems)
+    assert not any(RESEARCH_AGENT in s for s in systems)
+
+
+def test_the_api_path_is_asked_for_by_name() -> None:
+    """Unless asked, the evaluation runs the batch and research paths; `api` is one more."""
+    assert _parser().parse_args([]).paths == "batch,orchestrator"
+    assert _paths("api,batch") == ["batch", "api"]
+    with pytest.raises(ValueError, match="batch, orchestrator or api"):
+        _paths("cli")
