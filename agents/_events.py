@@ -19,6 +19,7 @@ __all__ = [
     "ApprovalRequested",
     "BreakerOpened",
     "EventSink",
+    "IssueReported",
     "LoopWarning",
     "ModelCalled",
     "TextDelta",
@@ -59,6 +60,21 @@ class ToolCalled(_AgentEventBase):
     error: str | None
     duration_ms: float
     error_kind: str | None = None
+
+
+class IssueReported(_AgentEventBase):
+    """The agent reported a problem with its task (the built-in `report_issue` tool). A run
+    replans on an invalidation as it arrives, while the agent still writes its answer.
+
+    Attributes:
+        kind: "blocked" (the task cannot be done: the agent stops) or "invalidates" (what it
+            found contradicts the task's assumptions).
+        reason: What the agent found, as it wrote it (the report's `invalidates` or answer).
+    """
+
+    type: Literal["issue_reported"] = "issue_reported"
+    kind: Literal["blocked", "invalidates"]
+    reason: str
 
 
 class BreakerOpened(_AgentEventBase):
@@ -161,6 +177,7 @@ AgentEvent = Annotated[
     ModelCalled
     | ToolCalled
     | BreakerOpened
+    | IssueReported
     | LoopWarning
     | TextDelta
     | ApprovalRequested

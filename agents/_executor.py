@@ -50,11 +50,11 @@ from memory import (
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "SIGNALS", "Executor", "FirstLook"]
 
+# Short: it opens every request of every sub-agent. The tools say what they are for, so it names
+# none (report_issue's own description says when to call it, and it is not always offered).
 DEFAULT_INSTRUCTIONS = (
-    "You are a focused research and action agent. Work on the task step by step: call tools to "
-    "gather facts, read their results, and when you know enough, reply with the final answer as "
-    "plain text. Do not repeat a call that already returned. If the task cannot be done, or what "
-    "you found contradicts the task's assumptions, call report_issue."
+    "Work on the task step by step: call tools to gather what you need, then reply with the "
+    "final answer as plain text. Do not repeat a call that already returned."
 )
 
 

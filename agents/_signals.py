@@ -25,12 +25,11 @@ __all__ = ["ASK_USER", "SIGNALS", "asked_outcome"]
 # also run inside a workflow (on Temporal), where threads are not allowed.
 @tool(name="report_issue", timeout=None)
 async def _report_issue(kind: Literal["blocked", "invalidates"], reason: str) -> str:
-    """Tell the planner about a problem with the task itself.
+    """Tell the planner the task is blocked (it cannot be done) or that what you found
+    invalidates its assumptions (then still answer).
 
     Args:
-        kind: "blocked" if the task cannot be done at all; "invalidates" if what you found
-            contradicts an assumption of the task (then still give your final answer).
-        reason: What you found, in one or two sentences.
+        reason: What you found.
     """
     return "Noted; the planner will be told." if kind == "invalidates" else "Noted; stopping."
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from typing import Any
+from typing import Any, Literal
 
-from agents._events import BreakerOpened, ToolCalled
+from agents._events import BreakerOpened, IssueReported, ToolCalled
 from agents._own_text import strip_markers
 from agents._signals import ASK_USER
 from agents._steps import AgentState
@@ -132,6 +132,7 @@ async def settle_turn(
         s.results[prepared.call.id] = box.finish(prepared, outcome, s.now, ran_with=ran_with)
     turn, results = s.turn, [s.results[call.id] for call in s.turn]
     args = {prepared.call.id: prepared.args for prepared, _ in s.in_flight}
+    issues: list[tuple[Literal["blocked", "invalidates"], str]] = []
     # Record the whole turn before the first await: a stop or deadline landing while an event
     # sink applies back-pressure must neither lose a result nor settle the turn a second time.
     for call, result in zip(turn, results, strict=True):
@@ -139,13 +140,16 @@ async def settle_turn(
         s.evidence.extend(e for e in result.evidence if e.tool != "report_issue")
         s.findings.extend(result.findings)
         if result.ok and call.name == "report_issue" and call.id in args:
-            _apply_signal(s, args[call.id])
+            issues.append(_apply_signal(s, args[call.id]))
     s.turn_keys = [(call.name, call.arguments) for call in turn]
     s.turn_digests = [digest(r.content) for r in results]
     s.turn_failed = [not r.ok for r in results]
     s.turn, s.in_flight = (), []
     for call, result in zip(turn, results, strict=True):
         await _trace_result(s, call, result, args.get(call.id), toolbox)
+    for kind, reason in issues:
+        ids = {"run_id": s.run_id, "agent_id": s.agent_id, "step": s.steps}
+        await s.emit(IssueReported(**ids, kind=kind, reason=reason))
 
 
 def _unmarked(call: ToolCall) -> ToolCall:
@@ -177,12 +181,15 @@ def _echo(s: AgentState, call: ToolCall) -> str | None:
     return next((c for v in values if isinstance(v, str) and (c := s.said.copied(v))), None)
 
 
-def _apply_signal(s: AgentState, args: dict[str, Any]) -> None:
+def _apply_signal(
+    s: AgentState, args: dict[str, Any]
+) -> tuple[Literal["blocked", "invalidates"], str]:
     reason = str(args.get("reason", "")).strip() or "no reason given"
     if args.get("kind") == "blocked":
         s.blocked = reason
-    else:
-        s.invalidates = reason
+        return "blocked", reason
+    s.invalidates = reason
+    return "invalidates", reason
 
 
 async def _trace_result(

@@ -62,7 +62,7 @@ __all__ = [
 QUESTIONS = Path(__file__).resolve().parent / "research_questions.json"
 # Words: a run this long copied from a prompt is a leak, not a coincidence. No run of 6 words of
 # the prompts occurs anywhere in the Python reference, and SmolLM2's copies ("The task cannot be
-# done at all", from report_issue's description) are 7 words long: 8 would miss them.
+# done at all", from report_issue's earlier description) are 7 words long: 8 would miss them.
 PROMPT_RUN = 6
 _SNIPPET = 160
 _SOURCES = re.compile(r"^## Sources[ \t]*$", re.M)

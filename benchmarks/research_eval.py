@@ -38,7 +38,6 @@ from pydantic import Field
 
 import agents
 from agents import ChatModel, LocalModel, open_model
-from agents.models import local_model_available
 from agents.toolkits import Corpus
 from benchmarks._report import _table, write_json
 from benchmarks._research_scoring import (
@@ -424,7 +423,7 @@ async def _evaluate(
 def run_for_suite(*, quick: bool, out: Path = RESULTS) -> str:
     """The evaluation as a section of `python -m benchmarks`: every question (the first
     `QUICK` with `quick`) over the embedded model, saved to `out`; returns its tables."""
-    if not local_model_available():
+    if not LocalModel.available():
         return "Research evaluation: skipped (the embedded model is not installed)"
     args = _parser().parse_args(["--questions", str(QUICK)] if quick else [])
     args.command = "python -m benchmarks" + (" --quick" if quick else "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -35,9 +35,26 @@ class ReplanDraft(BaseModel):
 
 @functools.cache
 def base_schema(schema: type[BaseModel]) -> str:
-    """The model's JSON schema, made once: pydantic takes about a millisecond to generate it, on
-    the critical path of every plan and replan."""
-    return json.dumps(schema.model_json_schema())
+    """The draft's JSON schema as the planner model is shown it, made once (pydantic takes about
+    a millisecond to generate it, on the critical path of every plan and replan): without
+    pydantic's titles or the classes' docstrings, which are written for paor's developers and
+    would cost every plan's prompt (the planner's instructions say what each field is for)."""
+    return json.dumps(_bare(schema.model_json_schema()))
+
+
+def _bare(node: Any, *, names: bool = False) -> Any:
+    """`node` without "title" keywords, nor "description" where it describes an object (a
+    class's docstring); `names`: `node` maps names (of properties or definitions) to schemas."""
+    if isinstance(node, list):
+        return [_bare(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if names:
+        return {k: _bare(v) for k, v in node.items()}
+    dropped = {"title", "description"} if "properties" in node else {"title"}
+    return {
+        k: _bare(v, names=k in ("properties", "$defs")) for k, v in node.items() if k not in dropped
+    }
 
 
 def parse_draft(text: str, model: type[M]) -> M | list[str]:
@@ -73,12 +90,14 @@ def removable_ids(
 ) -> set[str]:
     """What a replan may remove: pending subtasks; running ones only when the trigger's finding
     invalidates the plan's assumptions, or when they depend on the trigger. A subtask that merely
-    failed says nothing about the running agents on other questions: they keep their work."""
+    failed says nothing about the running agents on other questions: they keep their work. Never
+    the trigger itself (still running when it reported before its answer)."""
     downstream = plan.dependents(trigger)
     return {
         i
         for i, st in status.items()
-        if st == "pending" or (st == "running" and (invalidated or i in downstream))
+        if i != trigger
+        and (st == "pending" or (st == "running" and (invalidated or i in downstream)))
     }
 
 

@@ -2,7 +2,7 @@
 
 Run-level events carry the run id, the subtask id they concern (None for the run itself) and the
 orchestrator step that produced them. Sub-agent events (`ModelCalled`, `ToolCalled`,
-`BreakerOpened`, `LoopWarning`) are passed through as the agents emit them; their `agent_id` is the
+`BreakerOpened`, `IssueReported`, `LoopWarning`) are passed through as the agents emit them; their `agent_id` is the
 subtask id.
 """
 
@@ -18,6 +18,7 @@ from agents.events import (
     ApprovalDecided,
     ApprovalRequested,
     BreakerOpened,
+    IssueReported,
     LoopWarning,
     ModelCalled,
     TextDelta,
@@ -148,6 +149,7 @@ Event = Annotated[
     | ModelCalled
     | ToolCalled
     | BreakerOpened
+    | IssueReported
     | LoopWarning
     | TextDelta
     | ApprovalRequested

@@ -206,6 +206,7 @@ class Planner:
         reports: dict[str, AgentReport],
         trigger: str,
         reason: str,
+        invalidated: bool,
         reserved: Collection[str],
         unavailable: dict[str, str],
         known: str = "",
@@ -214,8 +215,10 @@ class Planner:
         """A new plan version around a surprise; returns it with the ids the model removed.
 
         `plan` holds only subtasks still in play (done, running or pending); `reserved` ids may
-        not be reused. Completed subtasks are always kept. `feedback`: a person's reason for
-        rejecting the last replan.
+        not be reused. Completed subtasks are always kept, and so is the trigger (while it runs,
+        it writes its answer). `invalidated`: the trigger found the plan's assumptions wrong
+        (running subtasks that do not depend on it may go too). `feedback`: a person's reason
+        for rejecting the last replan.
 
         Raises:
             PlanError: No valid replan within the repair budget, or the model failed.
@@ -231,10 +234,7 @@ class Planner:
                 'Reply with JSON: {"remove": [ids], "add": [subtasks], "rationale": "..."}',
             ]
         ) + _feedback(feedback)
-        surprise = reports.get(trigger)
-        removable = removable_ids(
-            plan, status, trigger, invalidated=bool(surprise and surprise.invalidates)
-        )
+        removable = removable_ids(plan, status, trigger, invalidated=invalidated)
         remaining = {i for i, st in status.items() if st in _LIVE}
         taken = set(reserved) | set(plan.ids)
 

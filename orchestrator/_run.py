@@ -6,7 +6,9 @@
               └──▶ Finish (nothing left to run, or the budget is spent) ──▶ synthesis
 
 Sub-agents run concurrently in the run's task group under one capacity limiter; each reports back
-through a memory stream, so the loop waits on arrivals and never polls. Which report the loop takes
+through a memory stream, so the loop waits on arrivals and never polls. A sub-agent that finds
+the plan's assumptions invalidated (`report_issue`) says so on the same stream before its answer:
+the loop replans at once, while the agent writes that answer (its dependents still wait for it). Which report the loop takes
 next is a recorded choice: live it is the first to arrive, on replay the one recorded, so replans
 happen at the same points. The caller's request to stop the whole run arrives on the same stream
 and is one more option of that choice: from then on nothing new starts and nothing is replanned,
@@ -31,7 +33,7 @@ import anyio.abc
 from agents import AgentReport, Executor, telemetry
 from agents.effects import PLANNER_AGENT, AgentCall
 from agents.errors import ReplayDrift
-from agents.events import AgentEvent, EventSink, TextDelta, wants_text
+from agents.events import AgentEvent, EventSink, IssueReported, TextDelta, wants_text
 from agents.executor import asked
 from agents.models import OutputSpec
 from agents.telemetry import logger
@@ -54,10 +56,12 @@ from orchestrator._state import (
     FINISHED,
     Completion,
     Halt,
+    Issue,
     Record,
     RunDeps,
     RunResult,
     RunState,
+    invalidation,
     replan_reason,
 )
 
@@ -144,6 +148,16 @@ class RunLoop(PlanSteps):
         start the plan has not kept yet)."""
 
         async def emit(event: AgentEvent) -> None:
+            # Whether an issue is sent depends on the run's configuration only, never on its
+            # state: a replay's agents send what the recording's did (the loop decides).
+            if (
+                isinstance(event, IssueReported)
+                and event.kind == "invalidates"
+                and record is not None
+                and self.max_replans > 0
+            ):
+                issue = Issue(record.subtask.id, event.reason, source=record)
+                self.deps.done_send.send_nowait(issue)  # unbounded
             await self._emit_for(s, record, event)
 
         return emit
@@ -191,6 +205,8 @@ class RunLoop(PlanSteps):
         completion = await self._next_completion(s)
         if completion is None:
             return await self._halt(s)
+        if isinstance(completion, Issue):
+            return await self._issue(s, completion)
         s.running.pop(completion.subtask_id, None)
         record = s.records[completion.subtask_id]
         report = record.report = completion.report
@@ -211,16 +227,36 @@ class RunLoop(PlanSteps):
             await self._emit(s, SubtaskFinished(**ids, report=report))
         else:
             await self._emit(s, SubtaskFailed(**ids, report=report))
-        trigger = replan_reason(report)
+        trigger = replan_reason(report, answered=record.issue)
         await self._check_budget(s)
         if trigger and s.replans < self.max_replans and s.exhausted is None and not s.halted:
             return _Replan(record.subtask.id, trigger)
         return done
 
-    async def _next_completion(self, s: RunState) -> Completion | None:
-        """The next report to handle: the first to arrive live; the recorded one on replay (the
-        loop then waits for that one, keeping any others that arrive first). None: the caller
-        asked to stop the run (first, if it asked before the next report arrived)."""
+    async def _issue(self, s: RunState, issue: Issue) -> _Step:
+        """A running sub-agent found the plan's assumptions invalidated: replan now, while it
+        writes its answer, unless the run may not replan (any more) or the agent's work is no
+        longer wanted. Its report, when it comes, does not trigger a replan for the same
+        finding."""
+        record = s.records[issue.subtask_id]
+        await self._check_budget(s)
+        if (
+            record.status == "running"
+            and not record.obsolete
+            and record.issue is None
+            and s.replans < self.max_replans
+            and s.exhausted is None
+            and not s.halted
+        ):
+            record.issue = issue.reason
+            return _Replan(record.subtask.id, invalidation(issue.reason))
+        return _Join() if s.running else _Schedule()
+
+    async def _next_completion(self, s: RunState) -> Completion | Issue | None:
+        """The next arrival to handle: the first to arrive live; the recorded one on replay (the
+        loop then waits for that one, keeping any others that arrive first). A subtask's arrivals
+        come in the order it sent them (an issue before its report). None: the caller asked to
+        stop the run (first, if it asked before the next report arrived)."""
 
         def halt_pending() -> bool:
             return s.halt_asked is not None and s.halted is None
@@ -236,7 +272,10 @@ class RunLoop(PlanSteps):
             return None
         while chosen not in s.arrived:
             await _receive(s, self.deps)
-        return s.arrived.pop(chosen)
+        queue = s.arrived[chosen]
+        if len(queue) == 1:
+            del s.arrived[chosen]
+        return queue.pop(0)
 
     async def _halt(self, s: RunState) -> _Step:
         """Stop the whole run, keeping its work: the running sub-agents stop (their partial
@@ -385,7 +424,8 @@ async def _receive(s: RunState, deps: RunDeps) -> None:
     if isinstance(arrival, Halt):
         s.halt_asked = s.halt_asked or arrival.reason
     elif arrival.source is None or s.records.get(arrival.subtask_id) is arrival.source:
-        s.arrived[arrival.subtask_id] = arrival  # (else: an early start the plan did not keep)
+        # (else: an early start the plan did not keep)
+        s.arrived.setdefault(arrival.subtask_id, []).append(arrival)
 
 
 @asynccontextmanager

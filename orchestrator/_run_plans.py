@@ -220,12 +220,14 @@ class PlanSteps(ABC):
         every plan is reviewed (a rejection's feedback goes back to the planner, bounded)."""
         status: dict[str, str] = {i: r.status for i, r in s.records.items()}
         reserved = set(s.records) - set(in_play.ids)
+        found = s.records[trigger]
+        invalidated = found.issue is not None or bool(found.report and found.report.invalidates)
         feedback = ""
         for _ in range(MAX_REJECTIONS + 1):
             plan, removed = await self.deps.planner.replan(
                 s.goal, in_play, status=status,
                 reports={i: r.report for i, r in s.records.items() if r.report is not None},
-                trigger=trigger, reason=reason, reserved=reserved,
+                trigger=trigger, reason=reason, invalidated=invalidated, reserved=reserved,
                 unavailable=self.toolbox.unavailable(now), known=s.known, feedback=feedback,
             )  # fmt: skip
             reviewer = self._reviewer(s, replan=True)

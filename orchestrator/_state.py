@@ -24,13 +24,16 @@ from orchestrator._synthesis import RESULT_CHARS
 
 __all__ = [
     "Answered",
+    "Arrival",
     "Completion",
     "Halt",
+    "Issue",
     "Record",
     "RunDeps",
     "RunResult",
     "RunState",
     "SubtaskStatus",
+    "invalidation",
     "replan_reason",
 ]
 
@@ -121,6 +124,7 @@ class Record:
     stop: Stop = field(default_factory=Stop)
     obsolete: bool = False
     held: list[Event] | None = None  # started while the plan streamed: its events, until kept
+    issue: str | None = None  # the invalidation a replan already answered as it arrived
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,10 +137,24 @@ class Completion:
 
 
 @dataclass(frozen=True, slots=True)
+class Issue:
+    """A running sub-agent's report that what it found invalidates the plan's assumptions,
+    arriving at the main loop before its answer (which follows as its `Completion`)."""
+
+    subtask_id: str
+    reason: str
+    source: Record | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Halt:
     """The caller's request to stop the whole run, keeping its work (`RunStream.cancel`)."""
 
     reason: str
+
+
+Arrival = Completion | Issue | Halt
+"""What reaches the main loop on its channel."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -155,15 +173,14 @@ class RunDeps:
     approver: Approver | None = None
     review: Literal["first", "every"] | None = None
     questions: int = 0
-    done_send: MemoryObjectSendStream[Completion | Halt] = field(init=False)
-    done_receive: MemoryObjectReceiveStream[Completion | Halt] = field(init=False)
+    done_send: MemoryObjectSendStream[Arrival] = field(init=False)
+    done_receive: MemoryObjectReceiveStream[Arrival] = field(init=False)
 
     def __post_init__(self) -> None:
-        # Unbounded: at most one completion per subtask (and one halt), and senders never block.
-        # A halt travels the same channel as the reports, so the loop waits on one thing.
-        self.done_send, self.done_receive = anyio.create_memory_object_stream[Completion | Halt](
-            math.inf
-        )
+        # Unbounded: at most one completion per subtask (its issues before it, and one halt),
+        # and senders never block. A halt travels the same channel as the reports, so the loop
+        # waits on one thing.
+        self.done_send, self.done_receive = anyio.create_memory_object_stream[Arrival](math.inf)
 
     async def now(self, step: int) -> float:
         """Read the clock through the effect boundary."""
@@ -200,7 +217,8 @@ class RunState:
     diffs: list[PlanDiff] = field(default_factory=list)
     records: dict[str, Record] = field(default_factory=dict)
     early: dict[str, Record] = field(default_factory=dict)  # started while the plan streamed
-    arrived: dict[str, Completion] = field(default_factory=dict)
+    # What arrived and awaits the loop, by subtask, in order (an issue before the report).
+    arrived: dict[str, list[Completion | Issue]] = field(default_factory=dict)
     trace: list[Event] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warned: set[str] = field(default_factory=set)
@@ -328,10 +346,11 @@ class RunState:
         return found
 
 
-def replan_reason(report: AgentReport) -> str | None:
-    """Why a subtask's report calls for a replan, if it does."""
-    if report.invalidates:
-        return f"its result invalidates the plan's assumptions: {report.invalidates}"
+def replan_reason(report: AgentReport, answered: str | None = None) -> str | None:
+    """Why a subtask's report calls for a replan, if it does (`answered`: an invalidation a
+    replan already answered as it arrived, not a reason again)."""
+    if report.invalidates and report.invalidates != answered:
+        return invalidation(report.invalidates)
     if report.status == "blocked":
         return f"it is blocked: {report.answer[:300]}"
     if report.status == "failed":
@@ -339,3 +358,8 @@ def replan_reason(report: AgentReport) -> str | None:
     if report.stop_reason == "acceptance":
         return f"its answer was rejected: {report.notes[-1] if report.notes else ''}"
     return None
+
+
+def invalidation(reason: str) -> str:
+    """The replan reason for a sub-agent's finding that invalidates the plan's assumptions."""
+    return f"its result invalidates the plan's assumptions: {reason}"

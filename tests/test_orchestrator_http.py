@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -10,6 +11,7 @@ import pytest
 from agents import OpenAIChatModel, tool
 from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage
 from orchestrator import Limits, Orchestrator, RunConfig
+from orchestrator._drafts import base_schema
 from orchestrator.events import Replanned, SubtaskStarted
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS, PlanDraft, ReplanDraft
 from tests._team import goal, plan, sub
@@ -103,9 +105,9 @@ async def test_concurrent_subtasks_a_replan_and_a_synthesis_over_http() -> None:
     assert roles[-1] == "writer"
     assert "c" not in roles
     # The planner asks for schema-constrained JSON and offers no tools.
-    plan_schema = PlanDraft.model_json_schema()
+    plan_schema = json.loads(base_schema(PlanDraft))  # no titles nor docstrings: tokens
     plan_schema["properties"]["subtasks"].update(minItems=1, maxItems=Limits().max_subtasks)
-    replan_schema = ReplanDraft.model_json_schema()
+    replan_schema = json.loads(base_schema(ReplanDraft))
     for draft in (plan_schema, replan_schema):
         draft["$defs"]["SubtaskDraft"]["properties"]["tools"].update(
             items={"enum": ["meet"]}, maxItems=1

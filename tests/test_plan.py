@@ -8,14 +8,15 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from memory import AssistantMessage, UserMessage
 from orchestrator import Event, Limits, Orchestrator, Plan, RunConfig, Subtask
-from orchestrator._plan import problems, salvage
+from orchestrator._drafts import base_schema
+from orchestrator._plan import AskingPlanDraft, problems, salvage
 from orchestrator._plan_checks import same_question
 from orchestrator.events import PlanCreated, Replanned, RunFinished
 from orchestrator.plans import PlanDraft, ReplanDraft, SubtaskDraft
@@ -204,7 +205,7 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
     (request,) = team.of(PLANNER)
     assert request.tools == ()
     assert request.output is not None
-    schema = PlanDraft.model_json_schema()
+    schema = json.loads(base_schema(PlanDraft))  # without titles or docstrings
     schema["properties"]["subtasks"].update(minItems=1, maxItems=5)
     # The run's tool names are an enum: a grammar-constrained planner cannot invent a tool.
     schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(
@@ -271,7 +272,7 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
 
     first, *repairs = team.of(PLANNER)[1:]
     assert first.output is not None
-    replan_schema = ReplanDraft.model_json_schema()
+    replan_schema = json.loads(base_schema(ReplanDraft))
     replan_schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(maxItems=0)
     replan_schema["$defs"]["SubtaskDraft"]["properties"].pop("call")
     replan_schema["$defs"].pop("CallDraft")
@@ -578,3 +579,23 @@ async def test_a_plan_of_the_goal_reworded_is_not_given_the_goal_twice() -> None
         "How many days can an employee self-certify an absence?"
     ]
     assert (result.status, result.answer) == ("complete", "Up to 7 calendar days.")
+
+
+@pytest.mark.parametrize("draft", [PlanDraft, AskingPlanDraft, ReplanDraft])
+def test_the_planner_model_is_shown_a_bare_schema(draft: type[BaseModel]) -> None:
+    """The schema a plan or replan must follow carries no pydantic titles nor the classes'
+    docstrings (written for developers: they would cost every plan's prompt), and still
+    describes the same fields, defaults and constraints."""
+    full = draft.model_json_schema()
+    bare = json.loads(base_schema(draft))
+    text = json.dumps(bare)
+
+    assert '"title"' not in text
+    assert '"description"' not in text
+    assert bare.get("required") == full.get("required")
+    assert set(bare["properties"]) == set(full["properties"])
+    assert set(bare.get("$defs", {})) == set(full.get("$defs", {}))
+    if "SubtaskDraft" in bare.get("$defs", {}):
+        sub = bare["$defs"]["SubtaskDraft"]["properties"]
+        assert sub["id"]["pattern"] == full["$defs"]["SubtaskDraft"]["properties"]["id"]["pattern"]
+        assert sub["depends_on"] == {"default": [], "items": {"type": "string"}, "type": "array"}

@@ -327,12 +327,12 @@ class _Refusing:
 
 def test_an_answer_copying_report_issues_description_is_not_printed() -> None:
     """The built-in report_issue tool's words count as prompt text too: a copy becomes extracts."""
-    copied = "The task cannot be done at all, so the issue is not reported."
+    copied = "Tell the planner the task is blocked, so the issue is not reported."
     partial = agent_report(
         "gen", GEN_GOAL, copied, evidence("py/generators", "pauses"), status="partial"
     )
     markdown = render_report("Generators", run_result(copied, partial), CORPUS)
-    assert "cannot be done at all" not in markdown
+    assert "Tell the planner the task is blocked" not in markdown
     assert "*Extracted: the passages that best match the question.*" in markdown
 
 

@@ -240,15 +240,16 @@ def test_a_run_of_words_copied_from_a_library_prompt_is_a_leak(name: str) -> Non
 
 
 def test_a_short_copied_phrase_is_caught_and_the_reference_itself_is_clean() -> None:
-    """The phrase SmolLM2 copies from report_issue's description is a leak, while no run of the
-    prompts' words occurs in the Python reference (so the check flags copies, not topics)."""
-    copied = "The task cannot be done at all, but you can report it to the planner."
+    """A phrase copied from report_issue's description is a leak (SmolLM2 copied its earlier
+    wording, "The task cannot be done at all"), while no run of the prompts' words occurs in the
+    Python reference (so the check flags copies, not topics)."""
+    copied = "Tell the planner the task is blocked, but you can report it to the planner."
     reference = "\n\n".join(doc.text for doc in Corpus.python_docs().documents)
 
     leaks = score_report(report(copied), YIELD).leaks
 
     assert [(leak.kind, leak.snippet) for leak in leaks] == [
-        ("prompt", "The task cannot be done at all,")
+        ("prompt", "Tell the planner the task is blocked,")
     ]
     assert [
         leak for leak in find_leaks(reference, library_prompts()) if leak.kind == "prompt"

