@@ -150,6 +150,12 @@ class Toolbox:
         """Every tool name, available or not."""
         return tuple(self._tools)
 
+    @property
+    def sourced(self) -> bool:
+        """Whether a tool declares the sources its results come from (an `evidence` hook:
+        documents, pages, records), so that an answer can be held to what they say."""
+        return any(t.evidence is not None for t in self._tools.values())
+
     def descriptions(self) -> dict[str, str]:
         """Each tool's name and description, for a planner's menu."""
         return {name: t.description for name, t in self._tools.items()}

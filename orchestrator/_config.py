@@ -44,7 +44,11 @@ class RunConfig(BaseModel):
         scope: The user or session whose long-term facts apply (with a fact store).
         first_look: A tool call every sub-agent makes before its first decision, with its
             subtask's question (`FirstLook(tool="search_docs", argument="query")`).
-        cite: Sub-agents' answers cite the sources they gathered (see `agents.Executor`).
+        cite: Sub-agents' answers, and the run's, cite the sources they gathered and must say
+            what those sources say, else they are partial (see `agents.Executor`). None (the
+            default): when a tool declares its sources (`evidence=`: the corpus tools, your own
+            hook), as only then is there a passage to hold an answer to; a run over tools with
+            no sources (a calculator, an API) is not held to passages.
         ask_goal: Every first plan asks the goal itself: a subtask for it is put first when the
             planner left it out (the last subtask making room), and subtasks of one or two words
             are dropped, so a plan that strays still answers the question.
@@ -88,7 +92,7 @@ class RunConfig(BaseModel):
     on_plan_failure: Literal["fail", "single"] = "fail"
     scope: str = Field(default="default", min_length=1)
     first_look: FirstLook | None = None
-    cite: bool = False
+    cite: bool | None = None
     ask_goal: bool = False
     direct_questions: bool = False
     review: Literal["first", "every"] | None = None

@@ -112,7 +112,7 @@ class Orchestrator(Configured):
             effects=effects,
             compactor=self.compactor,
             first_look=config.first_look,
-            cite=config.cite,
+            cite=self.toolbox.sourced if config.cite is None else config.cite,
             approver=approver,
             questions=config.questions,
         )

@@ -66,6 +66,7 @@ async def set_up(
         if limits.deadline_s is None
         else now + limits.deadline_s * (1 - limits.synthesis_reserve)
     )
+    executor = orch.executor(config, approver=approver, effects=effects)
     planner = Planner(
         model=orch.planner_model,
         effects=effects,
@@ -78,7 +79,7 @@ async def set_up(
         synthesis_instructions=config.synthesis_instructions,
         ask_goal=config.ask_goal,
         calls=orch.toolbox.signatures() if config.direct_calls else None,
-        cite=config.cite,
+        cite=executor.cite,  # what the sub-agents were told (on with sourced tools by default)
         schemas=config.typed_subtasks,
         result_chars=config.result_chars,
     )
@@ -111,7 +112,7 @@ async def set_up(
     # Read through the boundary: a replay sees the facts the run saw, whatever changed since.
     state.known = await deps.choose(state.step, known)
     loop = RunLoop(
-        executor=orch.executor(config, approver=approver, effects=effects),
+        executor=executor,
         toolbox=orch.toolbox,
         deps=deps,
         max_replans=limits.max_replans,

@@ -42,13 +42,15 @@ def _env() -> dict[str, str]:
 
 
 def planner_and_agents(body: dict[str, Any]) -> ServerAction:
-    """For `run`: a plan of two subtasks, agents that answer at once, and a synthesis."""
+    """For `run`: a plan of two subtasks, agents that answer at once, and a synthesis that says
+    what their results say (a run over the corpus tools holds it to them)."""
     if "response_format" in body:
         subtasks = [{"id": "x", "goal": "Find x."}, {"id": "y", "goal": "Find y."}]
         return ServerAction.json_content({"subtasks": subtasks}, usage=USAGE)
     if body["messages"][0]["content"] == SYNTHESIS_INSTRUCTIONS:
-        return ServerAction.text("x and y, together.", usage=USAGE)
-    return ServerAction.text("Found it.", usage=USAGE)
+        return ServerAction.text("x is 1. y is 2.", usage=USAGE)
+    task = body["messages"][1]["content"]
+    return ServerAction.text("x is 1." if "Find x." in task else "y is 2.", usage=USAGE)
 
 
 async def test_research_over_stdio_reports_progress_and_returns_the_report(docs: Path) -> None:
@@ -102,7 +104,7 @@ async def test_run_over_streamable_http_answers_with_its_status(docs: Path) -> N
     assert not result.is_error
     assert result.structured_content is not None
     assert result.structured_content["status"] == "complete"
-    assert result.structured_content["answer"] == "x and y, together."
+    assert result.structured_content["answer"] == "x is 1. y is 2."
     assert json.loads(result.content[0].text)["status"] == "complete"  # type: ignore[union-attr]
 
 
