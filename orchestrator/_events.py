@@ -2,8 +2,8 @@
 
 Run-level events carry the run id, the subtask id they concern (None for the run itself) and the
 orchestrator step that produced them. Sub-agent events (`ModelCalled`, `ToolCalled`,
-`BreakerOpened`, `IssueReported`, `LoopWarning`) are passed through as the agents emit them; their `agent_id` is the
-subtask id.
+`BreakerOpened`, `IssueReported`, `LoopWarning`) are passed through as the agents emit them; their
+`agent_id` is the subtask id.
 """
 
 from __future__ import annotations
