@@ -6,17 +6,17 @@
               └──▶ Finish (nothing left to run, or the budget is spent) ──▶ synthesis
 
 Sub-agents run concurrently in the run's task group under one capacity limiter; each reports back
-through a memory stream, so the loop waits on arrivals and never polls. A sub-agent that finds
-the plan's assumptions invalidated (`report_issue`) says so on the same stream before its answer:
-the loop replans at once, while the agent writes that answer (its dependents still wait for it). Which report the loop takes
-next is a recorded choice: live it is the first to arrive, on replay the one recorded, so replans
+through a memory stream, so the loop waits on arrivals and never polls. An agent that finds the
+plan's assumptions invalidated (`report_issue`) says so on that stream before its answer, and the
+loop replans at once, while the agent writes it (its dependents still wait for it). Which arrival
+the loop takes next is a recorded choice: live the first, on replay the one recorded, so replans
 happen at the same points. The caller's request to stop the whole run arrives on the same stream
 and is one more option of that choice: from then on nothing new starts and nothing is replanned,
 the running sub-agents stop with their partial reports, and the synthesis is written from them.
 The run's budget ledger is the parent of every sub-agent's ledger, and sub-agents stop before the
-deadline's synthesis reserve, so the final answer is written from whatever exists. What the loop
-knows is its `RunState`; what it uses (effects, planner, events, limiter) is its `RunDeps`. Its
-planning steps (the first plan, replans, and the subtasks a plan drops) are in `_run_plans`.
+deadline's synthesis reserve, so the final answer is written from whatever exists. The loop knows
+its `RunState` and uses its `RunDeps` (effects, planner, events, limiter); its planning steps (the
+first plan, replans, and the subtasks a plan drops) are in `_run_plans`.
 """
 
 from __future__ import annotations
