@@ -1,14 +1,17 @@
 """Run the benchmark suite: `python -m benchmarks [--quick] [--out PATH] [--no-research]`.
 
-Prints the tables and writes `benchmarks/results.json`; then runs the research evaluation over the
-embedded model (`benchmarks.research_eval`; three questions with `--quick`) and writes
+Prints the tables and writes `benchmarks/results.json` (with `--readme`, also the tables and charts
+of `docs/benchmarks/`); then runs the research evaluation over the embedded model
+(`benchmarks.research_eval`; three questions with `--quick`) and writes
 `benchmarks/research_results.json`. See `docs/benchmarks/index.md`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import runpy
 import time
 from pathlib import Path
 
@@ -22,6 +25,13 @@ from benchmarks.research_eval import run_for_suite
 HERE = Path(__file__).resolve().parent
 
 
+def _redraw_charts(results: Path) -> None:
+    """Rewrite docs/benchmarks/*.svg from the results just written (`docs/charts.py`)."""
+    charts = runpy.run_path(str(HERE.parent / "docs" / "charts.py"))
+    for name, svg in charts["charts"](json.loads(results.read_text())).items():
+        (charts["OUT"] / name).write_text(svg)
+
+
 def main() -> None:
     """Parse the command line, run the suite, print and save the results."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
@@ -30,7 +40,9 @@ def main() -> None:
         "--out", type=Path, default=HERE / "results.json", help="where to write JSON"
     )
     parser.add_argument(
-        "--readme", action="store_true", help="put the tables in docs/benchmarks/index.md"
+        "--readme",
+        action="store_true",
+        help="put the tables in docs/benchmarks/index.md and redraw its charts",
     )
     parser.add_argument(
         "--no-research",
@@ -50,6 +62,7 @@ def main() -> None:
     write_json(results, args.out)
     if args.readme:
         update_readme(results, HERE.parent / "docs" / "benchmarks" / "index.md")
+        _redraw_charts(args.out)
     print(f"results: {args.out}  ({results['runtime_s']:.0f} s)")
     if not args.no_research:
         print(run_for_suite(quick=args.quick, out=HERE / "research_results.json"), flush=True)
