@@ -20,10 +20,14 @@ the research synthesis):
 4. Passages the tools showed (two sentences under their document's title and section, or the
    document's id) must hold sentences of the answer (each one: all its numbers, or, without
    numbers, more than half of its own words), together most of what the task asks about (at
-   least half of the task's terms, each weighted by how rare it is among the passages: a task in
-   several parts may be answered from several passages), each most of what its sentence says it
-   is about (two thirds of the weight of the task's terms it repeats: "the monthly
-   internet allowance is EUR 400" is not held by a sentence about a EUR 400 desk allowance).
+   least half of the task's terms, its content words and not "find", "search" or "documents",
+   each weighted by how rare it is among the passages: a task in several parts may be answered
+   from several passages), each most of what its sentence says it is about (two thirds of the
+   weight of the task's terms it repeats: "the monthly internet allowance is EUR 400" is not
+   held by a sentence about a EUR 400 desk allowance).
+5. An answer given from the earlier results a task came with (a subtask's dependencies) is held
+   to them the same way: an accepted result is a passage, a result that was not accepted never
+   is (`orchestrator` hands on what its tools showed instead).
 
 An answer that fails is sent back once with the reason, then the result is `partial` (the
 synthesis: the run is `incomplete`). The rule reads words, not meaning: it errs towards `partial`
@@ -81,6 +85,8 @@ _STOPWORD_LIST = """
     will with would you your
     many much long soon often far quickly
     work works mean means happen happens explain describe tell know need way ways thing things
+    find search look identify determine locate retrieve obtain provide give extract summarize
+    summarise answer information info details relevant specific document documents doc docs
 """
 _STOPWORDS = frozenset(_STOPWORD_LIST.split())
 _NUMBER_WORDS = {

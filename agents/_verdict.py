@@ -65,8 +65,10 @@ class AnswerRules:
 
     def _unsupported(self, s: AgentState, answer: str) -> str | None:
         """The support rule of cited runs (see `agents._support`): the answer must say what a
-        passage the tools showed says about what the task asks. Only with `cite` and evidence."""
-        if not self.cite or not s.evidence:
+        passage the tools showed, or the earlier results the task came with, says about what the
+        task asks. Only with `cite`, and evidence or such results (an answer from the context
+        alone is held to it too)."""
+        if not self.cite or not (s.evidence or s.context.strip()):
             return None
         found = [m.content or "" for m in s.transcript.messages if m.role == "tool" or _looked(m)]
         # An excerpt is headed by its source: a document's id often names what it is about.

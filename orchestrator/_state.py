@@ -276,7 +276,11 @@ class RunState:
     def context_for(self, depends_on: tuple[str, ...]) -> str:
         """The compressed results of a subtask's dependencies (a typed one's as its object, in
         JSON): with the run's known facts (its agents' shared prefix, `Executor.run`), all a
-        sub-agent's history starts with."""
+        sub-agent's history starts with.
+
+        Only a `done` answer is passed on as a result. A `partial` one failed its checks (or
+        was cut short), so it is no ground for another agent's answer, whose support rule
+        reads this context as a passage: what its tools showed is passed on instead."""
         parts: list[str] = []
         for dep in depends_on:
             report = self.records[dep].report
@@ -284,6 +288,9 @@ class RunState:
                 continue
             sources = ", ".join(dict.fromkeys(e.source for e in report.evidence[:8]))
             goal = self.records[dep].subtask.goal
+            if report.status != "done":
+                parts.append(f"[{dep}] {goal}\n{_unaccepted(report, self.result_chars)}")
+                continue
             result = (
                 f"Result ({report.status}): {report.answer[: self.result_chars]}"
                 if report.output is None
@@ -344,6 +351,19 @@ class RunState:
                     )
                 )
         return found
+
+
+def _unaccepted(report: AgentReport, chars: int | None) -> str:
+    """What a subtask that did not finish `done` hands on: not its answer (it was not
+    accepted), but each source its tools showed, once, with its first excerpt."""
+    head = f"Not finished ({report.status}); its answer was not accepted."
+    excerpts: dict[str, str] = {}
+    for e in report.evidence:
+        excerpts.setdefault(e.source, " ".join(e.excerpt.split()))
+    if not excerpts:
+        return f"{head} Its tools showed nothing usable."
+    shown = "\n".join(f"- [{source}] {text}" for source, text in list(excerpts.items())[:8])
+    return f"{head} What its tools showed:\n{shown[:chars]}"
 
 
 def replan_reason(report: AgentReport, answered: str | None = None) -> str | None:

@@ -172,9 +172,10 @@ def report_text(report: AgentReport, chars: int | None = RESULT_CHARS) -> str:
 
 
 def passages(reports: Sequence[AgentReport]) -> list[str]:
-    """What a synthesis may rest on: each answer under the task it answers (checked against its
-    own sources when the run cites), and each excerpt its tools showed, under its source."""
-    passages = [f"# {r.task}\n{r.answer}" for r in reports]
+    """What a synthesis may rest on: each `done` answer under the task it answers (checked
+    against its own sources when the run cites; a partial one was not accepted, so it backs
+    nothing), and each excerpt the tools showed, under its source."""
+    passages = [f"# {r.task}\n{r.answer}" for r in reports if r.status == "done"]
     return passages + [sourced(e.source, e.excerpt) for r in reports for e in r.evidence]
 
 
