@@ -101,7 +101,8 @@ class Orchestrator(Configured):
         approver: Approver | Decide | None = None,
         effects: Effects | None = None,
     ) -> Executor:
-        """The executor a run's sub-agents use under `config` (default: the Orchestrator's)."""
+        """The executor a run's sub-agents use under `config` (default: the Orchestrator's).
+        It offers `report_issue` only when the run may replan: no one else acts on an issue."""
         config = config or self.config
         return Executor(
             self.model,
@@ -115,6 +116,7 @@ class Orchestrator(Configured):
             cite=self.toolbox.sourced if config.cite is None else config.cite,
             approver=approver,
             questions=config.questions,
+            signals=config.limits.max_replans > 0,
         )
 
     def stream(

@@ -260,12 +260,13 @@ def research_executor(
     """The sub-agent `batch` runs on each task: the research agent's prompt over the corpus's
     tools and `tools` (the same one must resume a recorded batch); with `approve`, the calls
     of tools that change something wait for `approver`. `grounded` (the default) gives it what
-    a research agent has (see `grounding`)."""
+    a research agent has (see `grounding`). It is not offered `report_issue`: a batch task has
+    no planner to read an issue, so the tool would only cost every request its schema."""
     menu = with_approval([*research_tools(corpus), *tools], approve)
     chosen = approver if approve is not None else None
     return Executor(
         model, menu, instructions=RESEARCH_AGENT, limits=limits, approver=chosen,
-        **grounding(grounded),
+        signals=False, **grounding(grounded),
     )  # fmt: skip
 
 

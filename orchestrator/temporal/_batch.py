@@ -116,6 +116,7 @@ class BatchWorkflow:
             instructions=given.instructions,
             limits=given.limits,
             effects=TemporalEffects(heartbeat_timeout=given.heartbeat_timeout),
+            signals=False,  # no planner reads a batch task's issue (see `research_executor`)
             **grounding(given.grounded),
         )
         run_id = workflow.info().workflow_id
