@@ -28,7 +28,7 @@ from agents.models._endpoint import open_model
 from agents.models._local import LocalModel
 from agents.models._model import ChatModel, Usage
 from agents.models._openai import OpenAIChatModel
-from memory.errors import PaorError
+from memory._errors import PaorError
 
 __all__ = [
     "AcceptanceCheck",

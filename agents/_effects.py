@@ -15,6 +15,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agents._capped import kept
@@ -34,23 +35,24 @@ if TYPE_CHECKING:
     from agents._stop import Stop
 
 __all__ = [
-    "PLANNER_AGENT",
-    "RESERVED_AGENTS",
-    "RUN_AGENT",
     "Addresses",
     "AgentCall",
     "EffectSite",
     "Effects",
     "LiveEffects",
+    "ReservedAgent",
     "traced_sub_agent",
 ]
 
-RUN_AGENT = "run"
-"""The agent id of a run's own effects: its clock reads and recorded choices."""
-PLANNER_AGENT = "planner"
-"""The agent id of the planner's model calls: plan, replans, synthesis."""
-RESERVED_AGENTS: frozenset[str] = frozenset({RUN_AGENT, PLANNER_AGENT})
-"""Agent ids a run uses itself; no sub-agent may take one, or their records would mix."""
+
+class ReservedAgent(StrEnum):
+    """The agent ids a run uses itself (each is the plain string): no sub-agent may take one, or
+    their records would mix."""
+
+    RUN = "run"
+    """A run's own effects: its clock reads and recorded choices."""
+    PLANNER = "planner"
+    """The planner's model calls: plan, replans, synthesis."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory.errors import PaorError
+from memory._errors import PaorError
 
 if TYPE_CHECKING:
     from agents.models._model import Usage

@@ -20,7 +20,7 @@ PaorError                     every error paor raises on purpose: catch it to ca
 ```
 
 Import the root and the run failures of `agents` from here (the root is also in `agents`, and is
-defined in `memory.errors` so that every layer can derive from it); the others live with their
+defined in memory's bottom layer so that every layer can derive from it); the others live with their
 concept:
 
 ```
@@ -46,7 +46,7 @@ from agents._errors import (
     ReplayedCancellation,
     RunError,
 )
-from memory.errors import PaorError
+from memory._errors import PaorError
 
 __all__ = [
     "MalformedResponse",

@@ -13,8 +13,8 @@ async with SQLiteFactStore("facts.db") as facts:
 
 Beyond the front door: `memory.journal` (records, run listings, `JournalError`, `RunLocked`),
 `memory.facts` (facts and how they merge and render), `memory.compaction` (its result, the
-summariser, token counts, `TranscriptError`) and `memory.errors` (`PaorError`, the root of the error
-tree drawn in `agents.errors`).
+summariser, token counts, `TranscriptError`). Every error derives from `PaorError`, the root of
+the tree drawn in `agents.errors` (defined here, in the bottom layer, and imported from there).
 """
 
 from memory._compaction import Compactor

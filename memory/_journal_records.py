@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory._errors import PaorError
 from memory._logging import logger
-from memory.errors import PaorError
 
 __all__ = [
     "FINISHED_RUNS",

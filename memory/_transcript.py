@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memory.errors import PaorError
+from memory._errors import PaorError
 
 __all__ = [
     "AssistantMessage",

@@ -16,7 +16,7 @@ from typing import Any, TypeGuard
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import ConfigurationError
-from agents.effects import RESERVED_AGENTS
+from agents.effects import ReservedAgent
 from agents.errors import RunError
 from agents.executor import strip_markers, task_brief
 from agents.models import OutputSpec
@@ -255,7 +255,7 @@ def problems(
     duplicates = sorted({i for i, n in counts.items() if n > 1} | (counts.keys() & set(reserved)))
     if duplicates:
         found.append(f"subtask ids must be unique and new: {', '.join(duplicates)}")
-    if taken := sorted(counts.keys() & RESERVED_AGENTS):
+    if taken := sorted(counts.keys() & frozenset(ReservedAgent)):
         found.append(f"these ids are reserved for paor itself, choose others: {', '.join(taken)}")
     ids = set(counts)
     for sub in plan.subtasks:
@@ -276,7 +276,7 @@ def salvage(draft: PlanDraft, *, taken: Collection[str], room: int) -> tuple[Pla
     is left is validated as usual.
     """
     notes: list[str] = []
-    used, goals, kept = set(taken) | RESERVED_AGENTS, set(), []
+    used, goals, kept = set(taken) | frozenset(ReservedAgent), set(), []
     for sub in draft.subtasks:
         goal = " ".join(sub.goal.lower().split())
         if goal in goals:

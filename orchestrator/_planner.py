@@ -4,7 +4,7 @@
 Plans and replans are structured output (`ModelRequest.output`), so they work with native tool
 calling and with the JSON decision protocol alike. Whatever the model writes is validated; problems
 go back to it for a bounded number of repairs, and past that a `PlanError` says what was wrong.
-Every model call goes through the effect boundary under the agent id `PLANNER_AGENT` ("planner").
+Every model call goes through the effect boundary under the agent id `ReservedAgent.PLANNER` ("planner").
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from agents import AgentReport, Budget, ChatModel, Usage
-from agents.effects import PLANNER_AGENT, Addresses, Effects, EffectSite
+from agents.effects import Addresses, Effects, EffectSite, ReservedAgent
 from agents.errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents.events import TextSink, streaming
 from agents.executor import Parrot, unseen_numbers, unusable_answer
@@ -131,7 +131,7 @@ class Planner:
     notes: list[str] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        self._addresses = Addresses(run_id=self.run_id, agent_id=PLANNER_AGENT)
+        self._addresses = Addresses(run_id=self.run_id, agent_id=ReservedAgent.PLANNER)
 
     async def make_plan(
         self,
@@ -411,7 +411,7 @@ class Planner:
     async def _ask(self, request: ModelRequest, on_text: TextSink | None = None) -> ModelResponse:
         now = await self.effects.now(self._site())
         # While the planner replays, the recording says whether the deadline cut a call.
-        left = self.effects.time_limit(PLANNER_AGENT, self.budget.time_left(now))
+        left = self.effects.time_limit(ReservedAgent.PLANNER, self.budget.time_left(now))
         call = functools.partial(self.effects.model_call, self._site(), self.model, request)
         try:
             with anyio.fail_after(left):

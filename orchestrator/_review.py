@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from agents.approvals import ApprovalRequest, Approver, RunWaits
-from agents.effects import RUN_AGENT, Addresses, Effects, EffectSite
+from agents.effects import Addresses, Effects, EffectSite, ReservedAgent
 from agents.events import AgentEvent, ApprovalDecided, ApprovalRequested
 from orchestrator._plan import Plan, problems
 
@@ -67,7 +67,7 @@ class Reviewer:
         for _ in range(MAX_EDITS + 1):
             site = self.addresses.next(step)
             request = ApprovalRequest(
-                approval_id=site.key, run_id=site.run_id, agent_id=RUN_AGENT, kind="plan",
+                approval_id=site.key, run_id=site.run_id, agent_id=ReservedAgent.RUN, kind="plan",
                 description=draw_plan(plan, before=before, status=status, why=why),
                 plan=plan.model_dump(mode="json"), problems=found,
             )  # fmt: skip
@@ -168,7 +168,7 @@ async def asked_for_planner(
 ) -> str:
     """Ask the user the planner's question (a recorded choice at `site`); the answer, or
     "(no answer)" when none came or the run may not ask."""
-    request = ApprovalRequest.question(site, RUN_AGENT, question)
+    request = ApprovalRequest.question(site, ReservedAgent.RUN, question)
     await emit(ApprovalRequested.of(request, site.step))
     decision = await waits.ask(effects, site, request, approver, limit)
     await emit(ApprovalDecided.of(request, decision, site.step))

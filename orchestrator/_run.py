@@ -31,7 +31,7 @@ import anyio
 import anyio.abc
 
 from agents import AgentReport, Executor, telemetry
-from agents.effects import PLANNER_AGENT, AgentCall
+from agents.effects import AgentCall, ReservedAgent
 from agents.errors import ReplayDrift
 from agents.events import AgentEvent, EventSink, IssueReported, TextDelta, wants_text
 from agents.executor import asked
@@ -138,7 +138,7 @@ class RunLoop(PlanSteps):
 
     async def _synthesis_delta(self, s: RunState, text: str, restart: bool) -> None:
         delta = TextDelta(
-            run_id=s.run_id, agent_id=PLANNER_AGENT, step=s.step, text=text,
+            run_id=s.run_id, agent_id=ReservedAgent.PLANNER, step=s.step, text=text,
             purpose="synthesis", restart=restart,
         )  # fmt: skip
         await self._emit(s, delta)

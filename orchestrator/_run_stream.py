@@ -20,7 +20,7 @@ import structlog
 
 from agents import telemetry
 from agents.approvals import ApprovalRequest, Approver, Decision, RunWaits
-from agents.effects import RUN_AGENT, Drift, Effects, JournaledEffects, JournalMode, LiveEffects
+from agents.effects import Drift, Effects, JournaledEffects, JournalMode, LiveEffects, ReservedAgent
 from agents.events import wanting_text
 from agents.models import OutputSpec
 from agents.telemetry import redact_text
@@ -253,7 +253,7 @@ class RunStream(EventStream, Generic[OutputT]):
 def _run_attributes(stream: RunStream, goal: str) -> dict[str, str]:
     attributes = {
         "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.agent.name": RUN_AGENT,
+        "gen_ai.agent.name": ReservedAgent.RUN,
         "gen_ai.conversation.id": stream.run_id,
         "paor.run.id": stream.run_id,
         "paor.run.mode": stream.mode,

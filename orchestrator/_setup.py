@@ -15,7 +15,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from agents import Budget, ChatModel, OpenAIChatModel
 from agents.approvals import Approver, RunWaits
-from agents.effects import RUN_AGENT, Addresses, Effects, LiveEffects
+from agents.effects import Addresses, Effects, LiveEffects, ReservedAgent
 from agents.models import OutputSpec, unwrapped
 from memory.facts import render_facts
 from orchestrator._config import RunConfig
@@ -57,7 +57,7 @@ async def set_up(
     """Set up a new (or resumed, or replayed) run of `orch` under `config`, through `effects`
     (with `output`, its answer is an object of that type)."""
     limits = config.limits
-    addresses = Addresses(run_id=run_id, agent_id=RUN_AGENT)
+    addresses = Addresses(run_id=run_id, agent_id=ReservedAgent.RUN)
     now = await effects.now(addresses.next(step=0))
     budget = Budget.from_limits(limits, now=now, prices=limits.prices)
     # Sub-agents stop early enough to leave the synthesis its share of the deadline.

@@ -70,8 +70,9 @@ def test_every_exported_error_is_a_paor_error() -> None:
 
 
 def test_the_root_is_one_class() -> None:
-    """PaorError is one class, whether it is imported from agents, agents.errors or memory.errors."""
-    from memory.errors import PaorError as root
+    """PaorError is one class, whether it is imported from agents or agents.errors, and memory's
+    errors derive from it."""
+    from memory._errors import PaorError as root
 
     assert agents.PaorError is agents.errors.PaorError is root
     assert issubclass(JournalError, PaorError)

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from agents import AgentReport, Usage
-from agents.effects import PLANNER_AGENT, RUN_AGENT
+from agents.effects import ReservedAgent
 from memory.journal import EffectRecord
 from orchestrator.cli._inspect import _cut
 
@@ -118,7 +118,7 @@ def timeline(
     lanes: dict[str, Lane] = {}
     seen = _Open()
     for record, at in zip(records, times, strict=True):
-        if record.agent_id == RUN_AGENT:
+        if record.agent_id == ReservedAgent.RUN:
             continue  # the run's own records (its plan reviews among them) have no row
         lane = lanes.get(record.agent_id)
         if lane is None:
@@ -234,7 +234,7 @@ def _settle(lanes: dict[str, Lane], reports: dict[str, AgentReport], waits: Iter
     """Give each lane its final status and the waits passed in."""
     for lane in lanes.values():
         report = reports.get(lane.agent_id)
-        if lane.agent_id == PLANNER_AGENT:
+        if lane.agent_id == ReservedAgent.PLANNER:
             lane.status = "planner"
         elif report is not None:
             lane.status = "cancelled" if report.stop_reason == "cancelled" else report.status

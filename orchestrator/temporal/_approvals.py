@@ -26,7 +26,7 @@ from temporalio.service import RPCError
 
 with workflow.unsafe.imports_passed_through():
     from agents.approvals import ApprovalRequest, Approver, Decision, RunWaits
-    from agents.effects import RUN_AGENT
+    from agents.effects import ReservedAgent
     from agents.errors import RunError
     from orchestrator._state import Answered
 
@@ -109,7 +109,7 @@ class RunApprovals:
         """Take the (checked) decision; a sub-agent's goes on to its child workflow."""
         request = self.waiting.pop(given.approval_id)
         decision = self.decided[given.approval_id] = given.decision
-        if request.agent_id != RUN_AGENT:
+        if request.agent_id != ReservedAgent.RUN:
             if request.kind == "question" and decision.action == "answer":
                 said = Answered(
                     agent_id=request.agent_id, question=request.description, answer=decision.message

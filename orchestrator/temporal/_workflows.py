@@ -23,7 +23,7 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from agents import AgentReport, PaorError
     from agents.approvals import ApprovalRequest, Approver
-    from agents.effects import RUN_AGENT, Effects
+    from agents.effects import Effects, ReservedAgent
     from agents.events import ApprovalDecided, ApprovalRequested
     from agents.guards import Stop
     from agents.models import OutputSpec
@@ -154,7 +154,7 @@ class RunWorkflow:
     async def decide(self, given: Decided) -> None:
         """Take a person's decision on what waits (a sub-agent's goes on to it)."""
         request = await self._approvals.take(given)
-        if request.agent_id != RUN_AGENT:  # the run's own decisions are its stream's events
+        if request.agent_id != ReservedAgent.RUN:  # the run's own decisions are its stream's events
             self._log.append(ApprovalDecided.of(request, given.decision, step=0))
 
     @decide.validator
