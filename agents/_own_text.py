@@ -33,6 +33,9 @@ OWN_PHRASES: tuple[str, ...] = (
     "What a first search for the task found:",
     "the arguments repeat a message you were sent",
     "Skipped: the tool-call budget is spent",
+    # What a call with bad arguments returns (`agents._toolbox`): an error, not a finding.
+    "Error: invalid arguments",
+    "again with arguments matching",
     # What paor writes when a model gave no answer worth keeping.
     "Incomplete: stopped early",
     "Nothing usable was gathered",

@@ -12,7 +12,8 @@ the research synthesis):
 1. The answer must state something: without its citations (and any question in it, often the
    task copied) it is neither empty, nor only the task's own words, nor a bare number (a number
    needs what it counts: "25 working days"); a task asking how many, how much or how long needs
-   a number in it, and one asking how many of a unit ("How many weeks ...") a number with it.
+   a number in it (the digits of a telephone number count nothing), and one asking how many of a
+   unit ("How many weeks ...") a number with it.
 2. Every number the answer states with a unit ("12 weeks", "EUR 240", "31 March") is written with
    that unit in what the tools showed, wherever the tools showed that number at all ("12-month"
    is not "12 weeks"). Numbers the tools never showed are `unseen_numbers`'s business.
@@ -25,7 +26,10 @@ the research synthesis):
    from several passages), each most of what its sentence says it is about (two thirds of the
    weight of the task's terms it repeats: "the monthly internet allowance is EUR 400" is not
    held by a sentence about a EUR 400 desk allowance).
-5. An answer given from the earlier results a task came with (a subtask's dependencies) is held
+5. An agent that could look (it has tools) but cited nothing and was given no earlier results
+   has no passage behind its answer: it is not taken, even where the evidence rule is off (an
+   orchestrator's subtask that names no tools; `agents._verdict`).
+6. An answer given from the earlier results a task came with (a subtask's dependencies) is held
    to them the same way: an accepted result is a passage, a result that was not accepted never
    is (`orchestrator` hands on what its tools showed instead).
 
@@ -73,6 +77,11 @@ _COUNTING = re.compile(
 # "how many (working) days", "how many unused annual leave days": the unit is among a few words
 _HOW_MANY = re.compile(r"\bhow many((?: [\w-]+){1,5})", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")
+# A telephone number ("+44 20 7946 0321", "(555) 123-4567"): three or more groups of digits, with
+# a leading "+" and seven digits or more, else nine or more (a date has eight). It counts nothing.
+_PHONE = re.compile(r"(?<![\w+])(\+)?\(?\d{1,5}\)?(?:[ .-]\(?\d{1,5}\)?){2,}(?![\w])")
+_PHONE_DIGITS = 9
+_PHONE_DIGITS_PLUS = 7
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 
 _STOPWORD_LIST = """
@@ -167,7 +176,7 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
             "a bare number is not an answer; say in a sentence what it counts, with its unit, "
             "as the source words it"
         )
-    if _COUNTING.search(task) and not numbers:
+    if _COUNTING.search(task) and not _counts(said):
         return (
             "the task asks for a number and your answer gives none; give the number the source "
             "gives"
@@ -299,6 +308,19 @@ def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
     if not own:
         return False
     return len(own & window.stems) > _HALF * len(own)
+
+
+def _counts(said: Sequence[str]) -> list[str]:
+    """The numbers the answer's sentences give that can count or measure something: not the
+    digits of a telephone number (an answer to "how soon" that gives where to call gives no time)."""
+    numbers = []
+    for sentence in said:
+        for phone in _PHONE.finditer(sentence):
+            digits = sum(c.isdigit() for c in phone[0])
+            if digits >= (_PHONE_DIGITS_PLUS if phone[1] else _PHONE_DIGITS):
+                sentence = sentence.replace(phone[0], " ")
+        numbers += [t for t in _tokens(sentence) if _is_number(t)]
+    return numbers
 
 
 def _counted(task: str) -> str:

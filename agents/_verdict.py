@@ -66,15 +66,26 @@ class AnswerRules:
     def _unsupported(self, s: AgentState, answer: str) -> str | None:
         """The support rule of cited runs (see `agents._support`): the answer must say what a
         passage the tools showed, or the earlier results the task came with, says about what the
-        task asks. Only with `cite`, and evidence or such results (an answer from the context
-        alone is held to it too)."""
-        if not self.cite or not (s.evidence or s.context.strip()):
+        task asks. Only with `cite` (an answer from the context alone is held to it too). An
+        agent that could have looked but cited nothing (no tool result it gathered, no earlier
+        results) has no passage behind its answer: in a cited run that answer is not taken, what
+        the evidence rule says (an orchestrator's subtask with no tools named is not held to it)."""
+        if not self.cite:
             return None
+        if not (s.evidence or s.context.strip()):
+            usable = self.tools if s.allowed is None else s.allowed & self.tools
+            return _UNCITED if usable else None
         found = [m.content or "" for m in s.transcript.messages if m.role == "tool" or _looked(m)]
         # An excerpt is headed by its source: a document's id often names what it is about.
         excerpts = (sourced(e.source, e.excerpt) for e in s.evidence)
         passages = [*found, s.context, *excerpts]
         return unsupported(answer, asked(s.task), [p for p in passages if p])
+
+
+_UNCITED = (
+    "no source backs your answer: nothing your tools returned says it; call a tool to find it, "
+    "then answer from what it returns, or say the sources do not tell"
+)
 
 
 def _ungrounded(s: AgentState, tools: frozenset[str]) -> str | None:

@@ -42,6 +42,11 @@ SICK_PAY = "For how many working days of sickness absence is full pay paid?"
             "Where must a suspected security incident be reported?",
             "To the Security Operations Centre, within 4 hours [security-incidents].",
         ),
+        # The time, with where to call: the telephone number is no reason to refuse it.
+        (
+            "How soon after discovering a suspected security incident must it be reported?",
+            "Within 4 hours, by phone on +44 20 7946 0321 [security-incidents].",
+        ),
         # "What amount" asks for a number, as "how much" does: "amount" is not a term the
         # passage must hold.
         (
@@ -97,6 +102,15 @@ def test_an_answer_a_passage_states_is_supported(task: str, answer: str) -> None
         (
             "How soon after discovering a suspected security incident must it be reported?",
             "Information Security Incident Procedure",
+            "asks for a number",
+        ),
+        # Where to report, for a question asking how soon: a telephone number counts nothing
+        # (Qwen 0.5B, labelled done on the batch path before the rule knew it).
+        (
+            "How soon after discovering a suspected security incident must it be reported?",
+            "After discovering a suspected security incident, it must be reported by email to "
+            "security@halden-marine.example or by phone on +44 20 7946 0321. "
+            "[security-incidents, probation-and-notice, remote-work]",
             "asks for a number",
         ),
         # The right number of another allowance: the desk allowance is not a monthly internet one.
