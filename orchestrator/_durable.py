@@ -58,8 +58,9 @@ async def open_run(
     goal: str,
     meta: dict[str, Any] | None,
     config: dict[str, Any] | None = None,
-) -> tuple[str, JournaledEffects]:
-    """Register (record), claim (resume) or read (replay) the run; returns its goal and effects.
+) -> tuple[str, JournaledEffects, dict[str, Any] | None]:
+    """Register (record), claim (resume) or read (replay) the run; returns its goal, its effects
+    and the configuration it was recorded with (None for a run recorded before runs kept one).
 
     Raises:
         JournalError: The run is unknown, already ended (resume), or its id is taken (record).
@@ -67,7 +68,7 @@ async def open_run(
     """
     if mode == "record":
         await journal.begin(run_id, goal, meta=meta, config=config)
-        return goal, JournaledEffects(inner, journal, run_id)
+        return goal, JournaledEffects(inner, journal, run_id), config
     info = await journal.run(run_id)
     if info is None:
         raise JournalError(f"no run {run_id} in the journal {journal.path}")
@@ -77,7 +78,7 @@ async def open_run(
         await journal.claim(run_id)
     records = await journal.load(run_id)
     effects = JournaledEffects(inner, journal, run_id, mode=mode, records=records)
-    return info.goal, effects
+    return info.goal, effects, info.config
 
 
 async def hold_lease(

@@ -202,6 +202,7 @@ class Orchestrator(Configured):
                 in the journal first: of two people deciding one approval, one wins).
             output_type: The run's output type, as it was given (see `stream`).
             **options: As the run was given them (`RunOptions`); its approver may differ.
+                Without `config`, the run goes on under the configuration it was recorded with.
 
         Raises:
             ConfigurationError: The orchestrator has no journal.
@@ -255,9 +256,10 @@ class Orchestrator(Configured):
     ) -> ReplayReport:
         """Re-run a recorded run offline from the journal: no model, tool or clock is touched.
 
-        The orchestrator and the options must be as they were (same tools, configuration and
-        approver). The first effect asked for that differs from the recording stops the replay
-        and is reported.
+        The orchestrator and the options must be as they were (same tools and approver); the
+        run's configuration is the one it was recorded with, unless `config=` says otherwise.
+        The first effect asked for that differs from the recording stops the replay and is
+        reported.
 
         Raises:
             ConfigurationError: The orchestrator has no journal.

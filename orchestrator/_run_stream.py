@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any, Generic, cast
 
 import anyio
 import structlog
+from pydantic import ValidationError
 
 from agents import telemetry
 from agents.approvals import ApprovalRequest, Approver, Decision, RunWaits
 from agents.effects import Drift, Effects, JournaledEffects, JournalMode, LiveEffects, ReservedAgent
 from agents.events import wanting_text
 from agents.models import OutputSpec
-from agents.telemetry import redact_text
+from agents.telemetry import logger, redact_text
 from memory import Journal
 from memory.journal import RunInfo
-from orchestrator._config import RunOptions
+from orchestrator._config import RunConfig, RunOptions
 from orchestrator._durable import hold_lease, open_run, run_ended
 from orchestrator._events import RunPaused
 from orchestrator._setup import set_up
@@ -41,6 +42,8 @@ __all__ = ["PAUSE_SETTLE_S", "RunStream", "drain"]
 PAUSE_SETTLE_S = 0.5
 """How long a run with a pausing approver stays quiet (only approvals waiting, nothing in flight)
 before it pauses: a sub-agent between two effects is about to start the next."""
+
+_log = logger("paor.run")
 
 
 class RunStream(EventStream, Generic[OutputT]):
@@ -66,6 +69,7 @@ class RunStream(EventStream, Generic[OutputT]):
         self.text = text
         self.mode: JournalMode = mode
         self.meta = meta
+        self._config_given = given.get("config") is not None
         self.config = given.get("config") or orchestrator.config
         self.approver = Approver.of(given.get("approver"))
         self.config.check(self.approver)
@@ -138,10 +142,12 @@ class RunStream(EventStream, Generic[OutputT]):
                 self._result = await self._run(self._goal, self._live)
                 return
             before = await self._take_decisions(journal) if self.mode == "resume" else None
-            goal, self._effects = await open_run(
+            goal, self._effects, recorded = await open_run(
                 journal, self._live, self.run_id, mode=self.mode, goal=self._goal,
                 meta=self.meta, config=self.config.model_dump(mode="json"),
             )  # fmt: skip
+            if self.mode != "record" and not self._config_given:
+                self._recorded_config(recorded)
             if self.mode == "resume":
                 await self._resume_waits(journal, before)
             if self.mode == "replay":
@@ -149,6 +155,21 @@ class RunStream(EventStream, Generic[OutputT]):
                 return
             body = partial(self._run, goal, self._effects)
             self._result = await hold_lease(journal, self.run_id, body, run_ended)
+
+    def _recorded_config(self, recorded: dict[str, Any] | None) -> None:
+        """Resume or replay a run under the configuration it was recorded with, when the caller
+        gave none: the prompts and checks it ran with are what its records answer. A recording
+        this version cannot read (made before runs kept theirs, or by another version) leaves
+        the Orchestrator's."""
+        if recorded is None:
+            return
+        try:
+            config = RunConfig.model_validate(recorded)
+        except ValidationError as exc:
+            _log.warning("recorded_config_unreadable", error=str(exc).splitlines()[0])
+            return
+        config.check(self.approver)
+        self.config = config
 
     async def _run(self, goal: str, effects: Effects) -> RunResult:
         """The run, in its `invoke_agent run` span (every other span of the run nests in it), its

@@ -92,9 +92,9 @@ async def test_the_replan_starts_while_the_reporting_agent_writes_its_answer() -
     team.assert_clean()
 
 
-async def test_a_run_that_may_not_replan_takes_the_finding_from_the_report() -> None:
-    """With no replans allowed nothing reaches the loop before the answer: the run goes on, and
-    the report keeps the finding."""
+async def test_a_run_that_may_not_replan_offers_no_report_issue() -> None:
+    """With no replans allowed no one would act on an issue, so the tool is not on the menu: a
+    model that calls it anyway is told it does not exist and goes on; nothing is replanned."""
     team = team_of(None)
     orchestrator = Orchestrator(
         team.model, [lookup], config=RunConfig(limits=Limits(max_replans=0))
@@ -105,9 +105,11 @@ async def test_a_run_that_may_not_replan_takes_the_finding_from_the_report() -> 
     assert result.diffs == ()
     assert len(team.of(PLANNER)) == 1
     (a_report,) = [r for r in result.reports if r.agent_id == "a"]
-    assert a_report.invalidates == REASON
-    assert any(isinstance(e, IssueReported) for e in result.events)
+    assert a_report.invalidates is None
+    assert not any(isinstance(e, IssueReported) for e in result.events)
     assert [e.subtask_id for e in result.events if isinstance(e, SubtaskStarted)] == ["a", "b"]
+    offered = {spec.name for r in team.of("a") for spec in r.tools}
+    assert "report_issue" not in offered
 
 
 async def test_a_run_replanned_on_an_issue_replays_without_drift(tmp_path: Path) -> None:

@@ -19,7 +19,17 @@ from mcp.client.stdio import StdioServerParameters
 
 from agents.testing import FakeOpenAIServer, ServerAction
 from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
-from tests.test_cli import API_KEY, PARALLEL, USAGE, _endpoint, citations, closed_port, docs
+from tests.test_cli import (
+    API_KEY,
+    GEN,
+    PARALLEL,
+    STOP,
+    USAGE,
+    _endpoint,
+    citations,
+    closed_port,
+    docs,
+)
 from tests.test_mcp import _wait_for_port
 
 pytestmark = pytest.mark.anyio
@@ -42,15 +52,24 @@ def _env() -> dict[str, str]:
 
 
 def planner_and_agents(body: dict[str, Any]) -> ServerAction:
-    """For `run`: a plan of two subtasks, agents that answer at once, and a synthesis that says
-    what their results say (a run over the corpus tools holds it to them)."""
+    """For `run`: a plan of two subtasks, agents that search once and then say what the passage
+    says, and a synthesis that says what their results say (a run over the corpus tools cites,
+    and holds every answer to what its tools showed)."""
     if "response_format" in body:
-        subtasks = [{"id": "x", "goal": "Find x."}, {"id": "y", "goal": "Find y."}]
+        subtasks = [{"id": "x", "goal": GEN}, {"id": "y", "goal": STOP}]
         return ServerAction.json_content({"subtasks": subtasks}, usage=USAGE)
     if body["messages"][0]["content"] == SYNTHESIS_INSTRUCTIONS:
-        return ServerAction.text("x is 1. y is 2.", usage=USAGE)
-    task = body["messages"][1]["content"]
-    return ServerAction.text("x is 1." if "Find x." in task else "y is 2.", usage=USAGE)
+        return ServerAction.text(RUN_ANSWER, usage=USAGE)
+    task = str(body["messages"][1]["content"])
+    query = "generator yield" if GEN in task else "StopIteration iteration"
+    if not any(m["role"] == "tool" for m in body["messages"]):
+        return ServerAction.tool_calls([("search_docs", {"query": query})], usage=USAGE)
+    if GEN in task:
+        return ServerAction.text("A generator function pauses at each yield.", usage=USAGE)
+    return ServerAction.text("StopIteration ends the iteration.", usage=USAGE)
+
+
+RUN_ANSWER = "A generator function pauses at each yield; StopIteration ends the iteration."
 
 
 async def test_research_over_stdio_reports_progress_and_returns_the_report(docs: Path) -> None:
@@ -95,7 +114,8 @@ async def test_run_over_streamable_http_answers_with_its_status(docs: Path) -> N
                 await _wait_for_port(port)
                 with anyio.fail_after(GUARD_S):
                     async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                        result = await client.call_tool("run", {"goal": "Find x and y."})
+                        goal = "What does a generator do at yield, and what ends an iteration?"
+                        result = await client.call_tool("run", {"goal": goal})
             finally:
                 proc.terminate()
                 await proc.wait()
@@ -104,7 +124,7 @@ async def test_run_over_streamable_http_answers_with_its_status(docs: Path) -> N
     assert not result.is_error
     assert result.structured_content is not None
     assert result.structured_content["status"] == "complete"
-    assert result.structured_content["answer"] == "x is 1. y is 2."
+    assert result.structured_content["answer"] == RUN_ANSWER
     assert json.loads(result.content[0].text)["status"] == "complete"  # type: ignore[union-attr]
 
 

@@ -114,7 +114,8 @@ async def test_review_or_questions_without_an_approver_is_refused_before_any_wor
 async def test_the_journal_records_each_runs_config_and_show_prints_it(tmp_path: Path) -> None:
     """The config a run started with is in its journal row (its meta left as the caller gave it),
     and `paor show` says what it set apart from the defaults."""
-    config = RunConfig(limits=Limits(deadline_s=60, max_subtasks=3), cite=True)
+    # No replans: the team's agents answer without a search, which a cited run does not take.
+    config = RunConfig(limits=Limits(deadline_s=60, max_subtasks=3, max_replans=0), cite=True)
     async with Journal(tmp_path / "j.db") as journal:
         orch = Orchestrator(_team(), [lookup], config=config, journal=journal)
         with anyio.fail_after(GUARD_S):
@@ -172,3 +173,24 @@ async def test_result_chars_bounds_what_dependents_and_the_writer_read(
 def test_result_chars_below_a_useful_size_is_refused() -> None:
     with pytest.raises(ValidationError, match="greater than or equal to 100"):
         RunConfig(result_chars=10)
+
+
+@pytest.mark.anyio
+async def test_a_replay_takes_the_configuration_the_run_was_recorded_with(tmp_path: Path) -> None:
+    """An Orchestrator built with other defaults replays a run as it was configured (here no
+    replans, so its agents were not offered `report_issue`): no drift; a `config=` given to
+    the replay still wins, and then the first request that differs is reported."""
+    config = RunConfig(limits=Limits(max_replans=0))
+    async with Journal(tmp_path / "j.db") as journal:
+        with anyio.fail_after(GUARD_S):
+            recorded = await Orchestrator(_team(), [lookup], journal=journal, config=config).run(
+                "goal"
+            )
+            replayer = Orchestrator(FunctionModel(by_purpose()), [lookup], journal=journal)
+            same = await replayer.replay(recorded.run_id)
+            other = await replayer.replay(recorded.run_id, config=RunConfig())
+    assert same.ok, same.drift
+    assert same.result is not None
+    assert same.result.answer == recorded.answer
+    assert not other.ok
+    assert [d.kind for d in other.drift] == ["model"]
