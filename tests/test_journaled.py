@@ -183,19 +183,15 @@ async def test_resume_stops_an_obsolete_subtask_whose_stop_was_not_recorded(
 
 
 async def test_replay_reports_drift_when_the_code_asks_something_else(journal: Journal) -> None:
-    """Replaying with different agent instructions: the first sub-agent request differs from
-    the recorded one, the replay stops there and says where."""
+    """Replaying with different agent instructions (a configuration given to the replay wins
+    over the recorded one): the first sub-agent request differs from the recorded one, the
+    replay stops there and says where."""
     counts: Counter[str] = Counter()
     team = Team([plan(sub("a"))], {"a": script(call("lookup", key="a"), "A")})
     recorded = await Orchestrator(team.model, [counting(counts)], journal=journal).run("goal")
 
-    changed = Orchestrator(
-        ScriptedModel([]),
-        [counting(counts)],
-        journal=journal,
-        config=RunConfig(instructions="Be brief."),
-    )
-    report = await changed.replay(recorded.run_id)
+    changed = Orchestrator(ScriptedModel([]), [counting(counts)], journal=journal)
+    report = await changed.replay(recorded.run_id, config=RunConfig(instructions="Be brief."))
 
     assert not report.ok
     assert report.result is None
