@@ -19,11 +19,11 @@ the research synthesis):
    is not "12 weeks"). Numbers the tools never showed are `unseen_numbers`'s business.
 3. A name the task asks about ("New York", "Zurich") must be mentioned by some passage.
 4. Passages the tools showed (two sentences under their document's title and section, or the
-   document's id) must hold sentences of the answer (each one: all its numbers, or, without
-   numbers, more than half of its own words), together most of what the task asks about (at
-   least half of the task's terms, its content words and not "find", "search" or "documents",
-   each weighted by how rare it is among the passages: a task in several parts may be answered
-   from several passages), each most of what its sentence says it is about (two thirds of the
+   document's id) must hold sentences of the answer (each one: all its numbers and half of its
+   own words, or, without numbers, more than half of them), together most of what the task asks
+   about (at least half of the task's terms, its content words and not "find", "search" or
+   "documents", each weighted by how rare it is among the passages: a task in several parts may
+   be answered from several passages, each sentence from the one of them that covers most), each most of what its sentence says it is about (two thirds of the
    weight of the task's terms it repeats: "the monthly internet allowance is EUR 400" is not
    held by a sentence about a EUR 400 desk allowance).
 5. An agent that could look (it has tools) but cited nothing and was given no earlier results
@@ -207,17 +207,22 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
     weights = _weights(asked, windows)
     total = sum(weights.values())
     # Each sentence may rest on its own passage (a task in several parts is answered from
-    # several); together, the passages behind the answer must cover most of the task.
+    # several); together, the passages behind the answer must cover most of the task. A
+    # sentence rests on one passage, the one holding it that covers most of the task: "1", held
+    # by every passage with a 1 in it, must not gather the task's terms from all of them.
     backing: set[str] = set()
     for sentence in said:
         # What this sentence says it is about (the task's terms it repeats) must be there too.
         stems = set(_stems(sentence))
         about = {term: w for term, w in weights.items() if term in stems}
-        for window in windows:
-            if _holds(window, sentence, asked) and (
-                _covered(window, about) >= _ABOUT * sum(about.values())
-            ):
-                backing |= window.stems
+        holding = [
+            window
+            for window in windows
+            if _holds(window, sentence, asked)
+            and _covered(window, about) >= _ABOUT * sum(about.values())
+        ]
+        if holding:
+            backing |= max(holding, key=lambda window: _covered(window, weights)).stems
     if backing and sum(w for term, w in weights.items() if term in backing) >= _COVERAGE * total:
         return None
     terms = ", ".join(sorted(weights, key=lambda t: -weights[t])[:3])
@@ -298,13 +303,15 @@ def _heading(line: str, following: str) -> str:
 
 
 def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
-    """Whether the window states the answer sentence: every number in it, or, without numbers,
-    at least half the sentence's own words (those the task did not say)."""
+    """Whether the window states the answer sentence: every number in it and at least half the
+    sentence's own words (those the task did not say: "1 (number of documents returned)" is not
+    held by a "1 off allowance"), or, without numbers, more than half of them."""
     numbers = [q.value for q in _quantities(sentence)]
+    own = set(_stems(sentence)) - set(asked)
     if numbers:
         present = {_value(t) for t in window.tokens if _is_number(t)}
-        return all(n in present for n in numbers)
-    own = set(_stems(sentence)) - set(asked)
+        said = all(n in present for n in numbers)
+        return said and len(own & window.stems) >= _HALF * len(own)
     if not own:
         return False
     return len(own & window.stems) > _HALF * len(own)

@@ -56,7 +56,9 @@ class RunConfig(BaseModel):
             long, when, where, who, which, what the something is; one sentence, at most 30
             words, not in parts, not a comparison) is its own one-subtask plan, made without a
             planning call; any other goal goes to the planner. Under `review` the person still
-            sees that plan, and a rejection sends the goal to the planner.
+            sees that plan, and a rejection sends the goal to the planner. On by default: such a
+            question needs no plan, and a small planner splits it into rewordings that compete
+            for one model (`False`: every goal is planned).
         review: Plans the run's approver reviews before they run: the "first" plan, or "every"
             version (each replan's too). A person may approve a plan, edit it (validated like
             the planner's) or reject it with feedback the planner reads.
@@ -94,7 +96,7 @@ class RunConfig(BaseModel):
     first_look: FirstLook | None = None
     cite: bool | None = None
     ask_goal: bool = False
-    direct_questions: bool = False
+    direct_questions: bool = True
     review: Literal["first", "every"] | None = None
     questions: int = Field(default=0, ge=0)
     direct_calls: bool = False

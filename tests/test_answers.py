@@ -11,7 +11,7 @@ from agents._own_text import own_text
 from agents.executor import Parrot, unseen_numbers, unusable_answer
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply, subtask
-from orchestrator import Orchestrator
+from orchestrator import Orchestrator, RunConfig
 
 PROMPT = (
     "You research one question in a document collection. Use search_docs to find passages and "
@@ -194,7 +194,10 @@ async def test_the_synthesis_prompt_and_fallback_are_caught_as_paors_own_text() 
             return reply(prompts[-1])  # the prompt copied back, twice
         return reply("Paris.")
 
-    result = await Orchestrator(FunctionModel(decide)).run("What is the capital of France?")
+    planned = RunConfig(direct_questions=False)  # the synthesis is what is under test
+    result = await Orchestrator(FunctionModel(decide), config=planned).run(
+        "What is the capital of France?"
+    )
     assert len(prompts) == 2
     assert unusable_answer(prompts[0]) is not None
     assert result.status == "incomplete"

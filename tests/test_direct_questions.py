@@ -1,5 +1,4 @@
-"""A goal that is one question needs no plan (`RunConfig(direct_questions=True)`, research's
-default), and what a planner writes around a subtask's goal must add to it (issue 30: a 0.5B
+"""A goal that is one question needs no plan (`RunConfig(direct_questions=True)`, the default), and what a planner writes around a subtask's goal must add to it (issue 30: a 0.5B
 planner split "How many days of annual leave...?" into rewordings whose expected outputs were
 "1", "21" and the question copied)."""
 
@@ -88,9 +87,12 @@ def team(plans: list[Turn] | None = None) -> tuple[FunctionModel, list[str]]:
     return model, planned
 
 
-async def test_a_one_question_goal_runs_as_its_own_subtask_without_a_planning_call() -> None:
+@pytest.mark.parametrize("config", [None, RunConfig(direct_questions=True)], ids=["default", "on"])
+async def test_a_one_question_goal_runs_as_its_own_subtask_without_a_planning_call(
+    config: RunConfig | None,
+) -> None:
     model, planned = team()
-    orch = Orchestrator(model, config=RunConfig(direct_questions=True))
+    orch = Orchestrator(model, config=config)
     with anyio.fail_after(GUARD_S):
         result = await orch.run(QUESTION)
     assert planned == []
@@ -103,7 +105,7 @@ async def test_a_one_question_goal_runs_as_its_own_subtask_without_a_planning_ca
 async def test_without_direct_questions_or_for_a_goal_in_parts_the_planner_plans() -> None:
     model, planned = team()
     with anyio.fail_after(GUARD_S):
-        await Orchestrator(model).run(QUESTION)
+        await Orchestrator(model, config=RunConfig(direct_questions=False)).run(QUESTION)
     assert planned == ["plan"]
 
     model, planned = team()

@@ -25,6 +25,8 @@ from orchestrator import Limits, Orchestrator, RunConfig
 pytestmark = pytest.mark.anyio
 GUARD_S = 10  # a guard against hangs, not a timing claim
 GOAL = "How many days of annual leave do employees get?"
+# The goal is planned with a side question, not made its own plan (`direct_questions`).
+PLANNED = RunConfig(direct_questions=False)
 
 
 def team(
@@ -51,7 +53,7 @@ def team(
 async def test_the_goal_answered_makes_the_run_complete_and_its_answer_the_runs() -> None:
     model = team("Employees get 25 working days a year.", ModelRequestError("down", status=400))
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(model).run(GOAL)
+        result = await Orchestrator(model, config=PLANNED).run(GOAL)
     assert result.status == "complete"
     assert result.reason is None
     assert result.answer == "Employees get 25 working days a year."
@@ -65,7 +67,7 @@ async def test_the_goal_answered_makes_the_run_complete_and_its_answer_the_runs(
 async def test_a_side_question_answered_alone_leaves_the_run_incomplete() -> None:
     model = team(ModelRequestError("down", status=400), "A manager approves leave.")
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(model).run(GOAL)
+        result = await Orchestrator(model, config=PLANNED).run(GOAL)
     assert result.status == "incomplete"
     assert result.reason is not None
     assert result.reason.startswith("failed: goal")
@@ -73,7 +75,7 @@ async def test_a_side_question_answered_alone_leaves_the_run_incomplete() -> Non
 
 async def test_a_run_the_caller_stopped_stays_incomplete_even_with_the_goal_answered() -> None:
     model = team("Employees get 25 working days a year.", "A manager approves.", side_s=GUARD_S)
-    orch = Orchestrator(model)
+    orch = Orchestrator(model, config=PLANNED)
     with anyio.fail_after(GUARD_S - 1):
         async with orch.stream(GOAL) as events:
             async for event in events:
@@ -86,7 +88,7 @@ async def test_a_run_the_caller_stopped_stays_incomplete_even_with_the_goal_answ
 
 async def test_a_run_a_budget_cut_stays_incomplete_even_with_the_goal_answered() -> None:
     model = team("Employees get 25 working days a year.", "A manager approves.", side_s=GUARD_S)
-    config = RunConfig(limits=Limits(deadline_s=1.0, synthesis_reserve=0.5))
+    config = RunConfig(limits=Limits(deadline_s=1.0, synthesis_reserve=0.5), direct_questions=False)
     with anyio.fail_after(GUARD_S - 1):
         result = await Orchestrator(model, config=config).run(GOAL)
     assert result.status == "incomplete"

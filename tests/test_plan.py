@@ -509,7 +509,9 @@ async def test_a_goal_that_never_stands_alone_gets_the_runs_goal_on_the_last_att
         return reply(copied if request.purpose == "plan" else "100 degrees Celsius.")
 
     orch = Orchestrator(
-        FunctionModel(decide), [lookup], config=RunConfig(limits=Limits(max_plan_repairs=1))
+        FunctionModel(decide),
+        [lookup],
+        config=RunConfig(limits=Limits(max_plan_repairs=1), direct_questions=False),
     )
     with anyio.fail_after(GUARD_S):
         result = await orch.run("What is the boiling point of water at sea level?")
@@ -532,7 +534,10 @@ async def test_paors_markers_are_taken_out_of_a_plans_fields() -> None:
     )
     team = Team([marked], {"a": script("30 days.")})
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(team.model, [lookup]).run("How long is the refund window?")
+        planned = RunConfig(direct_questions=False)  # the planner's fields are under test
+        result = await Orchestrator(team.model, [lookup], config=planned).run(
+            "How long is the refund window?"
+        )
     (sub_a,) = result.plans[0].subtasks
     assert sub_a.expected_output == "the number of days"
     assert "[OBSERVE]" not in opening(team.of("a")[0])
@@ -572,7 +577,9 @@ async def test_a_plan_of_the_goal_reworded_is_not_given_the_goal_twice() -> None
             return json.dumps({"subtasks": [reworded]})
         return "Up to 7 calendar days."
 
-    orch = Orchestrator(FunctionModel(decide), config=RunConfig(ask_goal=True))
+    orch = Orchestrator(
+        FunctionModel(decide), config=RunConfig(ask_goal=True, direct_questions=False)
+    )
     with anyio.fail_after(GUARD_S):
         result = await orch.run(goal)
     assert [s.goal for s in result.plans[0].subtasks] == [

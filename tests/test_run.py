@@ -1002,7 +1002,8 @@ async def test_a_synthesis_with_a_number_no_result_showed_is_not_the_runs_answer
     team = Team([plan(sub("a"))], {"a": script("Staff get 25 days.")},
                 synthesis=["Staff get 255 days.", "Staff get 255 days."])  # fmt: skip
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(team.model).run("How many days of leave?")
+        planned = RunConfig(direct_questions=False)  # a plan and a synthesis, not the goal alone
+        result = await Orchestrator(team.model, config=planned).run("How many days of leave?")
     assert result.status == "incomplete"
     assert "255" not in result.answer
     assert "numbers that none of the results shows (255)" in (result.reason or "")

@@ -22,6 +22,7 @@ POLICIES = [path.read_text(encoding="utf-8") for path in sorted(DOCS.glob("*.md"
 LONDON = "What is the hotel limit per night in London?"
 NEW_YORK = "What is the hotel limit per night in New York?"
 SICK_PAY = "For how many working days of sickness absence is full pay paid?"
+PLANNED = RunConfig(cite=True, direct_questions=False)  # a question planned, not its own plan
 
 
 @pytest.mark.parametrize(
@@ -103,6 +104,13 @@ def test_an_answer_a_passage_states_is_supported(task: str, answer: str) -> None
             "How soon after discovering a suspected security incident must it be reported?",
             "Information Security Incident Procedure",
             "asks for a number",
+        ),
+        # A number and words no passage says around it, for a question the policies cannot
+        # answer (Qwen 0.5B, complete on the API path: its "1" was held by a "1-off" allowance).
+        (
+            "How much is the monthly internet allowance for employees who work remotely?",
+            "1 [remote-work] (number of documents returned)",
+            "no passage",
         ),
         # Where to report, for a question asking how soon: a telephone number counts nothing
         # (Qwen 0.5B, labelled done on the batch path before the rule knew it).
@@ -249,8 +257,8 @@ async def test_a_cited_runs_synthesis_must_say_what_a_result_says() -> None:
     wrong = team("Business class is not available [search_docs].")
     right = team("Hotels in London: EUR 240 per night [search_docs].")
 
-    failed = await Orchestrator(wrong, tools=[search_docs], config=RunConfig(cite=True)).run(LONDON)
-    passed = await Orchestrator(right, tools=[search_docs], config=RunConfig(cite=True)).run(LONDON)
+    failed = await Orchestrator(wrong, tools=[search_docs], config=PLANNED).run(LONDON)
+    passed = await Orchestrator(right, tools=[search_docs], config=PLANNED).run(LONDON)
 
     assert failed.status == "incomplete"
     assert failed.reason is not None
@@ -267,7 +275,7 @@ async def test_a_plan_of_the_goal_alone_needs_no_synthesis() -> None:
     checked answer: no join call, which could only lose what the answer says."""
     model = team("Business class is not available [search_docs].", subtask=LONDON)
 
-    result = await Orchestrator(model, tools=[search_docs], config=RunConfig(cite=True)).run(LONDON)
+    result = await Orchestrator(model, tools=[search_docs], config=PLANNED).run(LONDON)
 
     assert (result.status, result.answer) == (
         "complete",

@@ -61,7 +61,7 @@ def team(second: Any) -> Team:
 
 
 async def run(members: Team) -> Any:
-    config = RunConfig(limits=Limits(max_replans=0))
+    config = RunConfig(limits=Limits(max_replans=0), direct_questions=False)
     with anyio.fail_after(GUARD_S):
         return await Orchestrator(members.model, [search_docs], config=config).run(GOAL)
 
@@ -118,7 +118,7 @@ async def test_an_answer_from_an_accepted_result_in_the_context_is_done() -> Non
         """
         return page
 
-    config = RunConfig(limits=Limits(max_replans=0))
+    config = RunConfig(limits=Limits(max_replans=0), direct_questions=False)
     with anyio.fail_after(GUARD_S):
         result = await Orchestrator(members.model, [search_docs], config=config).run(GOAL)
 
