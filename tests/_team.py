@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from agents import tool
+from agents import Tool, tool
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, reply, subtask, task_of
 from memory import AssistantMessage, UserMessage
@@ -29,6 +29,25 @@ PlannerTurn = dict[str, Any] | str | BaseException
 
 PLANNER = "planner"
 WRITER = "writer"
+
+
+def page_search(page: str, source: str, *, name: str = "search_docs") -> Tool:
+    """A search tool that always finds `page`, and declares it as coming from `source` (an
+    `evidence` hook, as the corpus tools have): a run over it cites, and is held to the page."""
+
+    def cite(args: dict[str, Any], value: Any) -> list[tuple[str, str]]:
+        return [(source, str(value))]
+
+    @tool(name=name, evidence=cite)
+    async def search(query: str) -> str:
+        """Search the documents.
+
+        Args:
+            query: A few words.
+        """
+        return page
+
+    return search
 
 
 @tool

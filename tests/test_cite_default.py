@@ -13,11 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import Tool, tool
+from agents import Tool
 from agents.testing import call
 from agents.tools import Toolbox
 from orchestrator import Limits, Orchestrator, RunConfig
-from tests._team import Team, lookup, plan, script, sub
+from tests._team import Team, lookup, page_search, plan, script, sub
 
 pytestmark = pytest.mark.anyio
 
@@ -26,18 +26,7 @@ TASK = "How many days of annual leave does a full-time employee get?"
 PAGE = "Annual leave. A full-time employee gets 25 working days of paid annual leave a year."
 
 
-def _page(args: dict[str, Any], value: Any) -> list[tuple[str, str]]:
-    return [("leave-policy", str(value))]
-
-
-@tool(evidence=_page)
-async def read_policy(name: str) -> str:
-    """Read a policy document.
-
-    Args:
-        name: The policy.
-    """
-    return PAGE
+read_policy = page_search(PAGE, "leave-policy", name="read_policy")
 
 
 def team(answer: str) -> Team:
@@ -45,7 +34,7 @@ def team(answer: str) -> Team:
     told its answer was not accepted might); the writer says the same."""
     return Team(
         [plan(sub("a", goal=TASK))],
-        {"a": script(call("read_policy", name="leave"), answer, answer)},
+        {"a": script(call("read_policy", query="leave"), answer, answer)},
         synthesis=[answer, answer],
     )
 

@@ -17,12 +17,12 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import AgentReport, tool
+from agents import AgentReport
 from agents.testing import call
 from agents.tools import Evidence
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._synthesis import passages
-from tests._team import Team, opening, plan, script, sub
+from tests._team import Team, opening, page_search, plan, script, sub
 
 pytestmark = pytest.mark.anyio
 
@@ -36,18 +36,7 @@ PAGE = (
 WRONG = "The probation period is 12 months [parental-leave]."
 
 
-def _page(args: dict[str, Any], value: Any) -> list[tuple[str, str]]:
-    return [("parental-leave", str(value))]
-
-
-@tool(evidence=_page)
-async def search_docs(query: str) -> str:
-    """Search the policies.
-
-    Args:
-        query: A few words.
-    """
-    return PAGE
+search_docs = page_search(PAGE, "parental-leave")
 
 
 def team(second: Any) -> Team:
@@ -108,16 +97,7 @@ async def test_an_answer_from_an_accepted_result_in_the_context_is_done() -> Non
         synthesis=[right],
     )
     page = "Probation. New employees serve a probation period of 4 months."
-
-    @tool(evidence=lambda args, value: [("probation", str(value))])
-    async def search_docs(query: str) -> str:
-        """Search the policies.
-
-        Args:
-            query: A few words.
-        """
-        return page
-
+    search_docs = page_search(page, "probation")
     config = RunConfig(limits=Limits(max_replans=0), direct_questions=False)
     with anyio.fail_after(GUARD_S):
         result = await Orchestrator(members.model, [search_docs], config=config).run(GOAL)

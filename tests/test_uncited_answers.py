@@ -14,7 +14,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agents import Executor, tool
+from agents import Executor
 from agents._own_text import own_text
 from agents.executor import unusable_answer
 from agents.models import ModelRequest
@@ -28,6 +28,7 @@ from agents.testing import (
     synthesis_reply,
 )
 from orchestrator import Limits, Orchestrator, RunConfig
+from tests._team import page_search
 
 pytestmark = pytest.mark.anyio
 
@@ -36,18 +37,7 @@ QUESTION = "How many unused annual leave days can be carried over into the next 
 POLICY = "Annual leave. Up to 5 unused days of annual leave can be carried over into the next year."
 
 
-def _found(args: dict[str, object], value: object) -> list[tuple[str, str]]:
-    return [("annual-leave", str(value))]
-
-
-@tool(evidence=_found)
-async def search_docs(query: str) -> str:
-    """Search the policies.
-
-    Args:
-        query: A few keywords.
-    """
-    return POLICY
+search_docs = page_search(POLICY, "annual-leave")
 
 
 def guesser(answers: list[str]) -> FunctionModel:
