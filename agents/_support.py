@@ -23,9 +23,10 @@ the research synthesis):
    own words, or, without numbers, more than half of them), together most of what the task asks
    about (at least half of the task's terms, its content words and not "find", "search" or
    "documents", each weighted by how rare it is among the passages: a task in several parts may
-   be answered from several passages, each sentence from the one of them that covers most), each most of what its sentence says it is about (two thirds of the
-   weight of the task's terms it repeats: "the monthly internet allowance is EUR 400" is not
-   held by a sentence about a EUR 400 desk allowance).
+   be answered from several passages, each sentence from the one of them that covers most),
+   each most of what its sentence says it is about (two thirds of the weight of the task's terms
+   it repeats: "the monthly internet allowance is EUR 400" is not held by a sentence about a
+   EUR 400 desk allowance).
 5. An agent that could look (it has tools) but cited nothing and was given no earlier results
    has no passage behind its answer: it is not taken, even where the evidence rule is off (an
    orchestrator's subtask that names no tools; `agents._verdict`).
@@ -319,7 +320,8 @@ def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
 
 def _counts(said: Sequence[str]) -> list[str]:
     """The numbers the answer's sentences give that can count or measure something: not the
-    digits of a telephone number (an answer to "how soon" that gives where to call gives no time)."""
+    digits of a telephone number (an answer to "how soon" that says where to call gives no
+    time)."""
     numbers = []
     for sentence in said:
         for phone in _PHONE.finditer(sentence):

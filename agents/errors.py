@@ -20,8 +20,8 @@ PaorError                     every error paor raises on purpose: catch it to ca
 ```
 
 Import the root and the run failures of `agents` from here (the root is also in `agents`, and is
-defined in memory's bottom layer so that every layer can derive from it); the others live with their
-concept:
+defined in memory, the bottom layer, so that every layer can derive from it); the others live
+with their concept:
 
 ```
 agents                  ConfigurationError, ToolFailure
