@@ -19,14 +19,14 @@ the research synthesis):
    is not "12 weeks"). Numbers the tools never showed are `unseen_numbers`'s business.
 3. A name the task asks about ("New York", "Zurich") must be mentioned by some passage.
 4. Passages the tools showed (two sentences under their document's title and section, or the
-   document's id) must hold sentences of the answer (each one: all its numbers and half of its
-   own words, or, without numbers, more than half of them), together most of what the task asks
-   about (at least half of the task's terms, its content words and not "find", "search" or
-   "documents", each weighted by how rare it is among the passages: a task in several parts may
-   be answered from several passages, each sentence from the one of them that covers most),
-   each most of what its sentence says it is about (two thirds of the weight of the task's terms
-   it repeats: "the monthly internet allowance is EUR 400" is not held by a sentence about a
-   EUR 400 desk allowance).
+   document's id) must hold sentences of the answer (each one: all its numbers, with half of its own
+   words when it names nothing the task asks about, or, without numbers, more than half of its own
+   words), together most of what the task asks about (at least half of the task's terms, its content
+   words and not "find", "search" or "documents", each weighted by how rare it is among the
+   passages: a task in several parts may be answered from several passages, each sentence from the
+   one of them that covers most), each most of what its sentence says it is about (two thirds of the
+   weight of the task's terms it repeats: "the monthly internet allowance is EUR 400" is not held by
+   a sentence about a EUR 400 desk allowance).
 5. An agent that could look (it has tools) but cited nothing and was given no earlier results
    has no passage behind its answer: it is not taken, even where the evidence rule is off (an
    orchestrator's subtask that names no tools; `agents._verdict`).
@@ -304,15 +304,18 @@ def _heading(line: str, following: str) -> str:
 
 
 def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
-    """Whether the window states the answer sentence: every number in it and at least half the
-    sentence's own words (those the task did not say: "1 (number of documents returned)" is not
-    held by a "1 off allowance"), or, without numbers, more than half of them."""
+    """Whether the window states the answer sentence: every number in it (and, for a sentence
+    that names nothing the task asks about, half its own words too: "1 (number of documents
+    returned)" is not held by a "1-off allowance"), or, without numbers, more than half of the
+    sentence's own words (those the task did not say)."""
     numbers = [q.value for q in _quantities(sentence)]
-    own = set(_stems(sentence)) - set(asked)
+    stems = set(_stems(sentence))
+    own = stems - set(asked)
     if numbers:
         present = {_value(t) for t in window.tokens if _is_number(t)}
-        said = all(n in present for n in numbers)
-        return said and len(own & window.stems) >= _HALF * len(own)
+        if not all(n in present for n in numbers):
+            return False
+        return bool(stems & set(asked)) or len(own & window.stems) >= _HALF * len(own)
     if not own:
         return False
     return len(own & window.stems) > _HALF * len(own)

@@ -4,8 +4,7 @@
 Plans and replans are structured output (`ModelRequest.output`), so they work with native tool
 calling and with the JSON decision protocol alike. Whatever the model writes is validated; problems
 go back to it for a bounded number of repairs, and past that a `PlanError` says what was wrong.
-Every model call goes through the effect boundary under the agent id `ReservedAgent.PLANNER`
-("planner").
+Every model call goes through the effect boundary as agent `ReservedAgent.PLANNER` ("planner").
 """
 
 from __future__ import annotations
