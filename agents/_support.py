@@ -12,8 +12,9 @@ the research synthesis):
 1. The answer must state something: without its citations (and any question in it, often the
    task copied) it is neither empty, nor only the task's own words, nor a bare number (a number
    needs what it counts: "25 working days"); a task asking how many, how much or how long needs
-   a number in it (the digits of a telephone number count nothing), and one asking how many of a
-   unit ("How many weeks ...") a number with it.
+   a number in it (the digits of a telephone number count nothing), given in a sentence whose
+   passage is about the task (not "72 hours" to notify a regulator, for how soon to report an
+   incident), and one asking how many of a unit ("How many weeks ...") a number with it.
 2. Every number the answer states with a unit ("12 weeks", "EUR 240", "31 March") is written with
    that unit in what the tools showed, wherever the tools showed that number at all ("12-month"
    is not "12 weeks"). Numbers the tools never showed are `unseen_numbers`'s business.
@@ -99,34 +100,11 @@ _STOPWORD_LIST = """
     summarise answer information info details relevant specific document documents doc docs
 """
 _STOPWORDS = frozenset(_STOPWORD_LIST.split())
-_NUMBER_WORDS = {
-    w: str(i)
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
-    )
-}
+_NUMBER_WORD_LIST = """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty
+"""
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(_NUMBER_WORD_LIST.split())}
 _TENS_WORDS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _TENS = re.compile(
     rf"\b({'|'.join(_TENS_WORDS)})(?:[- ](one|two|three|four|five|six|seven|eight|nine))?\b",
@@ -212,6 +190,7 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
     # sentence rests on one passage, the one holding it that covers most of the task: "1", held
     # by every passage with a 1 in it, must not gather the task's terms from all of them.
     backing: set[str] = set()
+    counting, answered = bool(_COUNTING.search(task)), False
     for sentence in said:
         # What this sentence says it is about (the task's terms it repeats) must be there too.
         stems = set(_stems(sentence))
@@ -223,7 +202,20 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
             and _covered(window, about) >= _ABOUT * sum(about.values())
         ]
         if holding:
-            backing |= max(holding, key=lambda window: _covered(window, weights)).stems
+            best = max(holding, key=lambda window: _covered(window, weights))
+            backing |= best.stems
+            # The number a task asks for comes from a passage about the task, not from one
+            # beside it ("72 hours" to notify a regulator, for how soon to report an incident).
+            answered = answered or (
+                counting
+                and bool(_counts([sentence]))
+                and _covered(best, weights) >= _COVERAGE * total
+            )
+    if counting and backing and not answered:
+        return (
+            "the task asks for a number and no passage about it gives the one in your answer; "
+            "give the number the source gives for what the task asks"
+        )
     if backing and sum(w for term, w in weights.items() if term in backing) >= _COVERAGE * total:
         return None
     terms = ", ".join(sorted(weights, key=lambda t: -weights[t])[:3])

@@ -121,6 +121,17 @@ def test_an_answer_a_passage_states_is_supported(task: str, answer: str) -> None
             "[security-incidents, probation-and-notice, remote-work]",
             "asks for a number",
         ),
+        # Where to report, then a number from the paragraph beside it (Qwen 0.5B, done on the
+        # batch path: 72 hours is for notifying a regulator of a data breach).
+        (
+            "How soon after discovering a suspected security incident must it be reported?",
+            "After discovering a suspected security incident, it must be reported by email to "
+            "security@halden-marine.example or by phone on +44 20 7946 0321. The Data Protection "
+            "Officer decides whether it must be notified to the regulator. Notifiable breaches "
+            "are reported to the regulator within 72 hours of the company becoming aware of "
+            "them. [security-incidents, probation-and-notice, remote-work]",
+            "no passage about it gives",
+        ),
         # The right number of another allowance: the desk allowance is not a monthly internet one.
         (
             "How much is the monthly internet allowance for employees who work remotely?",
