@@ -27,6 +27,7 @@ __all__ = ["Plan", "PlanDiff", "PlanDraft", "PlanError", "PlannedCall", "Subtask
 _ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
 MAX_PROBLEMS = 10
 _PROBLEM_CHARS = 300
+_RESERVED: frozenset[str] = frozenset(ReservedAgent)  # ids no subtask may take
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
 
@@ -255,7 +256,7 @@ def problems(
     duplicates = sorted({i for i, n in counts.items() if n > 1} | (counts.keys() & set(reserved)))
     if duplicates:
         found.append(f"subtask ids must be unique and new: {', '.join(duplicates)}")
-    if taken := sorted(counts.keys() & frozenset(ReservedAgent)):
+    if taken := sorted(counts.keys() & _RESERVED):
         found.append(f"these ids are reserved for paor itself, choose others: {', '.join(taken)}")
     ids = set(counts)
     for sub in plan.subtasks:
@@ -276,7 +277,7 @@ def salvage(draft: PlanDraft, *, taken: Collection[str], room: int) -> tuple[Pla
     is left is validated as usual.
     """
     notes: list[str] = []
-    used, goals, kept = set(taken) | frozenset(ReservedAgent), set(), []
+    used, goals, kept = set(taken) | _RESERVED, set(), []
     for sub in draft.subtasks:
         goal = " ".join(sub.goal.lower().split())
         if goal in goals:

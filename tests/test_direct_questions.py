@@ -1,4 +1,5 @@
-"""A goal that is one question needs no plan (`RunConfig(direct_questions=True)`, the default), and what a planner writes around a subtask's goal must add to it (issue 30: a 0.5B
+"""A goal that is one question needs no plan (`RunConfig(direct_questions=True)`, the default),
+and what a planner writes around a subtask's goal must add to it (issue 30: a 0.5B
 planner split "How many days of annual leave...?" into rewordings whose expected outputs were
 "1", "21" and the question copied)."""
 

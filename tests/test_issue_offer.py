@@ -7,26 +7,16 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agents import tool
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, by_purpose, plan_reply, subtask, synthesis_reply
 from agents.toolkits import Corpus, Document
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._research import research_executor
+from tests._team import lookup
 
 pytestmark = pytest.mark.anyio
 
 GUARD_S = 10  # a deadlock guard, not a timing claim
-
-
-@tool
-async def lookup(key: str) -> str:
-    """Look a key up.
-
-    Args:
-        key: The key.
-    """
-    return f"{key} is 7"
 
 
 def offered(requests: list[ModelRequest]) -> set[str]:
