@@ -62,6 +62,11 @@ class AgentReport(BaseModel):
         """Whether the task was done as asked."""
         return self.status == "done"
 
+    @property
+    def cited(self) -> set[str]:
+        """The ids its answer cites in [brackets] (`[a, b]` cites two)."""
+        return cited_ids(self.answer)
+
 
 _CITATION = re.compile(r"\[([^\[\]]+)\]")
 

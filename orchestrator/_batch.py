@@ -51,7 +51,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from agents import AgentReport, Budget, ConfigurationError, Executor
 from agents.approvals import ApprovalRequest, Decision, RunWaits
 from agents.effects import EffectSite, JournaledEffects
-from agents.executor import cited_ids
 from memory import Journal
 from memory.journal import RunStatus
 from orchestrator._batch_files import (
@@ -426,7 +425,7 @@ def record(task: BatchTask, report: AgentReport) -> dict[str, Any]:
     sources its answer cites, `searched` the others it gathered, and `reason` why it is not
     done (the last problem noted), when it is not."""
     gathered = list(dict.fromkeys(e.source for e in report.evidence))
-    cited = cited_ids(report.answer) if report.status == "done" else set[str]()
+    cited = report.cited if report.status == "done" else set[str]()
     line: dict[str, Any] = {
         "id": task.key(),
         "goal": task.goal,

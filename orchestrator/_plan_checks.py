@@ -26,7 +26,7 @@ import re
 from collections.abc import Collection, Mapping
 from difflib import SequenceMatcher
 
-from agents.executor import Parrot
+from agents.executor import AnswerCheck
 from orchestrator._plan import Plan, PlanDraft, SubtaskDraft
 
 __all__ = [
@@ -88,7 +88,7 @@ def goal_problems(
         only: Check only these subtask ids (a replan's additions); None: all of them.
     """
     found = []
-    told = {name: Parrot([text], words=_COPY_WORDS) for name, text in tools.items()}
+    told = {name: AnswerCheck([text], words=_COPY_WORDS) for name, text in tools.items()}
     for sub in plan.subtasks:
         if (only is None or sub.id in only) and sub.call is None:
             problem = _goal_problem(sub.goal, tools, told)
@@ -143,7 +143,9 @@ def first_plan_repairs(draft: PlanDraft, tools: Collection[str]) -> tuple[PlanDr
     return (draft.model_copy(update={"subtasks": kept}) if notes else draft), notes
 
 
-def _goal_problem(goal: str, tools: Mapping[str, str], told: Mapping[str, Parrot]) -> str | None:
+def _goal_problem(
+    goal: str, tools: Mapping[str, str], told: Mapping[str, AnswerCheck]
+) -> str | None:
     words = _words(goal)
     names = {name: _words(name.replace("_", " ")) for name in tools}
     named = next((n for n, w in names.items() if words == w or goal.strip() == n), None)
@@ -165,7 +167,7 @@ def _goal_problem(goal: str, tools: Mapping[str, str], told: Mapping[str, Parrot
 
 
 def _copied(
-    goal: str, words: list[str], tools: Mapping[str, str], told: Mapping[str, Parrot]
+    goal: str, words: list[str], tools: Mapping[str, str], told: Mapping[str, AnswerCheck]
 ) -> str | None:
     """The tool whose description the goal copies: six words of it in a row, or nearly all of
     the goal's words in the description's order."""

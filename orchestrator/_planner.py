@@ -22,7 +22,7 @@ from agents import AgentReport, Budget, ChatModel, Usage
 from agents.effects import Addresses, Effects, EffectSite, ReservedAgent
 from agents.errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents.events import TextSink, streaming
-from agents.executor import Parrot, unseen_numbers, unusable_answer
+from agents.executor import AnswerCheck
 from agents.models import ModelRequest, ModelResponse, OutputSchema, OutputSpec
 from agents.telemetry import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
@@ -107,7 +107,7 @@ class Planner:
             (`RunConfig(typed_subtasks=True)`).
         cite: The run asks for citations (`RunConfig(cite=True)`): the synthesis of a run
             that would be complete must say what a result says about the goal (the support
-            rule, `agents.executor.unsupported`).
+            rule, `agents.executor.AnswerCheck`).
         result_chars: The most of one result the synthesis reads (`RunConfig.result_chars`).
     """
 
@@ -127,7 +127,7 @@ class Planner:
     schemas: bool = False
     result_chars: int | None = RESULT_CHARS
     _addresses: Addresses = field(init=False)
-    _parrot: Parrot | None = field(default=None, init=False)
+    _check: AnswerCheck | None = field(default=None, init=False)
     notes: list[str] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
@@ -297,18 +297,11 @@ class Planner:
     def _unusable(self, goal: str, answer: str, prompt: str) -> str | None:
         """Why a synthesis is no answer: the executor's check, with the planner's prompts, and
         numbers the results (`prompt`) never showed."""
-        if self._parrot is None:
+        if self._check is None:
             told = [self.instructions, self.synthesis_instructions, *self.tools.values()]
-            self._parrot = Parrot(told)
-        names = (*self.tools, "report_issue", "ask_user")
-        problem = unusable_answer(answer, parrot=self._parrot, tools=names, task=goal)
-        unseen = [] if problem else unseen_numbers(answer, [prompt])
-        if unseen:
-            problem = (
-                f"your answer has numbers that none of the results shows ({', '.join(unseen[:5])}); "
-                "give only the numbers the agents reported"
-            )
-        return problem
+            names = (*self.tools, "report_issue", "ask_user")
+            self._check = AnswerCheck(told, names=names)
+        return self._check.unusable(answer, task=goal, seen=[prompt])
 
     async def _structured(
         self,

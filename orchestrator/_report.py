@@ -19,7 +19,8 @@ import re
 from collections.abc import Collection, Sequence
 
 from agents import AgentReport
-from agents.executor import Parrot, unusable_answer
+from agents.executor import AnswerCheck
+from agents.models import ToolSpec
 from agents.toolkits import Corpus, Hit
 from orchestrator._state import RunResult
 
@@ -59,26 +60,34 @@ _STATUS_WORDS = {
 }
 
 
-def write_report(topic: str, result: RunResult, corpus: Corpus, *, told: Sequence[str] = ()) -> str:
+def write_report(
+    topic: str,
+    result: RunResult,
+    corpus: Corpus,
+    *,
+    told: Sequence[str] = (),
+    tools: Sequence[ToolSpec] = (),
+) -> str:
     """The Markdown report for a finished research run.
 
     Args:
         topic: The title.
         result: The run.
         corpus: The documents citations must name.
-        told: What the models were told (prompts, tool descriptions): an answer copying it is
-            not used.
+        told: What the models were told (prompts): an answer copying it is not used.
+        tools: The tools they were shown: an answer copying a description or calling one in
+            text is not used.
     """
     # Stricter than an agent's check: six words of a prompt in a report a person reads is a leak.
-    parrot = Parrot(told, words=REPORT_SHINGLE_WORDS)
-    sections = _sections(result, corpus, parrot, topic)
+    check = AnswerCheck(told, tools=tools, words=REPORT_SHINGLE_WORDS)
+    sections = _sections(result, corpus, check, topic)
     lines = [f"# {_plain(clean_citations(topic, corpus)) or _plain(topic)}", ""]
     if not result.complete:
         lines += [f"> **Incomplete.** {clean_citations(_banner(result), corpus)}", ""]
     lines += [f"> Note: {clean_citations(note, corpus)}" for note in result.notes]
     if result.notes:
         lines.append("")
-    lines += ["## Summary", "", _summary(result, corpus, parrot, sections, topic), ""]
+    lines += ["## Summary", "", _summary(result, corpus, check, sections, topic), ""]
     for heading, body in sections.items():
         lines += [f"## {heading}", "", *body]
     failed = [r for r in result.reports if r.status not in ("done", "partial")]
@@ -112,7 +121,7 @@ def _merged(match: re.Match[str]) -> str:
 
 
 def _sections(
-    result: RunResult, corpus: Corpus, parrot: Parrot, topic: str
+    result: RunResult, corpus: Corpus, check: AnswerCheck, topic: str
 ) -> dict[str, list[str]]:
     """One section per distinct sub-question; a question asked twice gets one section, and the
     topic's own is "Answer" (first), so no heading repeats the title or another."""
@@ -124,12 +133,12 @@ def _sections(
         if key in _FIXED:
             question, key = f"About: {question}", f"about: {key}"
         heading = seen.setdefault(key, question)
-        sections.setdefault(heading, []).extend(_section(report, corpus, parrot))
+        sections.setdefault(heading, []).extend(_section(report, corpus, check))
     return {heading: body for heading, body in sections.items() if body}
 
 
-def _section(report: AgentReport, corpus: Corpus, parrot: Parrot) -> list[str]:
-    answer = _usable(report.answer, parrot)
+def _section(report: AgentReport, corpus: Corpus, check: AnswerCheck) -> list[str]:
+    answer = _usable(report.answer, check)
     body = _plain(clean_citations(answer, corpus)) if answer else ""
     lines = [body or _extract(report, corpus), ""]
     if report.status != "done":
@@ -156,11 +165,11 @@ def _best_hits(corpus: Corpus, query: str, docs: Collection[str], *, per_doc: in
     return [hit for hit in hits if hit.score >= hits[0].score * _RELEVANT]
 
 
-def _usable(answer: str, parrot: Parrot) -> str:
+def _usable(answer: str, check: AnswerCheck) -> str:
     """The answer, or "" when it is not the model's own usable text."""
     if answer.startswith(_DIGEST) or answer.startswith(_FALLBACK):
         return ""
-    return "" if unusable_answer(answer, parrot=parrot) else answer
+    return "" if check.unusable(answer) else answer
 
 
 def _extract(report: AgentReport, corpus: Corpus) -> str:
@@ -177,10 +186,14 @@ def _extract(report: AgentReport, corpus: Corpus) -> str:
 
 
 def _summary(
-    result: RunResult, corpus: Corpus, parrot: Parrot, sections: dict[str, list[str]], topic: str
+    result: RunResult,
+    corpus: Corpus,
+    check: AnswerCheck,
+    sections: dict[str, list[str]],
+    topic: str,
 ) -> str:
     """The synthesised summary, or, when it is unusable, one line per answered question."""
-    answer = _usable(result.answer, parrot)
+    answer = _usable(result.answer, check)
     if answer:
         return _plain(clean_citations(answer, corpus))
     if not sections:

@@ -18,7 +18,7 @@ import anyio
 
 from agents import AgentLimits, ChatModel, ConfigurationError, Executor, Tool, cites_evidence
 from agents.approvals import Approver, Decision
-from agents.executor import FirstLook, described
+from agents.executor import FirstLook
 from agents.toolkits import Corpus, research_tools
 from agents.tools import SIGNALS
 from memory import Journal
@@ -285,6 +285,6 @@ def render_report(
 ) -> str:
     """The Markdown report for a finished research run (see `orchestrator._report`): answers that
     copy the research prompts or the tools' descriptions (report_issue's included) are not used."""
-    menu = described(t.spec() for t in (*research_tools(corpus), *tools, *SIGNALS))
-    told = [RESEARCH_PLANNER, RESEARCH_AGENT, RESEARCH_SYNTHESIS, *menu]
-    return write_report(topic, result, corpus, told=told)
+    told = [RESEARCH_PLANNER, RESEARCH_AGENT, RESEARCH_SYNTHESIS]
+    specs = [t.spec() for t in (*research_tools(corpus), *tools, *SIGNALS)]
+    return write_report(topic, result, corpus, told=told, tools=specs)

@@ -68,7 +68,7 @@ class PlanSteps(ABC):
         try:
             with telemetry.span("paor.plan", span_ids(s)) as span:
                 plan = await self._planned(s, now, early)
-                telemetry.finished(span, _plan_attributes(plan))
+                span.finish(_plan_attributes(plan))
         except PlanError as exc:
             await self._keep_early(s)  # none is kept: there is no plan
             if self.single_on_plan_failure and not isinstance(exc, _Rejected):
@@ -191,7 +191,7 @@ class PlanSteps(ABC):
             with telemetry.span("paor.replan", _replan_ids(s, trigger, reason)) as span:
                 plan, removed = await self._replanned(s, in_play, trigger, reason, now)
                 removals = {"paor.plan.removed_ids": tuple(sorted(removed))}
-                telemetry.finished(span, {**_plan_attributes(plan), **removals})
+                span.finish({**_plan_attributes(plan), **removals})
         except PlanError as exc:
             s.notes.append(f"replan after {trigger} failed: {exc}")
             _log.warning("replan_failed", trigger=trigger, error=str(exc))

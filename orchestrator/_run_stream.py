@@ -203,7 +203,9 @@ class RunStream(EventStream, Generic[OutputT]):
                 )
                 update = {"waited_s": self._waits.waited(), "answered": answered}
                 result = result.model_copy(update=update)
-            _run_done(span, result)
+            span.finish(_run_ended(result))
+            if result.status == "failed":
+                span.fail("failed", result.reason or "")
             return result
 
     def _pauses(self) -> bool:
@@ -284,17 +286,15 @@ def _run_attributes(stream: RunStream, goal: str) -> dict[str, str]:
     return attributes
 
 
-def _run_done(span: Any, result: RunResult) -> None:
+def _run_ended(result: RunResult) -> dict[str, Any]:
+    """The run span's attributes known at its end."""
     usage = result.usage
-    ended = {
+    return {
         "paor.run.status": result.status,
         "paor.plan.version": result.plans[-1].version if result.plans else None,
         "gen_ai.usage.input_tokens": usage.prompt_tokens,
         "gen_ai.usage.output_tokens": usage.completion_tokens,
     }
-    telemetry.finished(span, ended)
-    if result.status == "failed":
-        telemetry.failed(span, "failed", result.reason or "")
 
 
 async def drain(stream: RunStream[OutputT]) -> RunResult[OutputT]:

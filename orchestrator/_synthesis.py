@@ -15,9 +15,10 @@ from typing import Any
 from agents import AgentReport
 from agents.errors import ModelError
 from agents.events import TextSink
-from agents.executor import asked, sourced, unsupported
+from agents.executor import AnswerCheck, asked
 from agents.models import ModelRequest, ModelResponse, OutputSpec
 from agents.telemetry import logger
+from agents.tools import Evidence
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._plan_checks import same_question
 
@@ -67,7 +68,7 @@ class Writer:
         instructions: The writer's system prompt.
         judge: Why an answer is no answer (`(goal, answer, prompt) -> problem`), if it is not.
         cite: The run asks for citations: a complete run's answer must say what a result or an
-            excerpt says (`agents.executor.unsupported`).
+            excerpt says (`agents.executor.AnswerCheck.unsupported`).
         result_chars: The most of one result the writer reads (None: all of it).
     """
 
@@ -112,7 +113,7 @@ class Writer:
             answer = (response.message.content or "").strip()
             problem = self.judge(goal, answer, prompt) or ""
             if not problem and self.cite and note is None:
-                problem = unsupported(answer, goal, passages(reports)) or ""
+                problem = AnswerCheck().unsupported(answer, goal, passages(reports)) or ""
             if not problem:
                 return Synthesis(answer=answer)
             _log.warning("synthesis_rejected", problem=problem)
@@ -171,12 +172,14 @@ def report_text(report: AgentReport, chars: int | None = RESULT_CHARS) -> str:
     return f"{text}\nSources: {sources}" if sources else text
 
 
-def passages(reports: Sequence[AgentReport]) -> list[str]:
+def passages(reports: Sequence[AgentReport]) -> list[str | Evidence]:
     """What a synthesis may rest on: each `done` answer under the task it answers (checked
     against its own sources when the run cites; a partial one was not accepted, so it backs
     nothing), and each excerpt the tools showed, under its source."""
-    passages = [f"# {r.task}\n{r.answer}" for r in reports if r.status == "done"]
-    return passages + [sourced(e.source, e.excerpt) for r in reports for e in r.evidence]
+    passages: list[str | Evidence] = [
+        f"# {r.task}\n{r.answer}" for r in reports if r.status == "done"
+    ]
+    return passages + [e for r in reports for e in r.evidence]
 
 
 def joined(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents import Executor, tool
-from agents.executor import asked, task_brief, unsupported
+from agents.executor import AnswerCheck, asked, task_brief
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call
 from orchestrator import Orchestrator, RunConfig
@@ -59,7 +59,7 @@ PLANNED = RunConfig(cite=True, direct_questions=False)  # a question planned, no
 def test_an_answer_a_passage_states_is_supported(task: str, answer: str) -> None:
     """Right answers, worded as the policy words them or close to it, pass: numbers written as
     words, a sentence split across hard-wrapped lines, a citation in any brackets."""
-    assert unsupported(answer, task, POLICIES) is None
+    assert AnswerCheck().unsupported(answer, task, POLICIES) is None
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_an_answer_a_passage_states_is_supported(task: str, answer: str) -> None
 def test_an_answer_no_passage_states_is_named(task: str, answer: str, reason: str) -> None:
     """Each wrong answer small models gave in the honesty evaluation is refused with a reason
     the model can act on."""
-    found = unsupported(answer, task, POLICIES)
+    found = AnswerCheck().unsupported(answer, task, POLICIES)
     assert found is not None
     assert reason in found
 
@@ -165,8 +165,11 @@ def test_a_search_hits_document_and_title_count_as_its_heading() -> None:
         ]
     )  # fmt: skip
     task = "How do Python generator functions run?"
-    assert unsupported("Calling __next__() runs the body [python/types].", task, [hits]) is None
-    assert unsupported("It calls __enter__ [python/with].", task, [hits]) is not None
+    assert (
+        AnswerCheck().unsupported("Calling __next__() runs the body [python/types].", task, [hits])
+        is None
+    )
+    assert AnswerCheck().unsupported("It calls __enter__ [python/with].", task, [hits]) is not None
 
 
 def test_underlined_headings_and_wrapped_lines_are_read_as_one_paragraph() -> None:
@@ -178,7 +181,7 @@ def test_underlined_headings_and_wrapped_lines_are_read_as_one_paragraph() -> No
     )
     task = "What is a generator function?"
     answer = "A function which uses the yield statement is a generator function."
-    assert unsupported(answer, task, [page]) is None
+    assert AnswerCheck().unsupported(answer, task, [page]) is None
 
 
 # Through an executor: sent back once with the reason, then partial.
@@ -328,9 +331,9 @@ def test_a_task_in_two_parts_is_answered_from_two_passages() -> None:
         "The hotel limit is EUR 240 per night in London [travel]. New employees serve a "
         "probation period of 4 months [probation-and-notice]."
     )
-    assert unsupported(answer, task, POLICIES) is None
+    assert AnswerCheck().unsupported(answer, task, POLICIES) is None
     flattened = [" ".join(p.split()) for p in POLICIES]
-    assert unsupported(answer, task, flattened) is None
+    assert AnswerCheck().unsupported(answer, task, flattened) is None
 
 
 def test_the_rule_weighs_the_question_not_the_briefs_labels() -> None:
@@ -367,6 +370,6 @@ def test_every_recorded_done_answer_is_judged_as_the_scorer_judged_it() -> None:
     misjudged = [
         (name, answer[:80])
         for name, question, answer, right in answers
-        if (unsupported(answer, question, POLICIES) is None) != right
+        if (AnswerCheck().unsupported(answer, question, POLICIES) is None) != right
     ]
     assert not misjudged

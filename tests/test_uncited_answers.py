@@ -16,7 +16,7 @@ import pytest
 
 from agents import Executor
 from agents._own_text import own_text
-from agents.executor import unusable_answer
+from agents.executor import AnswerCheck
 from agents.models import ModelRequest
 from agents.testing import (
     FunctionModel,
@@ -123,5 +123,5 @@ async def test_the_error_of_a_bad_call_is_paors_own_text() -> None:
     error = next(line for line in observed.splitlines() if "invalid arguments" in line)
     assert "[OBSERVE]" not in error  # the line alone, as the model pasted it
     assert own_text(error)
-    assert unusable_answer(error) is not None
+    assert AnswerCheck().unusable(error) is not None
     assert report.status != "done"

@@ -11,10 +11,10 @@ with export_otlp():  # OTEL_EXPORTER_OTLP_ENDPOINT, or http://127.0.0.1:4318
 
 For a loop of one's own (the orchestrator's run, plan and synthesis spans are made so):
 
-- `span` opens a paor span (None inside when tracing is off), `finished` sets the attributes
-  known at its end, `failed` marks it failed; `capturing` says whether content goes on spans,
-  and `quiet` makes no span inside its block (a Temporal workflow, whose replays would repeat
-  them);
+- `span` opens a paor span and yields its scope, whose `finish` sets the attributes known at
+  its end and `fail` marks it failed (both do nothing when tracing is off); `capturing` says
+  whether content goes on spans, and `quiet` makes no span inside its block (a Temporal
+  workflow, whose replays would repeat them);
 - `logger(name)` is a paor logger: key-value events, silent unless the application configures
   logging;
 - `redact_text` and `redact_url` mask secrets in free text and in URLs, with `REDACTED`.
@@ -25,8 +25,6 @@ from agents.telemetry._telemetry import (
     capture_content,
     capturing,
     export_otlp,
-    failed,
-    finished,
     quiet,
     span,
 )
@@ -36,8 +34,6 @@ __all__ = [
     "capture_content",
     "capturing",
     "export_otlp",
-    "failed",
-    "finished",
     "logger",
     "quiet",
     "redact_text",

@@ -27,6 +27,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -144,13 +145,38 @@ def capturing() -> bool:
     return os.environ.get(CAPTURE_ENV, "").strip().lower() in ("true", "1")
 
 
-def span(name: str, attributes: dict[str, Any], *, client: bool = False) -> Any:
-    """A context manager for a current span (None inside when tracing is off).
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The span a `span` block opened, for what is known at its end (no span when tracing is off:
+    then both methods do nothing)."""
+
+    current: Span | None
+
+    def finish(self, attributes: dict[str, Any]) -> None:
+        """Set attributes known at the end (None values are skipped)."""
+        finished(self.current, attributes)
+
+    def fail(self, kind: str, description: str = "") -> None:
+        """Mark the span failed: error status and `error.type`."""
+        failed(self.current, kind, description)
+
+
+_OFF = Scope(None)
+
+
+@contextlib.contextmanager
+def span(name: str, attributes: dict[str, Any], *, client: bool = False) -> Iterator[Scope]:
+    """A block in a current span; it yields the span's `Scope`.
 
     An exception leaving it sets the span's error status and `error.type`; a cancellation
     (not an `Exception`) ends it as it is, marked `paor.cancelled`.
     """
-    return _traced(tracer(), name, attributes, client)
+    found = tracer()
+    if found is None:
+        yield _OFF
+        return
+    with _current(found, name, attributes, client) as current:
+        yield Scope(current)
 
 
 def _traced(found: Tracer | None, name: str, attributes: dict[str, Any], client: bool) -> Any:

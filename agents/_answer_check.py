@@ -1,0 +1,90 @@
+"""`AnswerCheck`: the executor's answer rules, for a loop of one's own.
+
+An executor judges its sub-agent's final answer itself (`agents._verdict`). A loop that asks a
+model for an answer outside an executor, such as the planner's synthesis, a research report's
+sections or a plan's goals, judges it with this object, by the same rules:
+
+    unusable     paor's own text, a tool call written as text, a copy of the task or of what
+                 the model was told, a placeholder, nothing, one sentence over and over
+                 (`agents._answers`); with what the model was shown, numbers none of it shows
+    unsupported  nothing the passages say holds it up (`agents._support`)
+
+```python
+check = AnswerCheck([MY_INSTRUCTIONS], tools=[t.spec() for t in tools])
+problem = check.unusable(answer, task=goal, seen=[prompt]) or check.unsupported(answer, goal, found)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agents._answers import SHINGLE_WORDS, Parrot, described, unseen_numbers, unusable_answer
+from agents._support import sourced, unsupported
+from agents._toolbox import Evidence
+from agents.models._model import ToolSpec
+
+__all__ = ["AnswerCheck"]
+
+
+class AnswerCheck:
+    """The answer rules of an executor, for an answer a model gives outside one.
+
+    Args:
+        told: What the model was told (instructions, examples, descriptions): an answer that
+            copies `words` of it in a row is no answer.
+        tools: The tools the model could call: a call to one written as text is no answer, and
+            what their descriptions say counts as told.
+        names: More tool names the model knew (a call to one written as text is no answer).
+        words: How many consecutive words make a copy (8 by default: a phrase, not a shared term).
+    """
+
+    def __init__(
+        self,
+        told: Iterable[str] = (),
+        *,
+        tools: Iterable[ToolSpec] = (),
+        names: Iterable[str] = (),
+        words: int = SHINGLE_WORDS,
+    ) -> None:
+        specs = list(tools)
+        self._parrot = Parrot([*told, *described(specs)], words=words)
+        self._names = frozenset(names) | {spec.name for spec in specs}
+
+    def copied(self, text: str) -> str | None:
+        """The first phrase of `text` copied from what the model was told, if any."""
+        return self._parrot.copied(text)
+
+    def unusable(
+        self, answer: str, *, task: str = "", seen: Iterable[str] | None = None
+    ) -> str | None:
+        """Why `answer` is no answer, phrased for the model to fix; None when it is one.
+
+        Args:
+            answer: The model's final answer.
+            task: The task or goal it was given (an answer that only restates it is no answer).
+            seen: Everything the model was shown, when its numbers must come from it: a number
+                none of it shows (nor the sum, difference, product or ratio of two it shows) is
+                invented. None: numbers are not checked.
+        """
+        problem = unusable_answer(answer, parrot=self._parrot, tools=self._names, task=task)
+        unseen = [] if problem or seen is None else unseen_numbers(answer, seen)
+        if unseen:
+            return (
+                f"your answer has numbers that none of the results shows ({', '.join(unseen[:5])}); "
+                "give only the numbers the results show"
+            )
+        return problem
+
+    def unsupported(self, answer: str, task: str, passages: Iterable[str | Evidence]) -> str | None:
+        """Why `answer` does not say what its passages say, as an answer to `task`; None when it
+        does (the support rule of cited runs, in `agents._support`).
+
+        Args:
+            answer: The final answer, citations included.
+            task: What was asked.
+            passages: What the answer may rest on: texts, and evidence the tools gathered (each
+                excerpt under its source, whose id often names what it is about).
+        """
+        texts = [p if isinstance(p, str) else sourced(p.source, p.excerpt) for p in passages]
+        return unsupported(answer, task, texts)
