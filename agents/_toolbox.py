@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents._breaker import CircuitBreaker
 from agents._errors import ConfigurationError
+from agents._first_look import FirstLook
 from agents._observe import not_run, observed
 from agents._shaping import shaped
 from agents._tools import ErrorKind, Tool, ToolOutcome
@@ -155,6 +156,15 @@ class Toolbox:
         """Whether a tool declares the sources its results come from (an `evidence` hook:
         documents, pages, records), so that an answer can be held to what they say."""
         return any(t.evidence is not None for t in self._tools.values())
+
+    @property
+    def first_look(self) -> FirstLook | None:
+        """The first look its tools offer: a call of the first tool that declares one
+        (`@tool(first_look=...)`), with the task's question; None when none does."""
+        for t in self._tools.values():
+            if t.first_look is not None:
+                return FirstLook(tool=t.name, argument=t.first_look)
+        return None
 
     def descriptions(self) -> dict[str, str]:
         """Each tool's name and description, for a planner's menu."""

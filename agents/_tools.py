@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints, overload
+from typing import Any, Literal, get_args, get_type_hints, overload
 
 import anyio
 import anyio.to_thread
@@ -153,6 +153,10 @@ class Tool:
             `agents.approvals`): always, or when this predicate of the arguments says so.
         synonyms: Other words a model may use for a parameter's fixed values, bound before the
             call ({"unit": {"c": "celsius"}}; see `agents._binding`).
+        first_look: The string argument a task's question fills, when an agent may start from
+            this tool's result before its first decision (a search: "query"); an
+            `Orchestrator` run makes that call for every sub-agent whose menu has the tool,
+            unless its `RunConfig(first_look=...)` says otherwise (see `FirstLook`).
     """
 
     name: str
@@ -170,6 +174,7 @@ class Tool:
     facts: Mapping[str, str] | None = None
     needs_approval: bool | Callable[[dict[str, Any]], bool] = False
     synonyms: Mapping[str, Mapping[str, Any]] | None = None
+    first_look: str | None = None
     _context_param: str | None = field(default=None, repr=False)
     _spec: ToolSpec = field(init=False, repr=False, compare=False)
 
@@ -284,6 +289,7 @@ def tool(
     facts: Mapping[str, str] | None = None,
     needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
     synonyms: Mapping[str, Mapping[str, Any]] | None = None,
+    first_look: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -303,6 +309,7 @@ def tool(
     facts: Mapping[str, str] | None = None,
     needs_approval: bool | Callable[[dict[str, Any]], bool] = False,
     synonyms: Mapping[str, Mapping[str, Any]] | None = None,
+    first_look: str | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a sync or async function into a `Tool`, as `@tool` or `@tool(timeout=8.0, ...)`.
 
@@ -323,6 +330,10 @@ def tool(
             raise ConfigurationError(f"tool {func.__name__}: max_arg_chars must be at least 2")
         description, arg_docs = _parse_docstring(inspect.getdoc(func) or "")
         args_model, context_param = _args_model(func, arg_docs)
+        if first_look is not None and not _takes_text(args_model, first_look):
+            raise ConfigurationError(
+                f"tool {func.__name__}: first_look={first_look!r} is not a string parameter of it"
+            )
         return Tool(
             name=name or func.__name__,
             description=description or func.__name__.replace("_", " "),
@@ -339,10 +350,17 @@ def tool(
             facts=dict(facts) if facts is not None else None,
             needs_approval=needs_approval,
             synonyms={k: dict(v) for k, v in synonyms.items()} if synonyms else None,
+            first_look=first_look,
             _context_param=context_param,
         )
 
     return build(fn) if fn is not None else build
+
+
+def _takes_text(args_model: type[BaseModel], name: str) -> bool:
+    """Whether `name` is a parameter a string can fill (str, or str | None)."""
+    found = args_model.model_fields.get(name)
+    return found is not None and str in {found.annotation, *get_args(found.annotation)}
 
 
 def _args_model(

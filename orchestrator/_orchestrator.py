@@ -102,8 +102,10 @@ class Orchestrator(Configured):
         effects: Effects | None = None,
     ) -> Executor:
         """The executor a run's sub-agents use under `config` (default: the Orchestrator's).
-        It offers `report_issue` only when the run may replan: no one else acts on an issue."""
+        It offers `report_issue` only when the run may replan: no one else acts on an issue;
+        its first look and its citations follow the tools unless `config` says otherwise."""
         config = config or self.config
+        look = self.toolbox.first_look if config.first_look is None else config.first_look or None
         return Executor(
             self.model,
             self.toolbox,
@@ -112,7 +114,7 @@ class Orchestrator(Configured):
             acceptance=self.acceptance,
             effects=effects,
             compactor=self.compactor,
-            first_look=config.first_look,
+            first_look=look,
             cite=self.toolbox.sourced if config.cite is None else config.cite,
             approver=approver,
             questions=config.questions,

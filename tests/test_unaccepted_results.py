@@ -107,6 +107,7 @@ async def test_an_answer_from_an_accepted_result_in_the_context_is_done() -> Non
 
 
 def test_the_synthesis_rests_only_on_accepted_answers() -> None:
+    """A done answer and every gathered excerpt back the synthesis; a partial answer does not."""
     evidence = Evidence(source="parental-leave", excerpt=PAGE)
     done = AgentReport(agent_id="a", task=FIND, status="done", answer="A.", evidence=(evidence,))
     partial = AgentReport(agent_id="b", task=GOAL, status="partial", answer=WRONG)
@@ -114,5 +115,5 @@ def test_the_synthesis_rests_only_on_accepted_answers() -> None:
     shown = passages([done, partial])
 
     assert f"# {FIND}\nA." in shown
-    assert all(WRONG not in p for p in shown)
-    assert f"# parental-leave\n{PAGE}" in shown
+    assert all(WRONG not in p for p in shown if isinstance(p, str))
+    assert evidence in shown

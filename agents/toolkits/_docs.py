@@ -62,6 +62,7 @@ def _search_tool(corpus: Corpus) -> Tool:
         fields=("doc", "title", "chunk", "text"),
         max_chars=4000,
         evidence=_hit_evidence,
+        first_look="query",
     )(search_docs)
 
 
