@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agents._answers import SHINGLE_WORDS, Parrot, described, unseen_numbers, unusable_answer
+from agents._signals import ASK_USER, SIGNALS
 from agents._support import sourced, unsupported
 from agents._toolbox import Evidence
 from agents.models._model import ToolSpec
@@ -34,7 +35,8 @@ class AnswerCheck:
         told: What the model was told (instructions, examples, descriptions): an answer that
             copies `words` of it in a row is no answer.
         tools: The tools the model could call: a call to one written as text is no answer, and
-            what their descriptions say counts as told.
+            what their descriptions say counts as told (paor's own, `report_issue` and
+            `ask_user`, always are).
         names: More tool names the model knew (a call to one written as text is no answer).
         words: How many consecutive words make a copy (8 by default: a phrase, not a shared term).
     """
@@ -47,7 +49,7 @@ class AnswerCheck:
         names: Iterable[str] = (),
         words: int = SHINGLE_WORDS,
     ) -> None:
-        specs = list(tools)
+        specs = [*tools, *(t.spec() for t in (*SIGNALS, ASK_USER))]
         self._parrot = Parrot([*told, *described(specs)], words=words)
         self._names = frozenset(names) | {spec.name for spec in specs}
 

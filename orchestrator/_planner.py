@@ -299,8 +299,7 @@ class Planner:
         numbers the results (`prompt`) never showed."""
         if self._check is None:
             told = [self.instructions, self.synthesis_instructions, *self.tools.values()]
-            names = (*self.tools, "report_issue", "ask_user")
-            self._check = AnswerCheck(told, names=names)
+            self._check = AnswerCheck(told, names=self.tools)
         return self._check.unusable(answer, task=goal, seen=[prompt])
 
     async def _structured(

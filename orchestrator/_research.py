@@ -20,7 +20,6 @@ from agents import AgentLimits, ChatModel, ConfigurationError, Executor, Tool, c
 from agents.approvals import Approver, Decision
 from agents.executor import FirstLook
 from agents.toolkits import Corpus, research_tools
-from agents.tools import SIGNALS
 from memory import Journal
 from orchestrator._config import RunConfig
 from orchestrator._events import Event
@@ -284,7 +283,7 @@ def render_report(
     topic: str, result: RunResult, corpus: Corpus, *, tools: Sequence[Tool] = ()
 ) -> str:
     """The Markdown report for a finished research run (see `orchestrator._report`): answers that
-    copy the research prompts or the tools' descriptions (report_issue's included) are not used."""
+    copy the research prompts or the tools' descriptions (paor's own included) are not used."""
     told = [RESEARCH_PLANNER, RESEARCH_AGENT, RESEARCH_SYNTHESIS]
-    specs = [t.spec() for t in (*research_tools(corpus), *tools, *SIGNALS)]
+    specs = [t.spec() for t in (*research_tools(corpus), *tools)]
     return write_report(topic, result, corpus, told=told, tools=specs)
