@@ -4,7 +4,8 @@ The logger is `memory._logging`'s (quiet unless the application configures loggi
 here for the packages above memory).
 
 Redaction replaces secrets with `REDACTED`: tool arguments (`redact`), free text (`redact_text`:
-API keys, bearer tokens, `password=...`-style assignments, URL userinfo) and URLs (`redact_url`).
+API keys, bearer tokens, `password=...`-style assignments, and in the URLs it holds, userinfo and
+secret query values) and URLs (`redact_url`, which also keeps one that does not parse readable).
 Every pattern is linear in its input: possessive quantifiers, and each match begins at a token's
 start, so a hostile string cannot make a regex backtrack.
 """
@@ -28,16 +29,18 @@ _SECRET_VALUES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{
 # `name=value`, `name: value`, `"name": "value"` where the name's last part says secret
 # (`password`, `db_password`, `X-Api-Key`, `access_token`; not `max_tokens`, nor a bare `key`).
 # A quoted value runs to its quote (at most 512 characters), a bare one to the next space, quote
-# or separator. The name's prefix backtracks only over its own `_` and `-`: linear.
+# or separator, a sentence's closing punctuation left out. The name's prefix backtracks only over its own `_` and `-`: linear.
 _ASSIGNMENT = re.compile(
     r"(?<![\w-])((?:[\w-]*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|pwd|token|auth"
     r"|authorization|credentials?))(?![\w-])"
-    r"([\"']?[ \t]*+[=:][ \t]*+)([\"'])?((?(3)[^\"'\r\n]{1,512}+|[^\s\"'&,;]++))",
+    r"([\"']?[ \t]*+[=:][ \t]*+)([\"'])?((?(3)[^\"'\r\n]{1,512}+|[^\s\"'&,;]*[^\s\"'&,;.:!?)]))",
     re.I,
 )
 # URL query names that carry secrets on top of `_SECRET_KEYS`: Google's `key`, signed URLs.
 _SECRET_PARAM = re.compile(r"(?:x-(?:amz|goog)-)?(?:key|sig|signature|credential)", re.I)
 _USERINFO = re.compile(r"(?<![\w+.-])([a-z][a-z0-9+.-]*+://)([^\s/?#@]++)@", re.I)
+# A URL in free text, up to a space or a quote, its last character not a sentence's punctuation.
+_URL = re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]*+://[^\s\"'<>]*[^\s\"'<>.,;:!?)\]]", re.I)
 
 
 def digest(text: str) -> str:
@@ -57,12 +60,15 @@ def redact_text(text: str) -> str:
     """Mask secrets inside free text.
 
     API keys (`sk-...`) and bearer tokens; the value of a secret-named assignment
-    (`password=...`, `passwd: ...`, `"api_key": "..."`, `token=...`); and the password of a URL's
-    userinfo (all of a userinfo without one, often a token).
+    (`password=...`, `passwd: ...`, `"api_key": "..."`, `token=...`); and in a URL, the password
+    of its userinfo (all of a userinfo without one, often a token) and the values of its
+    secret-looking query and fragment parameters (`key`, `sig`, `X-Amz-Signature`...), as
+    `redact_url` masks them.
     """
     text = _SECRET_VALUES.sub(REDACTED, text)
     text = _ASSIGNMENT.sub(_mask_assignment, text)
-    return _USERINFO.sub(_mask_userinfo, text)
+    text = _USERINFO.sub(_mask_userinfo, text)
+    return _URL.sub(_mask_url_params, text)
 
 
 def redact_url(url: str) -> str:
@@ -91,6 +97,16 @@ def redact_url(url: str) -> str:
 def _mask_assignment(match: re.Match[str]) -> str:
     name, separator, quote, _ = match.groups()
     return f"{name}{separator}{quote or ''}{REDACTED}"
+
+
+def _mask_url_params(match: re.Match[str]) -> str:
+    """A URL found in text with its secret query and fragment values masked (the rest of it
+    byte for byte: the text around it is not a URL's business)."""
+    url, hash_, fragment = match.group(0).partition("#")
+    base, question, query = url.partition("?")
+    query = _masked_params(query) if question else ""
+    fragment = _masked_params(fragment) if hash_ else ""
+    return f"{base}{question}{query}{hash_}{fragment}"
 
 
 def _mask_userinfo(match: re.Match[str]) -> str:

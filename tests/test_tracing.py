@@ -97,27 +97,35 @@ def test_structlog_configured_after_the_logger_was_made_gets_the_events(
     assert caplog.records == []
 
 
-@pytest.mark.parametrize(
-    ("url", "shown"),
-    [
-        ("http://ann:hunter2@10.0.0.5:8080/v1", "http://ann:***@10.0.0.5:8080/v1"),
-        ("https://ghp_abcdef123456@models.example/v1", "https://***@models.example/v1"),
-        (
-            "http://host/v1?key=AIzaX1&api_key=s3cr3t&model=m&access_token=t0k",
-            "http://host/v1?key=***&api_key=***&model=m&access_token=***",
-        ),
-        (
-            "https://b.example/o?X-Amz-Signature=ab12&X-Amz-Credential=AK%2F1&x=1#token=zz",
-            "https://b.example/o?X-Amz-Signature=***&X-Amz-Credential=***&x=1#token=***",
-        ),
-        ("http://127.0.0.1:54321/v1/", "http://127.0.0.1:54321/v1/"),
-        ("http://[::1]:8000/v1?debug", "http://[::1]:8000/v1?debug"),
-        ("http://host/v1/sk-abcdefghijklmnop/x", "http://host/v1/***/x"),
-    ],
-)
+URLS = [
+    ("http://ann:hunter2@10.0.0.5:8080/v1", "http://ann:***@10.0.0.5:8080/v1"),
+    ("https://ghp_abcdef123456@models.example/v1", "https://***@models.example/v1"),
+    (
+        "http://host/v1?key=AIzaX1&api_key=s3cr3t&model=m&access_token=t0k",
+        "http://host/v1?key=***&api_key=***&model=m&access_token=***",
+    ),
+    (
+        "https://b.example/o?X-Amz-Signature=ab12&X-Amz-Credential=AK%2F1&x=1#token=zz",
+        "https://b.example/o?X-Amz-Signature=***&X-Amz-Credential=***&x=1#token=***",
+    ),
+    ("http://127.0.0.1:54321/v1/", "http://127.0.0.1:54321/v1/"),
+    ("http://[::1]:8000/v1?debug", "http://[::1]:8000/v1?debug"),
+    ("http://host/v1/sk-abcdefghijklmnop/x", "http://host/v1/***/x"),
+]
+
+
+@pytest.mark.parametrize(("url", "shown"), URLS)
 def test_redact_url_masks_credentials_and_keeps_the_server(url: str, shown: str) -> None:
     """Passwords, lone userinfo and secret query values are masked; scheme, host, port, path stay."""
     assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize(("url", "shown"), URLS)
+def test_redact_text_masks_the_urls_it_holds_as_redact_url_does(url: str, shown: str) -> None:
+    """A URL inside free text (a log line, an error) loses the same secrets; the sentence around
+    it, its closing punctuation included, is kept."""
+    assert redact_text(f"fetching {url} now") == f"fetching {shown} now"
+    assert redact_text(f"see {url}.") == f"see {shown}."
 
 
 def test_redact_url_of_an_unparseable_url_still_masks_its_secrets() -> None:

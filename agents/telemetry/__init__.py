@@ -17,10 +17,10 @@ For a loop of one's own (the orchestrator's run, plan and synthesis spans are ma
   workflow, whose replays would repeat them);
 - `logger(name)` is a paor logger: key-value events, silent unless the application configures
   logging;
-- `redact_text` and `redact_url` mask secrets in free text and in URLs, with `REDACTED`.
+- `redact_text` masks secrets in free text and in the URLs it holds, with `REDACTED`.
 """
 
-from agents._tracing import REDACTED, logger, redact_text, redact_url
+from agents._tracing import REDACTED, logger, redact_text
 from agents.telemetry._telemetry import (
     capture_content,
     capturing,
@@ -37,6 +37,5 @@ __all__ = [
     "logger",
     "quiet",
     "redact_text",
-    "redact_url",
     "span",
 ]

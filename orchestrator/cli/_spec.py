@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents import AgentLimits, ConfigurationError
 from agents.models import DecisionProtocol
-from agents.telemetry import REDACTED, redact_url
+from agents.telemetry import REDACTED, redact_text
 from agents.toolkits import Corpus
 from orchestrator._limits import Limits
 
@@ -76,7 +76,7 @@ class ResearchSpec(BaseModel):
             out=str(args.out.resolve()),
             limits=limits,
             model=args.model,
-            base_url=redact_url(args.base_url) if args.base_url else None,
+            base_url=redact_text(args.base_url) if args.base_url else None,
             protocol=args.protocol,
             gguf=str(args.gguf.resolve()) if args.gguf else None,
             mcp=str(args.mcp.resolve()) if getattr(args, "mcp", None) else None,
