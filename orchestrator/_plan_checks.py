@@ -88,10 +88,10 @@ def goal_problems(
         only: Check only these subtask ids (a replan's additions); None: all of them.
     """
     found = []
-    told = {name: AnswerCheck([text], words=_COPY_WORDS) for name, text in tools.items()}
+    check = AnswerCheck(tools.values(), words=_COPY_WORDS)
     for sub in plan.subtasks:
         if (only is None or sub.id in only) and sub.call is None:
-            problem = _goal_problem(sub.goal, tools, told)
+            problem = _goal_problem(sub.goal, tools, check)
             if problem:
                 found.append(f"subtask {sub.id}'s goal {problem}")
     return found
@@ -143,15 +143,13 @@ def first_plan_repairs(draft: PlanDraft, tools: Collection[str]) -> tuple[PlanDr
     return (draft.model_copy(update={"subtasks": kept}) if notes else draft), notes
 
 
-def _goal_problem(
-    goal: str, tools: Mapping[str, str], told: Mapping[str, AnswerCheck]
-) -> str | None:
+def _goal_problem(goal: str, tools: Mapping[str, str], check: AnswerCheck) -> str | None:
     words = _words(goal)
     names = {name: _words(name.replace("_", " ")) for name in tools}
     named = next((n for n, w in names.items() if words == w or goal.strip() == n), None)
     if named:
         return f"is the name of the tool {named}; write what the subtask must find for the goal"
-    copied = _copied(goal, words, tools, told)
+    copied = _copied(goal, words, tools, check)
     if copied:
         return (
             f"copies the description of the tool {copied}; write what this subtask must find for "
@@ -167,14 +165,15 @@ def _goal_problem(
 
 
 def _copied(
-    goal: str, words: list[str], tools: Mapping[str, str], told: Mapping[str, AnswerCheck]
+    goal: str, words: list[str], tools: Mapping[str, str], check: AnswerCheck
 ) -> str | None:
     """The tool whose description the goal copies: six words of it in a row, or nearly all of
     the goal's words in the description's order."""
+    phrase = check.copied(goal)
     for name, description in tools.items():
-        if told[name].copied(goal):
-            return name
         said = _words(description)
+        if phrase and f" {phrase} " in f" {' '.join(said)} ":
+            return name
         close = SequenceMatcher(None, words, said, autojunk=False).ratio() >= _COPY_RATIO
         if said and close and set(words) <= set(said):
             return name
