@@ -35,7 +35,7 @@ from agents.models._decisions import (
 )
 from agents.toolkits import Corpus, Document
 from agents.tools import Evidence
-from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS
+from orchestrator import RunConfig
 from orchestrator._research import research_orchestrator
 
 __all__ = [
@@ -434,8 +434,8 @@ def _research_setup() -> tuple[dict[str, str], tuple[str, ...]]:
         "research planner prompt": orch.config.planner_instructions,
         "research agent prompt": executor.instructions,
         "research synthesis prompt": orch.config.synthesis_instructions,
-        "default planner prompt": PLANNER_INSTRUCTIONS,
-        "default synthesis prompt": SYNTHESIS_INSTRUCTIONS,
+        "default planner prompt": RunConfig().planner_instructions,
+        "default synthesis prompt": RunConfig().synthesis_instructions,
         "default agent prompt": DEFAULT_INSTRUCTIONS,
     }
     for spec in specs:

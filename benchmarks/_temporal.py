@@ -43,9 +43,10 @@ from benchmarks._paor import lookup_tool
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._research import RESEARCH_AGENT
-from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import Registry, TemporalBackend, build_worker, connect
 from orchestrator.temporal._batch import batch_on_temporal
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 __all__ = ["FULL", "QUICK", "Sizes", "measure"]
 
@@ -108,7 +109,7 @@ def _team(request: ModelRequest) -> Turn:
     """The planner, three sub-agents (one lookup each) and the synthesis, decided from the request."""
     if request.output is not None:
         return reply(json.dumps(PLAN))
-    if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+    if request.messages[0].content == SYNTHESIS:
         return reply("Synthesis: " + (request.messages[-1].content or "")[:200])
     task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
     if any(m.role == "tool" for m in request.messages):

@@ -1,12 +1,11 @@
-"""Plans as the planner writes and revises them, the planner's prompts, and `PlanError`."""
+"""Plans as the planner writes and revises them, and `PlanError`. The planner's and the final
+writer's prompts are `RunConfig`'s defaults (`RunConfig().planner_instructions`)."""
 
 from orchestrator._plan import PlanDiff, PlanDraft, PlanError, SubtaskDraft
-from orchestrator._planner import PLANNER_INSTRUCTIONS, SYNTHESIS_INSTRUCTIONS, ReplanDraft
+from orchestrator._planner import ReplanDraft
 from orchestrator._state import SubtaskStatus
 
 __all__ = [
-    "PLANNER_INSTRUCTIONS",
-    "SYNTHESIS_INSTRUCTIONS",
     "PlanDiff",
     "PlanDraft",
     "PlanError",

@@ -23,16 +23,17 @@ from agents._own_text import own_text
 from agents.models import ModelRequest
 from agents.testing import call
 from memory import Journal
-from orchestrator import Orchestrator
-from orchestrator._planner import SYNTHESIS_INSTRUCTIONS
+from orchestrator import Orchestrator, RunConfig
 from tests._team import WRITER, Team, opening, plan, script, sub
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 RUN_ID = "killed"
 
 
 class _EchoTeam(Team):
     async def _decide(self, request: ModelRequest) -> Any:
-        if request.output is None and request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+        if request.output is None and request.messages[0].content == SYNTHESIS:
             self.asked[WRITER].append(request)
             # Every result, without the prompt's layout (a copy of that is refused as paor's own).
             return "\n".join(line for line in opening(request).splitlines() if not own_text(line))

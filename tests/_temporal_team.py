@@ -22,8 +22,10 @@ from agents._own_text import own_text
 from agents.errors import MalformedResponse, ModelRetryableError
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
-from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
+from orchestrator import RunConfig
 from orchestrator.temporal import Registry
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 PARALLEL = {
     "subtasks": [
@@ -83,7 +85,7 @@ def _team(plan: Mapping[str, object]) -> FunctionModel:
     def decide(request: ModelRequest) -> Turn:
         if request.output is not None:
             return reply(json.dumps(plan))
-        if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+        if request.messages[0].content == SYNTHESIS:
             return reply("Synthesis: " + results_of(request)[:200])
         task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
         if any(m.role == "tool" for m in request.messages):
@@ -175,7 +177,7 @@ def _replanning(request: ModelRequest) -> Turn:
     if request.output is not None:
         replanning = "reported a problem" in (request.messages[-1].content or "")
         return reply(json.dumps(REPLAN if replanning else OBSOLETE))
-    if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+    if request.messages[0].content == SYNTHESIS:
         return reply("Synthesis.")
     task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
     if any(m.role == "tool" for m in request.messages) or task.startswith("Find"):
@@ -192,7 +194,7 @@ def _long(request: ModelRequest) -> Turn:
     """One sub-agent that searches five times, one search per step, then answers."""
     if request.output is not None:
         return reply(json.dumps(LONG))
-    if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+    if request.messages[0].content == SYNTHESIS:
         return reply("Synthesis: " + results_of(request)[:200])
     done = sum(m.role == "tool" for m in request.messages)
     return reply(f"Searched {done} times.") if done == 5 else call("search", query=f"q{done}")

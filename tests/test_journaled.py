@@ -22,7 +22,6 @@ from agents.testing import ScriptedModel, call
 from memory import Journal, ToolMessage
 from memory.journal import JournalError, RunLocked
 from orchestrator import Event, Limits, Orchestrator, RunConfig, RunResult
-from orchestrator._planner import SYNTHESIS_INSTRUCTIONS
 from orchestrator.events import (
     BudgetExhausted,
     BudgetWarning,
@@ -35,6 +34,8 @@ from orchestrator.events import (
     SubtaskInvalidated,
 )
 from tests._team import WRITER, Team, opening, plan, script, sub
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +52,7 @@ class EchoTeam(Team):
     results from every sub-agent."""
 
     async def _decide(self, request: ModelRequest) -> Any:
-        if request.output is None and request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+        if request.output is None and request.messages[0].content == SYNTHESIS:
             self.asked[WRITER].append(request)
             # Every result, without the prompt's layout (a copy of that is refused as paor's own).
             return "\n".join(line for line in opening(request).splitlines() if not own_text(line))

@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from agents.testing import FakeOpenAIServer, ServerAction
-from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
+from orchestrator import RunConfig
 from tests.test_cli import (
     API_KEY,
     GEN,
@@ -31,6 +31,8 @@ from tests.test_cli import (
     docs,
 )
 from tests.test_mcp import _wait_for_port
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +60,7 @@ def planner_and_agents(body: dict[str, Any]) -> ServerAction:
     if "response_format" in body:
         subtasks = [{"id": "x", "goal": GEN}, {"id": "y", "goal": STOP}]
         return ServerAction.json_content({"subtasks": subtasks}, usage=USAGE)
-    if body["messages"][0]["content"] == SYNTHESIS_INSTRUCTIONS:
+    if body["messages"][0]["content"] == SYNTHESIS:
         return ServerAction.text(RUN_ANSWER, usage=USAGE)
     task = str(body["messages"][1]["content"])
     query = "generator yield" if GEN in task else "StopIteration iteration"

@@ -13,8 +13,10 @@ from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._drafts import base_schema
 from orchestrator.events import Replanned, SubtaskStarted
-from orchestrator.plans import SYNTHESIS_INSTRUCTIONS, PlanDraft, ReplanDraft
+from orchestrator.plans import PlanDraft, ReplanDraft
 from tests._team import goal, plan, sub
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +31,7 @@ def role_of(body: dict[str, Any]) -> str:
     if "response_format" in body:
         return str(body["response_format"]["json_schema"]["name"])
     messages = body["messages"]
-    if messages[0]["content"] == SYNTHESIS_INSTRUCTIONS:
+    if messages[0]["content"] == SYNTHESIS:
         return "writer"
     task = messages[1]["content"].removeprefix("Task: ").split("\n")[0]
     return next(i for i in "abcd" if goal(i) == task)

@@ -25,8 +25,9 @@ from agents.testing import (
 )
 from memory import Journal
 from orchestrator import Event, Orchestrator, RunConfig, RunResult
-from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from tests._team import goal, plan, sub
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 pytestmark = pytest.mark.anyio
 
@@ -54,7 +55,7 @@ def decide(body: dict[str, Any]) -> ServerAction:
     if "response_format" in body:
         return ServerAction.json_content(plan(sub("a"), sub("b")), usage=USAGE)
     messages = body["messages"]
-    if messages[0]["content"] == SYNTHESIS_INSTRUCTIONS:
+    if messages[0]["content"] == SYNTHESIS:
         return ServerAction.text(FINAL, usage=USAGE)
     task = messages[1]["content"].removeprefix("Task: ").split("\n")[0]
     if task == goal("b"):

@@ -20,12 +20,13 @@ from agents.testing import FunctionModel, Turn, call, observation, reply
 from agents.toolkits import Corpus, research_tools
 from orchestrator import RunConfig
 from orchestrator.cli import main
-from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import Registry, RunInput, build_replayer, build_worker, connect
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
 from orchestrator.temporal._client import start
 from tests.test_research import team
 from tests.test_temporal import TOPIC, anyio_backend, corpus_folder, server
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 __all__ = ["anyio_backend", "server"]  # the module's Temporal dev server, started once
@@ -58,7 +59,7 @@ def _registry(ledger: Path, plan: dict[str, Any] = PLAN) -> Registry:
     def decide(request: ModelRequest) -> Turn:
         if request.output is not None:
             return reply(json.dumps(plan))
-        if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+        if request.messages[0].content == SYNTHESIS:
             return reply("Paid and looked.")
         task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
         told = [observation(str(m.content)) for m in request.messages if m.role == "tool"]

@@ -21,7 +21,6 @@ from agents import tool
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, observation, reply
 from orchestrator import Orchestrator, RunConfig
-from orchestrator.plans import SYNTHESIS_INSTRUCTIONS
 from orchestrator.temporal import (
     BlobError,
     FileBlobStore,
@@ -38,6 +37,8 @@ from orchestrator.temporal._codec import (
 )
 from tests._temporal_team import results_of
 from tests.test_temporal import anyio_backend, server  # noqa: F401
+
+SYNTHESIS = RunConfig().synthesis_instructions
 
 BIG = 3_000_000
 _M = TypeVar("_M", bound=Message)
@@ -165,7 +166,7 @@ def _team(tool_name: str = "read_big") -> FunctionModel:
     def decide(request: ModelRequest) -> Turn:
         if request.output is not None:
             return reply(json.dumps(PLAN))
-        if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+        if request.messages[0].content == SYNTHESIS:
             return reply("Synthesis: " + results_of(request)[:200])
         observed = [observation(m.content or "") for m in request.messages if m.role == "tool"]
         if observed:
@@ -324,7 +325,7 @@ def _twice() -> FunctionModel:
     def decide(request: ModelRequest) -> Turn:
         if request.output is not None:
             return reply(json.dumps(PLAN))
-        if request.messages[0].content == SYNTHESIS_INSTRUCTIONS:
+        if request.messages[0].content == SYNTHESIS:
             return reply("Synthesis.")
         read = sum(m.role == "tool" for m in request.messages)
         return reply("Read both.") if read == 2 else call("read_one_mb", name=f"f{read}")
