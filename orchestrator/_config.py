@@ -44,9 +44,10 @@ class RunConfig(BaseModel):
         scope: The user or session whose long-term facts apply (with a fact store).
         first_look: A tool call every sub-agent makes before its first decision, with its
             subtask's question (`FirstLook(tool="search_docs", argument="query")`): small
-            models decide better from evidence than from a blank page. None (the default):
-            the first look a tool offers (`@tool(first_look=...)`: the corpus's `search_docs`
-            does), if any; False: none.
+            models decide better from evidence than from a blank page. "tools" (the
+            default): the first look a tool offers (`@tool(first_look=...)`: the corpus's
+            `search_docs` does), if any; None: none (what a run journaled before "tools"
+            existed recorded, and so replays).
         cite: Sub-agents' answers, and the run's, cite the sources they gathered and must say
             what those sources say, else they are partial (see `agents.Executor`). None (the
             default): when a tool declares its sources (`evidence=`: the corpus tools, your own
@@ -96,7 +97,7 @@ class RunConfig(BaseModel):
     synthesis_instructions: str = SYNTHESIS_INSTRUCTIONS
     on_plan_failure: Literal["fail", "single"] = "fail"
     scope: str = Field(default="default", min_length=1)
-    first_look: FirstLook | Literal[False] | None = None
+    first_look: FirstLook | Literal["tools"] | None = "tools"
     cite: bool | None = None
     ask_goal: bool = False
     direct_questions: bool = True

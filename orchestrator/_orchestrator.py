@@ -105,7 +105,7 @@ class Orchestrator(Configured):
         It offers `report_issue` only when the run may replan: no one else acts on an issue;
         its first look and its citations follow the tools unless `config` says otherwise."""
         config = config or self.config
-        look = self.toolbox.first_look if config.first_look is None else config.first_look or None
+        look = self.toolbox.first_look if config.first_look == "tools" else config.first_look
         return Executor(
             self.model,
             self.toolbox,

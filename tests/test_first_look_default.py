@@ -50,10 +50,10 @@ async def test_a_tool_that_offers_a_first_look_is_searched_before_the_first_deci
 
 
 async def test_a_run_can_turn_the_first_look_off() -> None:
-    """`RunConfig(first_look=False)`: the sub-agent decides from its task alone."""
+    """`RunConfig(first_look=None)`: the sub-agent decides from its task alone."""
     team = _team(searches=True)
     orchestrator = Orchestrator(
-        team.model, research_tools(CORPUS), config=RunConfig(first_look=False)
+        team.model, research_tools(CORPUS), config=RunConfig(first_look=None)
     )
     await orchestrator.run(GOAL)
     assert [m.role for m in _first_request(team).messages] == ["system", "user"]
@@ -112,6 +112,16 @@ def test_a_first_look_must_name_a_string_parameter(argument: str) -> None:
 
 
 def test_a_configuration_without_a_first_look_survives_its_json() -> None:
-    """False (none) and None (the tools') are kept apart through the journal's JSON."""
-    for config in (RunConfig(first_look=False), RunConfig()):
+    """None (none) and "tools" (the tools') are kept apart through the journal's JSON."""
+    for config in (RunConfig(first_look=None), RunConfig()):
         assert RunConfig.model_validate_json(config.model_dump_json()) == config
+
+
+async def test_a_run_journaled_before_the_tools_offered_a_first_look_replays_without_one() -> None:
+    """A configuration recorded with no first look (`null`, as every run before the tools
+    could offer one) stays without one: its journal replays as it was recorded."""
+    recorded = RunConfig().model_dump(mode="json") | {"first_look": None}
+    team = _team(searches=True)
+    config = RunConfig.model_validate(recorded)
+    await Orchestrator(team.model, research_tools(CORPUS), config=config).run(GOAL)
+    assert [m.role for m in _first_request(team).messages] == ["system", "user"]
