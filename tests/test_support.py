@@ -13,6 +13,7 @@ from agents import Executor, tool
 from agents.executor import AnswerCheck, asked, task_brief
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call
+from agents.tools import Evidence
 from orchestrator import Orchestrator, RunConfig
 
 pytestmark = pytest.mark.anyio
@@ -152,6 +153,20 @@ def test_an_answer_no_passage_states_is_named(task: str, answer: str, reason: st
     found = AnswerCheck().unsupported(answer, task, POLICIES)
     assert found is not None
     assert reason in found
+
+
+def test_gathered_evidence_is_a_passage_under_its_source() -> None:
+    """Evidence handed to the check as it was gathered counts as its excerpt under its source:
+    the document id names what the passage is about ("annual-leave"), as a title would."""
+    excerpt = "Every member of staff receives 25 working days of paid leave a year."
+    task = "How many days of annual leave does each member of staff receive?"
+    answer = "Each member of staff receives 25 working days of paid leave a year [annual-leave]."
+    check = AnswerCheck()
+    gathered = Evidence(source="annual-leave", excerpt=excerpt, tool="search_docs")
+    assert check.unsupported(answer, task, [gathered]) is None
+    assert check.unsupported(answer, task, [f"# annual-leave\n{excerpt}"]) is None
+    elsewhere = Evidence(source="expenses", excerpt="Receipts are needed above EUR 25.")
+    assert check.unsupported(answer, task, [elsewhere]) is not None
 
 
 def test_a_search_hits_document_and_title_count_as_its_heading() -> None:
