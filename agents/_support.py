@@ -53,6 +53,7 @@ __all__ = ["sourced", "unsupported"]
 _WINDOW_SENTENCES = 2
 _HEADING_CHARS = 120  # a longer line is text
 _COVERAGE = 0.5  # of the task's term weight, in one passage
+_BEFORE, _AFTER = 1, 4  # words around a number a bare answer is shown ("EUR 240 per night in")
 _HALF = 0.5  # of a number-free answer sentence's own words: more than this, in that passage
 _ABOUT = 2 / 3  # of the weight of the task's terms an answer sentence repeats, in that passage
 
@@ -151,10 +152,7 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
     if not tokens or not (own or numbers):
         return "your answer states nothing the question does not; say what the sources say"
     if len(numbers) == len(tokens):
-        return (
-            "a bare number is not an answer; say in a sentence what it counts, with its unit, "
-            "as the source words it"
-        )
+        return _bare(numbers[0], asked, _windows(passages))
     if _COUNTING.search(task) and not _counts(said):
         return (
             "the task asks for a number and your answer gives none; give the number the source "
@@ -311,6 +309,25 @@ def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
     if not own:
         return False
     return len(own & window.stems) > _HALF * len(own)
+
+
+def _bare(number: str, asked: Sequence[str], windows: Sequence[_Window]) -> str:
+    """What a bare number is told: where the passage most about the task gives it, so that a
+    small model that picked the right number can say what it counts ("25 working days")."""
+    value, weights = _value(number), _weights(asked, windows)
+    giving = [w for w in windows if value in w.stems]
+    if not giving:
+        return (
+            "a bare number is not an answer; say in a sentence what it counts, with its unit, "
+            "as the source words it"
+        )
+    best = max(giving, key=lambda w: _covered(w, weights))
+    at = next(i for i, t in enumerate(best.tokens) if _is_number(t) and _value(t) == value)
+    words = " ".join(best.tokens[max(0, at - _BEFORE) : at + _AFTER + 1])
+    return (
+        f'a bare number is not an answer; a source has "{words}": say in a sentence what '
+        f"{number} counts, with its unit, as the source words it"
+    )
 
 
 def _counts(said: Sequence[str]) -> list[str]:

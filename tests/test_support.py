@@ -155,6 +155,16 @@ def test_an_answer_no_passage_states_is_named(task: str, answer: str, reason: st
     assert reason in found
 
 
+def test_a_bare_number_is_shown_where_the_passage_about_the_task_gives_it() -> None:
+    """A bare "240" is sent back with the words around it in the passage most about the task,
+    so that a small model that picked the right number can say what it counts."""
+    found = AnswerCheck().unsupported("240", LONDON, POLICIES) or ""
+    assert '"eur 240 per night in london' in found
+    assert "what 240 counts" in found
+    nowhere = AnswerCheck().unsupported("7777", LONDON, POLICIES) or ""
+    assert nowhere.startswith("a bare number is not an answer; say in a sentence")
+
+
 def test_gathered_evidence_is_a_passage_under_its_source() -> None:
     """Evidence handed to the check as it was gathered counts as its excerpt under its source:
     the document id names what the passage is about ("annual-leave"), as a title would."""
