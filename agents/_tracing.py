@@ -29,7 +29,8 @@ _SECRET_VALUES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{
 # `name=value`, `name: value`, `"name": "value"` where the name's last part says secret
 # (`password`, `db_password`, `X-Api-Key`, `access_token`; not `max_tokens`, nor a bare `key`).
 # A quoted value runs to its quote (at most 512 characters), a bare one to the next space, quote
-# or separator, a sentence's closing punctuation left out. The name's prefix backtracks only over its own `_` and `-`: linear.
+# or separator, a sentence's closing punctuation left out. The name's prefix backtracks only over
+# its own `_` and `-`, a bare value only over its closing punctuation: linear.
 _ASSIGNMENT = re.compile(
     r"(?<![\w-])((?:[\w-]*[_-])?(?:api[_-]?key|apikey|secret|password|passwd|pwd|token|auth"
     r"|authorization|credentials?))(?![\w-])"

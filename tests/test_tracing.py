@@ -182,6 +182,10 @@ def test_redact_text_leaves_ordinary_text_alone(text: str) -> None:
         "http://" * 100_000,
         "a://x:" * 100_000,
         "token" + " " * 400_000 + "x",
+        "token=" + "." * 400_000,
+        "token=." * 100_000,
+        "http://h/?" + ")" * 400_000,
+        "a://" * 100_000 + "." * 100_000,
     ],
 )
 def test_redact_text_stays_linear_on_hostile_input(text: str) -> None:
