@@ -20,9 +20,10 @@ the research synthesis):
    is not "12 weeks"). Numbers the tools never showed are `unseen_numbers`'s business.
 3. A name the task asks about ("New York", "Zurich") must be mentioned by some passage.
 4. Passages the tools showed (two sentences under their document's title and section, or the
-   document's id) must hold sentences of the answer (each one: all its numbers, with half of its own
-   words when it names nothing the task asks about, or, without numbers, more than half of its own
-   words), together most of what the task asks about (at least half of the task's terms, its content
+   document's id) must hold sentences of the answer (each one: all its numbers, each counting
+   what the passage counts with it, "5 study days" not held by "5 unused days", with half of its
+   own words when it names nothing the task asks about, or, without numbers, more than half of its
+   own words), together most of what the task asks about (at least half of the task's terms, its content
    words and not "find", "search" or "documents", each weighted by how rare it is among the
    passages: a task in several parts may be answered from several passages, each sentence from the
    one of them that covers most), each most of what its sentence says it is about (two thirds of the
@@ -55,6 +56,7 @@ _HEADING_CHARS = 120  # a longer line is text
 _COVERAGE = 0.5  # of the task's term weight, in one passage
 _BEFORE, _AFTER = 1, 4  # words around a number a bare answer is shown ("EUR 240 per night in")
 _HALF = 0.5  # of a number-free answer sentence's own words: more than this, in that passage
+_WORD_LETTERS, _NEAR = 3, 6  # a word after a number that says what it counts, and how near
 _ABOUT = 2 / 3  # of the weight of the task's terms an answer sentence repeats, in that passage
 
 _CITATION = re.compile(r"\[[^\[\]\n]{1,200}\]|\{[^{}\n]{1,200}\}")
@@ -294,21 +296,51 @@ def _heading(line: str, following: str) -> str:
 
 
 def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
-    """Whether the window states the answer sentence: every number in it (and, for a sentence
-    that names nothing the task asks about, half its own words too: "1 (number of documents
-    returned)" is not held by a "1-off allowance"), or, without numbers, more than half of the
-    sentence's own words (those the task did not say)."""
+    """Whether the window states the answer sentence: every number in it, each counting what the
+    window counts with it (`_counted_alike`), and, for a sentence that names nothing the task asks
+    about, half its own words too ("1 (number of documents returned)" is not held by a "1-off
+    allowance"); or, without numbers, more than half of the sentence's own words (those the task
+    did not say)."""
     numbers = [q.value for q in _quantities(sentence)]
     stems = set(_stems(sentence))
     own = stems - set(asked)
     if numbers:
         present = {_value(t) for t in window.tokens if _is_number(t)}
-        if not all(n in present for n in numbers):
+        if not all(n in present for n in numbers) or not _counted_alike(window, sentence):
             return False
         return bool(stems & set(asked)) or len(own & window.stems) >= _HALF * len(own)
     if not own:
         return False
     return len(own & window.stems) > _HALF * len(own)
+
+
+def _counted_alike(window: _Window, sentence: str) -> bool:
+    """Whether each number of the sentence counts in the window what it counts in the sentence:
+    the word right after it ("5 study days") is near that number there too. "Up to 5 study
+    days per year" is not held by "up to 5 unused days can be carried over", whatever the two
+    share besides."""
+    tokens = _tokens(sentence)
+    near = [(_value(t), _after(tokens, i)) for i, t in enumerate(tokens) if _is_number(t)]
+    return all(any(said <= _around(window, i) for i in _at(window, value)) for value, said in near)
+
+
+def _after(tokens: Sequence[str], at: int) -> set[str]:
+    """The word right after a number, when it says what the number counts: a word, not a
+    stopword, another number or a fragment ("31st", "EUR 170 pe")."""
+    following = tokens[at + 1] if at + 1 < len(tokens) else ""
+    if len(following) < _WORD_LETTERS or following in _STOPWORDS or _is_number(following):
+        return set()
+    return {_stem(following)}
+
+
+def _at(window: _Window, value: str) -> list[int]:
+    """Where the window gives the number `value`."""
+    return [i for i, t in enumerate(window.tokens) if _is_number(t) and _value(t) == value]
+
+
+def _around(window: _Window, at: int) -> set[str]:
+    """The stems of the words near the number at position `at` of the window."""
+    return {_stem(t) for t in window.tokens[max(0, at - _NEAR) : at + _NEAR + 1]}
 
 
 def _bare(number: str, asked: Sequence[str], windows: Sequence[_Window]) -> str:

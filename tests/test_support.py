@@ -155,6 +155,24 @@ def test_an_answer_no_passage_states_is_named(task: str, answer: str, reason: st
     assert reason in found
 
 
+def test_a_number_counts_what_its_passage_counts() -> None:
+    """ "Up to 5 study days" is not held by "up to 5 unused days can be carried over": the word
+    after a number says what it counts (Qwen 0.5B's answer was done, and the scorer's "up to 5"
+    took it for right)."""
+    task = "How many unused annual leave days can be carried over into the next year?"
+    wrong = (
+        "The annual leave policy does not carry over into the next year. The study time "
+        "employees may take up to 5 study days per year for courses and exams, in addition to "
+        "annual leave. [annual-leave, training]"
+    )
+    right = "Up to 5 unused days can be carried over into the next calendar year [annual-leave]."
+    assert AnswerCheck().unsupported(wrong, task, POLICIES) is not None
+    assert AnswerCheck().unsupported(right, task, POLICIES) is None
+    ordinal = "By March 31st, carried-over leave days must be taken [annual-leave]."
+    deadline = "By when must carried-over leave days be taken?"
+    assert AnswerCheck().unsupported(ordinal, deadline, POLICIES) is None
+
+
 def test_a_bare_number_is_shown_where_the_passage_about_the_task_gives_it() -> None:
     """A bare "240" is sent back with the words around it in the passage most about the task,
     so that a small model that picked the right number can say what it counts."""
