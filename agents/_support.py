@@ -48,6 +48,19 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from agents._words import (
+    QUALIFIERS,
+    STOPWORDS,
+    UNITS,
+    is_number,
+    number_value,
+    quantities,
+    quantities_in,
+    stem,
+    text_stems,
+    text_tokens,
+)
+
 __all__ = ["sourced", "unsupported"]
 
 # Two sentences: an answer often joins a fact to the condition in the next sentence.
@@ -68,12 +81,6 @@ _UNDERLINE = re.compile(r"([-=*~^])\1{2,}")
 _ITEM = re.compile(r"\s*(?:[-*+]|\d{1,3}[.)]|\|)\s")
 _HIT = re.compile(r"(?=\{\"doc\": )")
 _TITLE = re.compile(r'"doc": "((?:[^"\\]|\\.){1,200})", "title": "((?:[^"\\]|\\.){0,200})"')
-_TOKEN = re.compile(
-    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an address is one token
-    r"|\d+(?:[.,:]\d+)*"  # a number: 25, 1,500, 0.30, 10:00
-    r"|[€$£%]"
-    r"|[A-Za-z]+"
-)
 _CALL_SOURCE = re.compile(r"[\s(){}]")
 _COUNTING = re.compile(
     r"\bhow (?:many|much|long|often|old|far|soon|quickly|fast|large|big|high)\b|\bwhat (?:percentage|share|amount)\b",
@@ -87,48 +94,6 @@ _NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")
 _PHONE = re.compile(r"(?<![\w+])(\+)?\(?\d{1,5}\)?(?:[ .-]\(?\d{1,5}\)?){2,}(?![\w])")
 _PHONE_DIGITS = 9
 _PHONE_DIGITS_PLUS = 7
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-
-_STOPWORD_LIST = """
-    a about above after again against all also an and any are as at be because been before being
-    below between both but by can could did do does doing during each few for from further get
-    gets got had has have having he her here hers him his how i if in into is it its itself just
-    me more most must my no nor not now of off on once only or other our out over own per same
-    shall she should so some such than that the their them then there these they this those
-    through to too under until up upon very was we were what when where which while who whom why
-    will with would you your
-    many much long soon often far quickly
-    work works mean means happen happens explain describe tell know need way ways thing things
-    find search look identify determine locate retrieve obtain provide give extract summarize
-    summarise answer information info details relevant specific document documents doc docs
-"""
-_STOPWORDS = frozenset(_STOPWORD_LIST.split())
-_NUMBER_WORD_LIST = """
-    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
-    sixteen seventeen eighteen nineteen twenty
-"""
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(_NUMBER_WORD_LIST.split())}
-_TENS_WORDS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_TENS = re.compile(
-    rf"\b({'|'.join(_TENS_WORDS)})(?:[- ](one|two|three|four|five|six|seven|eight|nine))?\b",
-    re.IGNORECASE,
-)
-_CURRENCY = {"€": "eur", "euro": "eur", "$": "usd", "dollar": "usd", "£": "gbp", "pound": "gbp"}
-# What a number can count or be: a number given with one of these must be shown with it.
-_UNIT_LIST = """
-    second minute hour day week month year night calendar work business time percent % eur usd
-    gbp chf sek nok dkk cent kilometre kilometer km mile kg gram litre liter metre meter
-    january february march april may june july august september october november december
-    am pm gb mb tb page guest person employee
-"""
-_UNITS = frozenset(_UNIT_LIST.split())
-_QUALIFIERS = frozenset({"work", "business", "calendar"})  # of a unit: "20 working days"
-
-
-@dataclass(frozen=True)
-class _Quantity:
-    value: str
-    units: frozenset[str]
 
 
 def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
@@ -145,12 +110,12 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
     """
     claim = _MARKUP.sub(" ", _CITATION.sub(" ", answer)).strip()
     # "What amount", like "how much", asks for a number (checked below), not about an amount.
-    asked = _stems(_COUNTING.sub(" ", task))
+    asked = text_stems(_COUNTING.sub(" ", task))
     # A question in the answer (often the task, copied) states nothing.
-    said = [s for s in _CLAUSE.split(claim) if _tokens(s) and not s.rstrip().endswith("?")]
-    tokens = [t for s in said for t in _tokens(s)]
-    numbers = [t for t in tokens if _is_number(t)]
-    own = {stem for s in said for stem in _stems(s)} - set(asked)
+    said = [s for s in _CLAUSE.split(claim) if text_tokens(s) and not s.rstrip().endswith("?")]
+    tokens = [t for s in said for t in text_tokens(s)]
+    numbers = [t for t in tokens if is_number(t)]
+    own = {stem for s in said for stem in text_stems(s)} - set(asked)
     if not tokens or not (own or numbers):
         return "your answer states nothing the question does not; say what the sources say"
     if len(numbers) == len(tokens):
@@ -161,7 +126,7 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
             "gives"
         )
     counted = _counted(task)
-    if counted and not any(counted in q.units for s in said for q in _quantities(s)):
+    if counted and not any(counted in q.units for s in said for q in quantities(s)):
         return (
             f"the task asks how many {counted}s and your answer gives no number of {counted}s; "
             f"give the number with its unit, as the source gives it"
@@ -169,7 +134,7 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
     windows = _windows(passages)
     units = _units_shown(windows)
     for sentence in said:
-        for quantity in _quantities(sentence):
+        for quantity in quantities(sentence):
             shown = units.get(quantity.value)
             if shown is not None and quantity.units and not any(quantity.units <= u for u in shown):
                 return (
@@ -193,7 +158,7 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
     counting, answered = bool(_COUNTING.search(task)), False
     for sentence in said:
         # What this sentence says it is about (the task's terms it repeats) must be there too.
-        stems = set(_stems(sentence))
+        stems = set(text_stems(sentence))
         about = {term: w for term, w in weights.items() if term in stems}
         holding = [
             window
@@ -250,7 +215,7 @@ def _windows(passages: Iterable[str]) -> list[_Window]:
             following = sentences[i : i + _WINDOW_SENTENCES]
             run = [s for h, u, s in following if (h, u) == (head, sub)]
             text = " ".join([head, sub, *run])
-            windows.append(_Window(frozenset(_stems(text)), tuple(_tokens(text))))
+            windows.append(_Window(frozenset(text_stems(text)), tuple(text_tokens(text))))
     return windows
 
 
@@ -301,11 +266,11 @@ def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
     about, half its own words too ("1 (number of documents returned)" is not held by a "1-off
     allowance"); or, without numbers, more than half of the sentence's own words (those the task
     did not say)."""
-    numbers = [q.value for q in _quantities(sentence)]
-    stems = set(_stems(sentence))
+    numbers = [q.value for q in quantities(sentence)]
+    stems = set(text_stems(sentence))
     own = stems - set(asked)
     if numbers:
-        present = {_value(t) for t in window.tokens if _is_number(t)}
+        present = {number_value(t) for t in window.tokens if is_number(t)}
         if not all(n in present for n in numbers) or not _counted_alike(window, sentence):
             return False
         return bool(stems & set(asked)) or len(own & window.stems) >= _HALF * len(own)
@@ -319,8 +284,8 @@ def _counted_alike(window: _Window, sentence: str) -> bool:
     the word right after it ("5 study days") is near that number there too. "Up to 5 study
     days per year" is not held by "up to 5 unused days can be carried over", whatever the two
     share besides."""
-    tokens = _tokens(sentence)
-    near = [(_value(t), _after(tokens, i)) for i, t in enumerate(tokens) if _is_number(t)]
+    tokens = text_tokens(sentence)
+    near = [(number_value(t), _after(tokens, i)) for i, t in enumerate(tokens) if is_number(t)]
     return all(any(said <= _around(window, i) for i in _at(window, value)) for value, said in near)
 
 
@@ -328,25 +293,25 @@ def _after(tokens: Sequence[str], at: int) -> set[str]:
     """The word right after a number, when it says what the number counts: a word, not a
     stopword, another number or a fragment ("31st", "EUR 170 pe")."""
     following = tokens[at + 1] if at + 1 < len(tokens) else ""
-    if len(following) < _WORD_LETTERS or following in _STOPWORDS or _is_number(following):
+    if len(following) < _WORD_LETTERS or following in STOPWORDS or is_number(following):
         return set()
-    return {_stem(following)}
+    return {stem(following)}
 
 
 def _at(window: _Window, value: str) -> list[int]:
     """Where the window gives the number `value`."""
-    return [i for i, t in enumerate(window.tokens) if _is_number(t) and _value(t) == value]
+    return [i for i, t in enumerate(window.tokens) if is_number(t) and number_value(t) == value]
 
 
 def _around(window: _Window, at: int) -> set[str]:
     """The stems of the words near the number at position `at` of the window."""
-    return {_stem(t) for t in window.tokens[max(0, at - _NEAR) : at + _NEAR + 1]}
+    return {stem(t) for t in window.tokens[max(0, at - _NEAR) : at + _NEAR + 1]}
 
 
 def _bare(number: str, asked: Sequence[str], windows: Sequence[_Window]) -> str:
     """What a bare number is told: where the passage most about the task gives it, so that a
     small model that picked the right number can say what it counts ("25 working days")."""
-    value, weights = _value(number), _weights(asked, windows)
+    value, weights = number_value(number), _weights(asked, windows)
     giving = [w for w in windows if value in w.stems]
     if not giving:
         return (
@@ -354,7 +319,7 @@ def _bare(number: str, asked: Sequence[str], windows: Sequence[_Window]) -> str:
             "as the source words it"
         )
     best = max(giving, key=lambda w: _covered(w, weights))
-    at = next(i for i, t in enumerate(best.tokens) if _is_number(t) and _value(t) == value)
+    at = next(i for i, t in enumerate(best.tokens) if is_number(t) and number_value(t) == value)
     words = " ".join(best.tokens[max(0, at - _BEFORE) : at + _AFTER + 1])
     return (
         f'a bare number is not an answer; a source has "{words}": say in a sentence what '
@@ -372,15 +337,15 @@ def _counts(said: Sequence[str]) -> list[str]:
             digits = sum(c.isdigit() for c in phone[0])
             if digits >= (_PHONE_DIGITS_PLUS if phone[1] else _PHONE_DIGITS):
                 sentence = sentence.replace(phone[0], " ")
-        numbers += [t for t in _tokens(sentence) if _is_number(t)]
+        numbers += [t for t in text_tokens(sentence) if is_number(t)]
     return numbers
 
 
 def _counted(task: str) -> str:
     """The unit a task counts in ("How many weeks ..." counts weeks), or ""."""
     asked = _HOW_MANY.search(task)
-    words = [_stem(w.lower()) for w in asked.group(1).split()] if asked else []
-    return next((w for w in words if w in _UNITS - _QUALIFIERS), "")
+    words = [stem(w.lower()) for w in asked.group(1).split()] if asked else []
+    return next((w for w in words if w in UNITS - QUALIFIERS), "")
 
 
 def _unnamed(task: str, windows: Sequence[_Window]) -> str:
@@ -392,7 +357,7 @@ def _unnamed(task: str, windows: Sequence[_Window]) -> str:
         name = match[0]
         if match.start() == 0 or not any(c.isupper() for c in name):
             continue
-        if any(stem not in shown for stem in _stems(name)):
+        if any(stem not in shown for stem in text_stems(name)):
             return name
     return ""
 
@@ -415,73 +380,6 @@ def _units_shown(windows: Sequence[_Window]) -> dict[str, list[frozenset[str]]]:
     """For each number the passages show, the units written beside it each time."""
     shown: dict[str, list[frozenset[str]]] = {}
     for window in windows:
-        for quantity in _quantities_in(list(window.tokens)):
+        for quantity in quantities_in(list(window.tokens)):
             shown.setdefault(quantity.value, []).append(quantity.units)
     return shown
-
-
-def _quantities(text: str) -> list[_Quantity]:
-    return _quantities_in(_tokens(text))
-
-
-def _quantities_in(tokens: list[str]) -> list[_Quantity]:
-    """Each number among `tokens` with the units beside it: the word before it, and the two
-    after ("EUR 240", "7 calendar days", "20 working days")."""
-    found = []
-    for i, token in enumerate(tokens):
-        if not _is_number(token):
-            continue
-        near = tokens[max(0, i - 1) : i] + tokens[i + 1 : i + 3]
-        units = frozenset(_stem(t) for t in near if _stem(t) in _UNITS)
-        found.append(_Quantity(_value(token), units))
-    return found
-
-
-def _tokens(text: str) -> list[str]:
-    tokens = []
-    for raw in _TOKEN.findall(_TENS.sub(_tens, text)):
-        low = raw.lower()
-        tokens.append(_NUMBER_WORDS.get(low, low))
-    return tokens
-
-
-def _tens(match: re.Match[str]) -> str:
-    """ "twenty-five" as 25, "thirty" as 30."""
-    ones = _NUMBER_WORDS[match[2].lower()] if match[2] else "0"
-    return str(10 * (_TENS_WORDS.index(match[1].lower()) + 2) + int(ones))
-
-
-def _stems(text: str) -> list[str]:
-    return [_stem(t) for t in _tokens(text) if t not in _STOPWORDS]
-
-
-def _stem(token: str) -> str:
-    """A crude suffix fold, the same on both sides: days/day, working/work, remotely/remote."""
-    if _is_number(token) or "@" in token:
-        return _value(token) if _is_number(token) else token
-    if token in _CURRENCY:
-        return _CURRENCY[token]
-    word = token
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("ly", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            word = word[: -len(suffix)] + keep
-            break
-    # A final e and a doubled letter go on both sides: filed, file; stopped, stop; calls, called.
-    word = word[:-1] if len(word) > 3 and word.endswith("e") else word
-    word = word[:-1] if len(word) > 3 and word[-1] == word[-2] != "s" else word
-    return _CURRENCY.get(word, word)
-
-
-def _is_number(token: str) -> bool:
-    return bool(_NUMBER.fullmatch(token))
-
-
-def _value(number: str) -> str:
-    """One spelling per value: "1,500" and "1500"; "0.30" and "0.3"; "10:00" and "10"."""
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", number):
-        number = number.replace(",", "")
-    if re.fullmatch(r"\d+:00", number):
-        number = number[:-3]
-    if re.fullmatch(r"\d+\.\d+", number):
-        number = number.rstrip("0").rstrip(".")
-    return number.lstrip("0") or "0"
