@@ -115,7 +115,7 @@ def unsupported(answer: str, task: str, passages: Iterable[str]) -> str | None:
     said = [s for s in _CLAUSE.split(claim) if text_tokens(s) and not s.rstrip().endswith("?")]
     tokens = [t for s in said for t in text_tokens(s)]
     numbers = [t for t in tokens if is_number(t)]
-    own = {stem for s in said for stem in text_stems(s)} - set(asked)
+    own = {word for s in said for word in text_stems(s)} - set(asked)
     if not tokens or not (own or numbers):
         return "your answer states nothing the question does not; say what the sources say"
     if len(numbers) == len(tokens):
@@ -357,7 +357,7 @@ def _unnamed(task: str, windows: Sequence[_Window]) -> str:
         name = match[0]
         if match.start() == 0 or not any(c.isupper() for c in name):
             continue
-        if any(stem not in shown for stem in text_stems(name)):
+        if any(word not in shown for word in text_stems(name)):
             return name
     return ""
 
