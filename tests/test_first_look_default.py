@@ -16,13 +16,11 @@ from memory import UserMessage
 from orchestrator import Orchestrator, RunConfig
 from tests._team import Team, lookup, plan, script, sub
 
-GOAL = "How many days of annual leave do staff get?"
-PAGE = "Annual leave: every member of staff receives 25 working days of paid leave a year."
 pytestmark = pytest.mark.anyio
 
+GOAL = "How many days of annual leave do staff get?"
+PAGE = "Annual leave: every member of staff receives 25 working days of paid leave a year."
 CORPUS = Corpus([Document(id="hr/leave", title="Leave policy", text=PAGE)])
-
-
 ANSWER = "Staff get 25 working days of paid leave a year [hr/leave]."
 
 
@@ -33,6 +31,7 @@ def _team(*, searches: bool = False) -> Team:
 
 
 def _first_request(team: Team) -> ModelRequest:
+    """The sub-agent's first request: what it decides its first step from."""
     return team.of("a")[0]
 
 
