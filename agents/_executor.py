@@ -17,7 +17,7 @@ import anyio.lowlevel
 import structlog
 
 from agents._agent_loop import AgentLoop
-from agents._answers import Parrot, described
+from agents._answer_check import AnswerCheck
 from agents._approval import Approver, Decide
 from agents._configured import Configured
 from agents._effects import AgentCall, Effects, LiveEffects
@@ -157,8 +157,9 @@ class Executor(Configured):
         # What the model is told, so that an answer copying it is refused (see `_answers`).
         specs = (*self.toolbox.menu(0.0), *self.control.menu(0.0))
         rules = AnswerRules(
-            parrot=Parrot([instructions, *described(specs)]),
-            names=frozenset((*self.toolbox.names, *self.control.names)),
+            check=AnswerCheck(
+                [instructions], tools=specs, names=(*self.toolbox.names, *self.control.names)
+            ),
             tools=frozenset(self.toolbox.names),
             cite=cite,
             acceptance=acceptance,

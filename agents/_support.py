@@ -270,8 +270,7 @@ def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
     stems = set(text_stems(sentence))
     own = stems - set(asked)
     if numbers:
-        present = {number_value(t) for t in window.tokens if is_number(t)}
-        if not all(n in present for n in numbers) or not _counted_alike(window, sentence):
+        if not _counted_alike(window, sentence):
             return False
         return bool(stems & set(asked)) or len(own & window.stems) >= _HALF * len(own)
     if not own:
@@ -280,8 +279,8 @@ def _holds(window: _Window, sentence: str, asked: Sequence[str]) -> bool:
 
 
 def _counted_alike(window: _Window, sentence: str) -> bool:
-    """Whether each number of the sentence counts in the window what it counts in the sentence:
-    the word right after it ("5 study days") is near that number there too. "Up to 5 study
+    """Whether each number of the sentence is in the window, counting what it counts in the
+    sentence: the word right after it ("5 study days") is near that number there too. "Up to 5 study
     days per year" is not held by "up to 5 unused days can be carried over", whatever the two
     share besides."""
     tokens = text_tokens(sentence)
@@ -319,7 +318,7 @@ def _bare(number: str, asked: Sequence[str], windows: Sequence[_Window]) -> str:
             "as the source words it"
         )
     best = max(giving, key=lambda w: _covered(w, weights))
-    at = next(i for i, t in enumerate(best.tokens) if is_number(t) and number_value(t) == value)
+    at = _at(best, value)[0]
     words = " ".join(best.tokens[max(0, at - _BEFORE) : at + _AFTER + 1])
     return (
         f'a bare number is not an answer; a source has "{words}": say in a sentence what '

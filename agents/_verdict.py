@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from agents._answers import Parrot, unseen_numbers, unusable_answer
+from agents._answer_check import AnswerCheck
+from agents._answers import unseen_numbers
 from agents._brief import asked
 from agents._report import AcceptanceCheck
 from agents._steps import AgentState
-from agents._support import sourced, unsupported
 from memory import Message
 
 __all__ = ["LOOK_INTRO", "AnswerRules"]
@@ -33,23 +33,21 @@ class AnswerRules:
     """The rules of one executor.
 
     Attributes:
-        parrot: What the model is told (instructions, tool descriptions): an answer copying it
-            is no answer.
-        names: Every tool name on the menu, paor's own included: a raw call to one is no answer.
+        check: paor's own text, copies of what the model is told (instructions, tool
+            descriptions) and raw calls to any tool on the menu are no answer (`AnswerCheck`).
         tools: The names of the executor's own tools (the evidence rule asks for one of them).
         cite: The run asks for citations: the support rule applies.
         acceptance: The caller's check, after paor's rules.
     """
 
-    parrot: Parrot
-    names: frozenset[str]
+    check: AnswerCheck
     tools: frozenset[str]
     cite: bool
     acceptance: AcceptanceCheck | None
 
     def unusable(self, s: AgentState, answer: str) -> str | None:
         """Why `answer` is no answer at all, if it is not one."""
-        return unusable_answer(answer, parrot=self.parrot, tools=self.names, task=s.task)
+        return self.check.unusable(answer, task=s.task)
 
     def unfounded(self, s: AgentState, answer: str) -> str | None:
         """Why `answer` does not rest on what was found: the evidence, number and support rules."""
@@ -76,10 +74,8 @@ class AnswerRules:
             usable = self.tools if s.allowed is None else s.allowed & self.tools
             return _UNCITED if usable else None
         found = [m.content or "" for m in s.transcript.messages if m.role == "tool" or _looked(m)]
-        # An excerpt is headed by its source: a document's id often names what it is about.
-        excerpts = (sourced(e.source, e.excerpt) for e in s.evidence)
-        passages = [*found, s.context, *excerpts]
-        return unsupported(answer, asked(s.task), [p for p in passages if p])
+        texts = [p for p in (*found, s.context) if p]
+        return self.check.unsupported(answer, asked(s.task), [*texts, *s.evidence])
 
 
 _UNCITED = (
