@@ -25,7 +25,7 @@ from agents.models._model import ChatModel, ModelRequest, ModelResponse
 from agents.models._output import OutputSpec
 from agents.telemetry import _telemetry as telemetry
 from memory import ToolCall
-from memory.journal import STOP_SEQ
+from memory.journal import EffectRecord
 
 if TYPE_CHECKING:
     from agents._events import EventSink
@@ -81,7 +81,7 @@ class EffectSite:
 @dataclass(kw_only=True, slots=True)
 class Addresses:
     """The one issuer of an agent's effect addresses: 1, 2, 3... in the order the loop asks for
-    them, and `STOP_SEQ` for its stop record. Every loop (run, planner, executor) takes its
+    them, and `EffectRecord.STOP_SEQ` for its stop record. Every loop (run, planner, executor) takes its
     addresses here, so the numbering rule lives in one place.
 
     Attributes:
@@ -101,7 +101,9 @@ class Addresses:
 
     def stop(self, step: int) -> EffectSite:
         """The address of the agent's stop record."""
-        return EffectSite(run_id=self.run_id, agent_id=self.agent_id, seq=STOP_SEQ, step=step)
+        return EffectSite(
+            run_id=self.run_id, agent_id=self.agent_id, seq=EffectRecord.STOP_SEQ, step=step
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -101,7 +101,7 @@ class TextDelta(_AgentEventBase):
 
     Attributes:
         text: The piece.
-        purpose: What the model call was for (see `RequestPurpose`).
+        purpose: What the model call was for (see `ModelRequest.purpose`).
         restart: The model call was retried: the text so far is void and starts again here.
     """
 

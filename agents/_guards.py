@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.models._model import ModelResponse, Usage
-from agents.models._prices import PRICES, Price, price_of, require_price
+from agents.models._prices import PRICES, Price, require_price
 
 __all__ = ["AgentLimits", "Budget", "LoopDetector", "StopReason"]
 
@@ -137,7 +137,7 @@ class Budget:
         """`usage` with its `cost`, priced as the first of `models` this chain's table prices
         (unchanged when it prices none)."""
         table = self.price_table()
-        price = next((p for m in models if m and (p := price_of(m, table)) is not None), None)
+        price = next((p for m in models if m and (p := Price.of(m, table)) is not None), None)
         if price is None:
             return usage
         cost = price.dollars(usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens)

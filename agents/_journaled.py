@@ -60,7 +60,7 @@ from agents.telemetry import _telemetry as telemetry
 if TYPE_CHECKING:
     from agents._executor import Executor
     from agents._report import AgentReport
-from memory.journal import STOP_SEQ, EffectKind, EffectRecord, is_stop_record
+from memory.journal import EffectKind, EffectRecord
 
 __all__ = ["Drift", "JournalMode", "JournaledEffects", "RecordSink"]
 
@@ -75,6 +75,7 @@ _MODEL_ERRORS: dict[str, type[ModelError]] = {
     for cls in (ModelRetryableError, ModelRequestError, MalformedResponse, ModelError)
 }
 _log = logger("paor.journal")
+_STOP = EffectRecord.STOP_SEQ
 
 
 class Drift(BaseModel):
@@ -276,7 +277,7 @@ class JournaledEffects:
             return None
         if record is not None and (record.outcome != "cancelled" or self._cut(agent, site.seq)):
             return record
-        if (agent, STOP_SEQ, "choice") in self._records and site.seq != STOP_SEQ:
+        if (agent, _STOP, "choice") in self._records and site.seq != _STOP:
             # The agent was stopped, and the recording ends before this effect: stop it here.
             raise ReplayedCancellation(f"{site.key} comes after the recorded stop")
         if self.mode == "replay":
@@ -284,7 +285,7 @@ class JournaledEffects:
         return None
 
     def _served(self, record: EffectRecord) -> bool:
-        if is_stop_record(record.seq, record.kind):
+        if EffectRecord.is_stop(record.seq, record.kind):
             return True
         if record.kind not in ("model", "tool"):
             return False
@@ -292,7 +293,7 @@ class JournaledEffects:
 
     def _cut(self, agent_id: str, seq: int) -> bool:
         """Whether a cancelled record was a cut the run went on from (not the run stopping)."""
-        if self.mode == "replay" or (agent_id, STOP_SEQ, "choice") in self._records:
+        if self.mode == "replay" or (agent_id, _STOP, "choice") in self._records:
             return True
         return any(s > seq for s in self._seqs.get(agent_id, ()))
 
@@ -313,7 +314,7 @@ class JournaledEffects:
         self._live.add(site.agent_id)
         self._ahead.pop(site.agent_id, None)
         for key in [k for k in self._records if k[0] == site.agent_id]:
-            if key[1] >= site.seq or is_stop_record(key[1], key[2]):
+            if key[1] >= site.seq or EffectRecord.is_stop(key[1], key[2]):
                 del self._records[key]
         async with self._writing:
             await self.journal.forget(self.run_id, site.agent_id, site.seq)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from agents._brief import asked
 from agents._guards import StopReason
 from agents._toolbox import Evidence, Finding
 from agents.models._model import Usage
@@ -32,7 +33,9 @@ class AgentReport(BaseModel):
         answer: The answer, or the best partial answer built from what was gathered.
         evidence: Citable evidence from successful tool calls.
         invalidates: Set when the result contradicts the caller's assumptions: the reason.
-        stop_reason: Which exit ended the loop early, if one did.
+        stop_reason: Which exit ended the loop early, if one did: a limit ("steps",
+            "deadline", "tokens", "cost", "requests", "tool_calls"), a loop ("stuck"), an error,
+            a failed acceptance check or a cancellation.
         notes: Problems met on the way (model errors, rejected answers, loops).
         usage: Tokens, requests and tool calls spent.
         steps: Model turns taken.
@@ -61,6 +64,12 @@ class AgentReport(BaseModel):
     def ok(self) -> bool:
         """Whether the task was done as asked."""
         return self.status == "done"
+
+    @property
+    def question(self) -> str:
+        """What its task asked: the task without the lines on what the answer should look like
+        (its expected output and acceptance criteria, as a plan's subtask gives them)."""
+        return asked(self.task)
 
     @property
     def cited(self) -> set[str]:

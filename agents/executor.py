@@ -1,4 +1,4 @@
-"""The executor's prompt, its tasks, its first look, its answer check, and its report's statuses.
+"""The executor's prompt, its tasks, its first look, and its answer check.
 
 `AnswerCheck` holds the rules an executor applies to a final answer, for a loop of one's own that
 asks a model for one (the planner's synthesis and a research report use it). `Configured` is the
@@ -7,20 +7,17 @@ changed copy.
 """
 
 from agents._answer_check import AnswerCheck
-from agents._brief import asked, task_brief
+from agents._brief import task_brief
 from agents._configured import Configured
 from agents._executor import DEFAULT_INSTRUCTIONS
 from agents._first_look import FirstLook
 from agents._own_text import strip_markers
-from agents._report import ReportStatus
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS",
     "AnswerCheck",
     "Configured",
     "FirstLook",
-    "ReportStatus",
-    "asked",
     "strip_markers",
     "task_brief",
 ]

@@ -9,7 +9,7 @@ notice as its context and asked for the four fields; its report's `output` is th
 when no valid one was written). The model is the embedded SmolLM2 unless `--gguf` serves another
 GGUF file with paor's llama.cpp server, once per decision protocol and output mode (how the
 object is asked for: a JSON-schema `response_format`, a final tool's arguments, or JSON in text;
-see `agents.models.OutputMode`).
+see `OpenAIChatModel(output_mode=...)`).
 
 Reported per protocol and output mode: valid objects (the share of items whose `output` is a `Notice`: with the
 JSON protocol the endpoint's grammar shapes every reply, so anything short of all of them is
@@ -32,7 +32,8 @@ import anyio
 from pydantic import BaseModel
 
 from agents import AgentLimits, Executor, LocalModel
-from agents.models import DecisionProtocol, OutputMode
+from agents.models import DecisionProtocol
+from agents.models._wire import OutputMode
 
 __all__ = ["Notice", "evaluate", "main", "score"]
 

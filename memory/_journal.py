@@ -119,7 +119,7 @@ class Journal(Pauses):
     ```
 
     Args:
-        path: The database file (default: `default_journal_path()`); folders are created.
+        path: The database file (default: `Journal.default_path()`); folders are created.
         lease_s: How long a silent owner keeps its lease.
         timeout: Seconds to wait, in all, for another process's write lock on each call (a
             caller's deadline or cancellation ends the wait sooner).
@@ -131,6 +131,12 @@ class Journal(Pauses):
     """
 
     schema = _SCHEMA + WAITS_SCHEMA
+
+    @staticmethod
+    def default_path() -> Path:
+        """Where a journal opened without a path lives: `$PAOR_HOME/journal.db`, where
+        `PAOR_HOME` defaults to `~/.paor`."""
+        return default_journal_path()
 
     def __init__(
         self,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -71,12 +71,22 @@ class EffectRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    STOP_SEQ: ClassVar[int] = STOP_SEQ
+    """The seq of an agent's stop record (its kind is "choice"): see `is_stop`."""
+
     agent_id: str
     seq: int
     kind: EffectKind
     digest: str = ""
     outcome: Literal["ok", "error", "cancelled"] = "ok"
     payload: Any = None
+
+    @staticmethod
+    def is_stop(seq: int, kind: object) -> bool:
+        """Whether (seq, kind) addresses an agent's stop record: the choice of why it was cut
+        short (a stop or a deadline), made at most once per agent and last, at seq `STOP_SEQ`
+        wherever the cut landed."""
+        return is_stop_record(seq, kind)
 
     def payload_json(self) -> str:
         """The payload as compact JSON. Keys keep their order: a replayed tool result must read

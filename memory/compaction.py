@@ -1,12 +1,11 @@
-"""History compaction's result, its summariser and marker; token counts."""
+"""History compaction's result; token counts; a transcript's own error."""
 
-from memory._compaction import Compaction, Summariser
+from memory._compaction import Compaction
 from memory._tokens import count_tokens
 from memory._transcript import TranscriptError
 
 __all__ = [
     "Compaction",
-    "Summariser",
     "TranscriptError",
     "count_tokens",
 ]

@@ -21,7 +21,7 @@ first plan, replans, and the subtasks a plan drops) are in `_run_plans`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -33,8 +33,7 @@ import anyio.abc
 from agents import AgentReport, Executor, telemetry
 from agents.effects import AgentCall, ReservedAgent
 from agents.errors import ReplayDrift
-from agents.events import AgentEvent, EventSink, IssueReported, TextDelta, wants_text
-from agents.executor import asked
+from agents.events import AgentEvent, IssueReported, TextDelta, wants_text
 from agents.models import OutputSpec
 from agents.telemetry import logger
 from agents.tools import Toolbox
@@ -143,9 +142,10 @@ class RunLoop(PlanSteps):
         )  # fmt: skip
         await self._emit(s, delta)
 
-    def _emit_agent(self, s: RunState, record: Record | None = None) -> EventSink:
-        """A sub-agent's event sink: its events join the run's (held while `record` is an early
-        start the plan has not kept yet)."""
+    def _emit_agent(
+        self, s: RunState, record: Record | None = None
+    ) -> Callable[[AgentEvent], Awaitable[None]]:
+        """A sub-agent's event sink: its events join the run's (held for an unkept early start)."""
 
         async def emit(event: AgentEvent) -> None:
             # Whether an issue is sent depends on the run's configuration only, never on its
@@ -445,6 +445,6 @@ def goal_answered(goal: str, reports: Sequence[AgentReport]) -> AgentReport | No
     """A done report of a subtask that asked the goal itself (`same_question`), if there is one:
     its answer is the run's (see `RunLoop._finish`)."""
     for report in reports:
-        if report.status == "done" and same_question(asked(report.task), goal):
+        if report.status == "done" and same_question(report.question, goal):
             return report
     return None

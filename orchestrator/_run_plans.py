@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import contextvars
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio.abc
 
 from agents import telemetry
-from agents.events import EventSink
-from agents.telemetry import logger, redact_text
+from agents.events import AgentEvent
+from agents.telemetry import logger
 from agents.tools import Toolbox
 from orchestrator._events import Event, PlanCreated, Replanned, SubtaskInvalidated
 from orchestrator._plan import Plan, PlanDiff, PlanError, Subtask
@@ -53,7 +53,9 @@ class PlanSteps(ABC):
         """Publish an event of the run."""
 
     @abstractmethod
-    def _emit_agent(self, s: RunState, record: Record | None = None) -> EventSink:
+    def _emit_agent(
+        self, s: RunState, record: Record | None = None
+    ) -> Callable[[AgentEvent], Awaitable[None]]:
         """An event sink for an agent's events (held while `record` is an unkept early start)."""
 
     @abstractmethod
@@ -188,7 +190,11 @@ class PlanSteps(ABC):
         in_play = Plan(version=s.plan.version, subtasks=tuple(s.records[i].subtask for i in live))
         now = await self.deps.now(s.step)
         try:
-            with telemetry.span("paor.replan", _replan_ids(s, trigger, reason)) as span:
+            with telemetry.span(
+                "paor.replan",
+                {**span_ids(s), "paor.replan.trigger": trigger},
+                content={"paor.replan.reason": reason},  # it quotes the report's answer
+            ) as span:
                 plan, removed = await self._replanned(s, in_play, trigger, reason, now)
                 removals = {"paor.plan.removed_ids": tuple(sorted(removed))}
                 span.finish({**_plan_attributes(plan), **removals})
@@ -280,13 +286,6 @@ class PlanSteps(ABC):
 def span_ids(s: RunState) -> dict[str, str | int]:
     """What every planner span of the run carries."""
     return {"gen_ai.conversation.id": s.run_id, "paor.run.id": s.run_id, "paor.step": s.step}
-
-
-def _replan_ids(s: RunState, trigger: str, reason: str) -> dict[str, str | int]:
-    """A replan span's attributes: its trigger, and its reason when content is captured (the
-    reason quotes the report's answer)."""
-    shown = {"paor.replan.reason": redact_text(reason)} if telemetry.capturing() else {}
-    return {**span_ids(s), "paor.replan.trigger": trigger, **shown}
 
 
 def _plan_attributes(plan: Plan) -> dict[str, int | tuple[str, ...]]:

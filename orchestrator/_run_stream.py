@@ -24,7 +24,7 @@ from agents.approvals import ApprovalRequest, Approver, Decision, RunWaits
 from agents.effects import Drift, Effects, JournaledEffects, JournalMode, LiveEffects, ReservedAgent
 from agents.events import wanting_text
 from agents.models import OutputSpec
-from agents.telemetry import logger, redact_text
+from agents.telemetry import logger
 from memory import Journal
 from memory.journal import RunInfo
 from orchestrator._config import RunConfig, RunOptions
@@ -178,7 +178,9 @@ class RunStream(EventStream, Generic[OutputT]):
             structlog.contextvars.bound_contextvars(run_id=self.run_id),
             wanting_text() if self.text else contextlib.nullcontext(),
             RunWaits.shared(self._waits),  # its approvals and clock, for all its sub-agents
-            telemetry.span("invoke_agent run", _run_attributes(self, goal)) as span,
+            telemetry.span(
+                "invoke_agent run", _run_attributes(self), content={"paor.goal": goal}
+            ) as span,
         ):
             run = await set_up(
                 self._orchestrator, self.config, goal=goal, run_id=self.run_id,
@@ -273,17 +275,14 @@ class RunStream(EventStream, Generic[OutputT]):
         self._waits.offset = waited
 
 
-def _run_attributes(stream: RunStream, goal: str) -> dict[str, str]:
-    attributes = {
+def _run_attributes(stream: RunStream) -> dict[str, str]:
+    return {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": ReservedAgent.RUN,
         "gen_ai.conversation.id": stream.run_id,
         "paor.run.id": stream.run_id,
         "paor.run.mode": stream.mode,
     }
-    if telemetry.capturing():
-        attributes["paor.goal"] = redact_text(goal)
-    return attributes
 
 
 def _run_ended(result: RunResult) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 from agents import AgentReport
 from agents.errors import ModelError
 from agents.events import TextSink
-from agents.executor import AnswerCheck, asked
+from agents.executor import AnswerCheck
 from agents.models import ModelRequest, ModelResponse, OutputSpec
 from agents.telemetry import logger
 from agents.tools import Evidence
@@ -202,7 +202,7 @@ def answered_alone(
         return None
     (report,) = reports
     # The task is the subtask's brief: its question, then what a good answer looks like.
-    if report.status != "done" or not same_question(asked(report.task), goal):
+    if report.status != "done" or not same_question(report.question, goal):
         return None
     return report.answer
 

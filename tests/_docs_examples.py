@@ -34,18 +34,8 @@ import anyio
 import agents
 from agents import ChatModel
 from agents.models import ModelRequest
-from agents.testing import (
-    FunctionModel,
-    Turn,
-    block_model_requests,
-    by_purpose,
-    call,
-    plan_reply,
-    replan_reply,
-    reply,
-    subtask,
-    synthesis_reply,
-)
+from agents.testing import FunctionModel, Turn, block_model_requests, by_purpose, call, reply
+from orchestrator.testing import plan_reply, replan_reply, subtask, synthesis_reply
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w+-]*)[^\n]*$")
 SKIP = "<!-- docs-test: skip"

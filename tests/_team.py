@@ -18,8 +18,9 @@ from typing import Any
 
 from agents import Tool, tool
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, Turn, reply, subtask, task_of
+from agents.testing import FunctionModel, Turn, reply, task_of
 from memory import AssistantMessage, UserMessage
+from orchestrator.testing import subtask
 
 Behaviour = Callable[[ModelRequest], Turn | Awaitable[Turn]]
 """How one sub-agent answers each of its requests."""

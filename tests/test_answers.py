@@ -10,8 +10,9 @@ from agents import AgentLimits, Executor, tool
 from agents._own_text import own_text
 from agents.executor import AnswerCheck
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply, subtask
+from agents.testing import FunctionModel, ScriptedModel, Turn, call, reply
 from orchestrator import Orchestrator, RunConfig
+from orchestrator.testing import subtask
 
 PROMPT = (
     "You research one question in a document collection. Use search_docs to find passages and "

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from agents import AgentLimits, Budget, ConfigurationError, Executor, Usage
-from agents.models import PRICES, ModelResponse, Price, price_of
+from agents.models import PRICES, ModelResponse, Price
 from agents.testing import ScriptedModel, call, reply
 from orchestrator import BatchTask, Limits, Orchestrator, RunConfig, run_batch
 from orchestrator.events import BudgetExhausted, BudgetWarning
@@ -40,12 +40,12 @@ def priced_reply(text: str, prompt: int, completion: int, *, model: str = "") ->
     ],
 )
 def test_a_model_is_priced_by_its_family_in_the_table(name: str, expected: str) -> None:
-    assert price_of(name) == PRICES[expected]
+    assert Price.of(name) == PRICES[expected]
 
 
 @pytest.mark.parametrize("name", ["qwen2.5-coder-0.5b", "gpt-4.1x", "", "o3mini"])
 def test_a_model_the_table_does_not_know_has_no_price(name: str) -> None:
-    assert price_of(name) is None
+    assert Price.of(name) is None
 
 
 def test_cached_prompt_tokens_are_billed_at_the_cached_price() -> None:

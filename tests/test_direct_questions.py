@@ -10,19 +10,12 @@ import pytest
 
 from agents.approvals import ApprovalRequest, Decision
 from agents.models import ModelRequest
-from agents.testing import (
-    FunctionModel,
-    Turn,
-    by_purpose,
-    plan_reply,
-    subtask,
-    synthesis_reply,
-    task_of,
-)
+from agents.testing import FunctionModel, Turn, by_purpose, task_of
 from orchestrator import Orchestrator, RunConfig
 from orchestrator._plan import PlanDraft, SubtaskDraft, build_plan
 from orchestrator._plan_checks import one_question
 from orchestrator._research import research_config
+from orchestrator.testing import plan_reply, subtask, synthesis_reply
 
 pytestmark = pytest.mark.anyio
 GUARD_S = 10  # a guard against hangs, not a timing claim

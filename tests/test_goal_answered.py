@@ -10,17 +10,9 @@ import pytest
 
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest
-from agents.testing import (
-    FunctionModel,
-    Turn,
-    by_purpose,
-    plan_reply,
-    replan_reply,
-    subtask,
-    synthesis_reply,
-    task_of,
-)
+from agents.testing import FunctionModel, Turn, by_purpose, task_of
 from orchestrator import Limits, Orchestrator, RunConfig
+from orchestrator.testing import plan_reply, replan_reply, subtask, synthesis_reply
 
 pytestmark = pytest.mark.anyio
 GUARD_S = 10  # a guard against hangs, not a timing claim

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from agents import AgentLimits, Budget, Usage
-from agents.guards import LoopDetector
+from agents._guards import LoopDetector
 
 pytestmark = pytest.mark.anyio
 

@@ -19,9 +19,6 @@ from agents.testing import (
     Turn,
     by_purpose,
     call,
-    plan_reply,
-    replan_reply,
-    subtask,
     task_of,
 )
 from agents.toolkits import Corpus
@@ -49,6 +46,7 @@ from benchmarks.honesty_eval import (
     run_orchestrator,
 )
 from orchestrator._research import RESEARCH_AGENT
+from orchestrator.testing import plan_reply, replan_reply, subtask
 
 LEAVE = Question(
     id="leave-days",

@@ -8,10 +8,11 @@ import anyio
 import pytest
 
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, by_purpose, plan_reply, subtask, synthesis_reply
+from agents.testing import FunctionModel, by_purpose
 from agents.toolkits import Corpus, Document
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._research import research_executor
+from orchestrator.testing import plan_reply, subtask, synthesis_reply
 from tests._team import lookup
 
 pytestmark = pytest.mark.anyio

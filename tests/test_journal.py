@@ -21,7 +21,7 @@ import anyio.abc
 import pytest
 
 from memory import Journal
-from memory.journal import EffectRecord, JournalError, RunLocked, RunStatus, default_journal_path
+from memory.journal import EffectRecord, JournalError, RunLocked, RunStatus
 
 pytestmark = pytest.mark.anyio
 
@@ -295,9 +295,9 @@ def test_the_default_path_is_under_paor_home(
 ) -> None:
     """`$PAOR_HOME/journal.db`, else `~/.paor/journal.db`."""
     monkeypatch.setenv("PAOR_HOME", str(tmp_path))
-    assert default_journal_path() == tmp_path / "journal.db"
+    assert Journal.default_path() == tmp_path / "journal.db"
     monkeypatch.delenv("PAOR_HOME")
-    assert default_journal_path() == Path.home() / ".paor" / "journal.db"
+    assert Journal.default_path() == Path.home() / ".paor" / "journal.db"
 
 
 async def test_a_write_waits_out_another_processs_lock(

@@ -81,7 +81,7 @@ def test_the_check_sees_every_form_of_a_private_import() -> None:
         "from memory._journal import Journal\n"
         "from agents.testing._scripted import call\n"
         "def f():\n"
-        "    from agents.mcp._mcp_config import tools_of\n"
+        "    from agents.mcp._mcp_config import MCPServers\n"
         "from agents.models import _openai, stack\n"
         "from agents.approvals import RunWaits\n"
         "from . import _run\n"

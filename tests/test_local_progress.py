@@ -18,9 +18,10 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from agents import ConfigurationError, OpenAIChatModel
 from agents._streaming import Repeats, looping, text_to
 from agents.errors import MalformedResponse, ModelRequestError, ModelRetryableError
-from agents.models import ModelRequest, RequestPurpose, RetryingModel
+from agents.models import ModelRequest, RetryingModel
 from agents.models._completion import OUTPUT_TOKENS
 from agents.models._endpoint import on_this_machine
+from agents.models._model import RequestPurpose
 from agents.testing import FakeOpenAIServer, ServerAction
 from agents.testing._loopback import LoopbackServer
 from memory import SystemMessage, UserMessage

@@ -10,19 +10,11 @@ import pytest
 from agents import AgentLimits, Executor, OpenAIChatModel, Usage, tool
 from agents.errors import MalformedResponse
 from agents.models import PRICES
-from agents.testing import (
-    FakeOpenAIServer,
-    FunctionModel,
-    ServerAction,
-    by_purpose,
-    plan_reply,
-    reply,
-    subtask,
-    synthesis_reply,
-)
+from agents.testing import FakeOpenAIServer, FunctionModel, ServerAction, by_purpose, reply
 from agents.testing._actions import TokenUsage
 from memory import Journal
 from orchestrator import Limits, Orchestrator, RunConfig
+from orchestrator.testing import plan_reply, subtask, synthesis_reply
 
 pytestmark = pytest.mark.anyio
 

@@ -11,9 +11,9 @@ import pytest
 from agents import OpenAIChatModel, tool
 from agents.testing import FakeOpenAIServer, ServerAction, TokenUsage
 from orchestrator import Limits, Orchestrator, RunConfig
-from orchestrator._drafts import base_schema
+from orchestrator._drafts import ReplanDraft, base_schema
+from orchestrator._plan import PlanDraft
 from orchestrator.events import Replanned, SubtaskStarted
-from orchestrator.plans import PlanDraft, ReplanDraft
 from tests._team import goal, plan, sub
 
 SYNTHESIS = RunConfig().synthesis_instructions

@@ -15,11 +15,10 @@ from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from memory import AssistantMessage, UserMessage
 from orchestrator import Event, Limits, Orchestrator, Plan, RunConfig, Subtask
-from orchestrator._drafts import base_schema
-from orchestrator._plan import AskingPlanDraft, problems, salvage
+from orchestrator._drafts import ReplanDraft, base_schema
+from orchestrator._plan import AskingPlanDraft, PlanDraft, SubtaskDraft, problems, salvage
 from orchestrator._plan_checks import same_question
 from orchestrator.events import PlanCreated, Replanned, RunFinished
-from orchestrator.plans import PlanDraft, ReplanDraft, SubtaskDraft
 from tests._team import PLANNER, WRITER, PlannerTurn, Team, lookup, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio

@@ -14,17 +14,11 @@ from pydantic import ValidationError
 from agents import Budget, ConfigurationError, tool
 from agents.approvals import PAUSE
 from agents.effects import LiveEffects
-from agents.testing import (
-    FunctionModel,
-    by_purpose,
-    plan_reply,
-    subtask,
-    synthesis_reply,
-    task_of,
-)
+from agents.testing import FunctionModel, by_purpose, task_of
 from memory import Journal, SystemMessage
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator.cli._inspect import render_run
+from orchestrator.testing import plan_reply, subtask, synthesis_reply
 from tests._team import WRITER, Team, opening, plan, sub
 
 GUARD_S = 10  # a guard against hangs, not a timing claim

@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 from agents import ConfigurationError
-from agents.mcp import MCPServer, tools_of
+from agents.mcp import MCPServer, MCPServers
 from agents.testing import FakeOpenAIServer
 from tests.test_cli import TOPIC, _endpoint, docs, research_args
 
@@ -123,10 +123,10 @@ async def test_a_silent_http_server_fails_within_its_start_timeout(silent_port: 
 
 
 async def test_the_servers_of_a_file_start_within_what_is_left(tmp_path: Path) -> None:
-    """`tools_of(..., within=S)` bounds the start by S, below each server's own 30 s."""
+    """`MCPServers.from_file(..., within=S)` bounds the start by S, below each server's own 30 s."""
     path = _mcp_file(tmp_path, "quiet", _script(tmp_path, SILENT))
     with anyio.fail_after(20), pytest.raises(ConfigurationError, match=r"within 1\.5 s"):
-        async with tools_of(path, within=1.5):
+        async with MCPServers.from_file(path, within=1.5):
             pass
 
 
@@ -134,7 +134,7 @@ async def test_a_file_s_start_timeout_bounds_its_server(tmp_path: Path) -> None:
     """`"start_timeout"` beside a server's `command` bounds its start."""
     path = _mcp_file(tmp_path, "quiet", _script(tmp_path, SILENT), start_timeout=2)
     with anyio.fail_after(20), pytest.raises(ConfigurationError, match="within 2 s; its stderr"):
-        async with tools_of(path):
+        async with MCPServers.from_file(path):
             pass
 
 

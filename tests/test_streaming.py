@@ -14,17 +14,10 @@ from agents import OpenAIChatModel, tool
 from agents._streaming import Streamed, chunks
 from agents.events import TextDelta
 from agents.models._chunks import Chunks
-from agents.testing import (
-    FakeOpenAIServer,
-    ScriptedModel,
-    ServerAction,
-    TokenUsage,
-    plan_reply,
-    reply,
-    subtask,
-)
+from agents.testing import FakeOpenAIServer, ScriptedModel, ServerAction, TokenUsage, reply
 from memory import Journal
 from orchestrator import Event, Orchestrator, RunConfig, RunResult
+from orchestrator.testing import plan_reply, subtask
 from tests._team import goal, plan, sub
 
 SYNTHESIS = RunConfig().synthesis_instructions

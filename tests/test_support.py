@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agents import Executor, tool
-from agents.executor import AnswerCheck, asked, task_brief
+from agents import AgentReport, Executor, tool
+from agents.executor import AnswerCheck, task_brief
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call
 from agents.tools import Evidence
@@ -385,8 +385,9 @@ def test_the_rule_weighs_the_question_not_the_briefs_labels() -> None:
     task = task_brief(LONDON, expected_output="The limit in EUR.", acceptance="Names the city.")
 
     assert task.startswith(f"{LONDON}\nExpected output: ")
-    assert asked(task) == LONDON
-    assert asked("Line one\nLine two") == "Line one\nLine two"
+    assert AgentReport(agent_id="a", task=task, status="done", answer="").question == LONDON
+    plain = AgentReport(agent_id="a", task="Line one\nLine two", status="done", answer="")
+    assert plain.question == "Line one\nLine two"
 
 
 def _recorded_done_answers() -> list[tuple[str, str, str, bool]]:

@@ -19,16 +19,13 @@ from agents.testing import (
     ServerAction,
     by_purpose,
     call,
-    estimated_usage,
-    plan_reply,
-    replan_reply,
     reply,
-    subtask,
-    synthesis_reply,
     task_of,
 )
+from agents.testing._usage import estimated_usage
 from memory import AssistantMessage, Compactor, Journal, UserMessage
 from orchestrator import Limits, Orchestrator, RunConfig
+from orchestrator.testing import plan_reply, replan_reply, subtask, synthesis_reply
 
 pytest_plugins = ["pytester"]
 

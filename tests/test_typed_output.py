@@ -20,10 +20,11 @@ from typing_extensions import TypedDict
 from agents import ConfigurationError, Executor, tool
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest, OutputSpec
-from agents.testing import FunctionModel, by_purpose, plan_reply, replan_reply, subtask
+from agents.testing import FunctionModel, by_purpose
 from memory import Journal, UserMessage
 from orchestrator import Orchestrator
 from orchestrator.cli._inspect import render_run
+from orchestrator.testing import plan_reply, replan_reply, subtask
 
 pytestmark = pytest.mark.anyio
 GUARD_S = 10  # a guard against hangs, not a timing claim

@@ -14,12 +14,13 @@ from agents.approvals import ApprovalRequest, Decision
 from agents.effects import AgentCall
 from agents.guards import Stop
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, Turn, by_purpose, plan_reply, subtask, task_of
+from agents.testing import FunctionModel, Turn, by_purpose, task_of
 from memory import Journal
 from orchestrator import Orchestrator, Plan, RunConfig
 from orchestrator.cli._inspect import render_run
 from orchestrator.temporal import RunInput
 from orchestrator.temporal._inputs import AgentInput
+from orchestrator.testing import plan_reply, subtask
 
 pytestmark = pytest.mark.anyio
 GUARD_S = 10  # a guard against hangs, not a timing claim

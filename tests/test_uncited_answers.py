@@ -18,16 +18,9 @@ from agents import Executor
 from agents._own_text import own_text
 from agents.executor import AnswerCheck
 from agents.models import ModelRequest
-from agents.testing import (
-    FunctionModel,
-    Turn,
-    by_purpose,
-    call,
-    plan_reply,
-    subtask,
-    synthesis_reply,
-)
+from agents.testing import FunctionModel, Turn, by_purpose, call
 from orchestrator import Limits, Orchestrator, RunConfig
+from orchestrator.testing import plan_reply, subtask, synthesis_reply
 from tests._team import page_search
 
 pytestmark = pytest.mark.anyio

@@ -10,11 +10,11 @@ async with MCPServers.from_file("mcp.json") as servers:  # Claude Desktop's form
     result = await Orchestrator(model, [*my_tools, *servers.tools]).run(goal)
 ```
 
-`tools_of(path)` is the short form of the second: the tools of the file's servers while its block
-runs, and none for a path of None (an option left unset).
+`MCPServers.from_file(path, within=S)` starts them all within S seconds (what is left of a run's
+deadline), on top of each server's own `start_timeout`.
 """
 
 from agents.mcp._mcp import MCPServer, MCPTool
-from agents.mcp._mcp_config import MCPServers, tools_of
+from agents.mcp._mcp_config import MCPServers
 
-__all__ = ["MCPServer", "MCPServers", "MCPTool", "tools_of"]
+__all__ = ["MCPServer", "MCPServers", "MCPTool"]

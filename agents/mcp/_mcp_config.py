@@ -11,12 +11,11 @@ shadowed.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -28,7 +27,7 @@ from agents._errors import ConfigurationError
 from agents.mcp._mcp import MCPServer
 from agents.mcp._mcp_tool import MCPTool, tool_name
 
-__all__ = ["MCPServers", "tools_of"]
+__all__ = ["MCPServers"]
 
 _MAX_FILE_BYTES = 1_000_000
 _KEYS = frozenset(
@@ -43,13 +42,16 @@ class MCPServers:
 
     Args:
         servers: The servers (each started when the block opens, stopped when it closes).
+        within: Seconds for starting them all when the block opens (what is left of a run's
+            deadline), if fewer than their own `start_timeout`s allow.
 
     Raises:
         ConfigurationError: Two servers share a name.
     """
 
-    def __init__(self, servers: Iterable[MCPServer]) -> None:
+    def __init__(self, servers: Iterable[MCPServer], *, within: float | None = None) -> None:
         self.servers = list(servers)
+        self.within = within
         names = Counter(s.name for s in self.servers)
         twice = sorted(n for n, count in names.items() if count > 1)
         if twice:
@@ -58,8 +60,9 @@ class MCPServers:
         self._stack = AsyncExitStack()
 
     @classmethod
-    def from_file(cls, path: str | Path) -> MCPServers:
-        """The servers of an `mcpServers` JSON file (relative `cwd`s are from its folder).
+    def from_file(cls, path: str | Path, *, within: float | None = None) -> MCPServers:
+        """The servers of an `mcpServers` JSON file (relative `cwd`s are from its folder),
+        started within `within` seconds when the block opens.
 
         Raises:
             ConfigurationError: The file cannot be read, or says something paor cannot use.
@@ -73,11 +76,16 @@ class MCPServers:
             raise ConfigurationError(f"cannot read {path}: {exc}") from None
         except (json.JSONDecodeError, RecursionError) as exc:
             raise ConfigurationError(f"{path} is not valid JSON: {exc}") from None
-        return cls.from_config(config, base=path.parent, source=str(path))
+        return cls.from_config(config, base=path.parent, source=str(path), within=within)
 
     @classmethod
     def from_config(
-        cls, config: Any, *, base: Path | None = None, source: str = "MCP config"
+        cls,
+        config: Any,
+        *,
+        base: Path | None = None,
+        source: str = "MCP config",
+        within: float | None = None,
     ) -> MCPServers:
         """The servers of an already-parsed `{"mcpServers": {...}}` (or VS Code's `"servers"`)."""
         if not isinstance(config, dict):
@@ -90,10 +98,10 @@ class MCPServers:
             for name, entry in entries.items()
             if not (isinstance(entry, dict) and entry.get("disabled") is True)
         ]
-        return cls(servers)
+        return cls(servers, within=within)
 
     async def __aenter__(self) -> Self:
-        await self.start()
+        await self.start(within=self.within)
         return self
 
     async def __aexit__(
@@ -124,28 +132,6 @@ class MCPServers:
     async def stop(self) -> None:
         """Stop the servers (what leaving `async with` does)."""
         await self._stack.aclose()
-
-
-@contextlib.asynccontextmanager
-async def tools_of(
-    path: str | Path | None, *, within: float | None = None
-) -> AsyncIterator[list[MCPTool]]:
-    """The tools of the servers in the file at `path` (none if None), while the block runs.
-
-    Args:
-        path: The `mcpServers` file.
-        within: Seconds for starting them all (what is left of a run's deadline), if fewer than
-            their own `start_timeout`s allow.
-    """
-    if path is None:
-        yield []
-        return
-    servers = MCPServers.from_file(path)
-    await servers.start(within=within)
-    try:
-        yield list(servers.tools)
-    finally:
-        await servers.stop()
 
 
 def _unclash(servers: list[MCPServer]) -> list[MCPTool]:

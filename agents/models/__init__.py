@@ -28,19 +28,16 @@ if TYPE_CHECKING:
         ModelRequest,
         ModelResponse,
         OutputSchema,
-        RequestPurpose,
         ToolSpec,
     )
     from agents.models._openai import DecisionProtocol
     from agents.models._output import OutputSpec
-    from agents.models._prices import PRICES, Price, price_of
+    from agents.models._prices import PRICES, Price
     from agents.models._warm import CacheWarming
-    from agents.models._wire import OutputMode
     from agents.models._wrappers import (
         AdmittedModel,
         CacheWarmingModel,
         HedgedModel,
-        ModelWrapper,
         RetryingModel,
         stack,
         unwrapped,
@@ -58,15 +55,11 @@ __all__ = [
     "Hedging",
     "ModelRequest",
     "ModelResponse",
-    "ModelWrapper",
-    "OutputMode",
     "OutputSchema",
     "OutputSpec",
     "Price",
-    "RequestPurpose",
     "RetryingModel",
     "ToolSpec",
-    "price_of",
     "seconds_of",
     "stack",
     "unwrapped",

@@ -111,7 +111,10 @@ class ModelRequest(_Frozen):
         max_output_tokens: A cap on the completion length.
         citable: Sources a final answer must cite one of (gathered so far). Where the protocol
             constrains the reply (JSON decisions), the answer names them from this list.
-        purpose: What the request is for (see `RequestPurpose`): fake models route on it.
+        purpose: What the request is for: the planner's first plan ("plan"), a replan, a
+            sub-agent's next step ("step") or its tool-less wrap-up ("wrap_up"), its answer as
+            its output type's object ("output"), the synthesis, or a compaction summary; fake
+            models route on it.
             It is not part of the request's serialized form: adapters never send it, and a
             journal's request digest stays what it was before the field existed.
     """

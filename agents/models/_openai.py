@@ -54,7 +54,7 @@ class OpenAIChatModel:
         output_mode: How a typed answer is asked for: "schema" (a JSON-schema
             `response_format`), "tool" (a final tool's arguments), "text" (JSON in the reply's
             text), or "auto": the first of these the endpoint accepts (one that refuses a
-            request with status 400 is not asked that way again). See `OutputMode`.
+            request with status 400 is not asked that way again).
         timeout: Seconds allowed for one request; with `local`, the most seconds without a byte
             of the reply.
         temperature: Sampling temperature, if set.

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents._errors import ConfigurationError
 
-__all__ = ["PRICES", "Price", "price_of", "require_price"]
+__all__ = ["PRICES", "Price", "require_price"]
 
 
 class Price(BaseModel):
@@ -47,6 +47,18 @@ class Price(BaseModel):
         fresh = prompt - cached
         return (fresh * self.input + cached * cached_rate + completion * self.output) / 1e6
 
+    @staticmethod
+    def of(name: str, table: Mapping[str, Price] | None = None) -> Price | None:
+        """The price of model `name` under `table` (default `PRICES`): its own entry, else the
+        longest entry it is a dated or suffixed version of ("gpt-4o-mini-2024-07-18" is
+        "gpt-4o-mini", not "gpt-4o"); None when the table has none."""
+        table = PRICES if table is None else table
+        name = name.rsplit("/", 1)[-1].strip().lower()
+        if name in table:
+            return table[name]
+        matches = [key for key in table if name.startswith(f"{key}-")]
+        return table[max(matches, key=len)] if matches else None
+
 
 def _p(input: float, cached_input: float, output: float) -> Price:
     return Price(input=input, cached_input=cached_input, output=output)
@@ -70,24 +82,13 @@ PRICES: Mapping[str, Price] = MappingProxyType(
 the benchmark suite prices its runs with the same table."""
 
 
-def price_of(name: str, table: Mapping[str, Price] = PRICES) -> Price | None:
-    """The price of model `name` under `table`: its own entry, else the longest entry it is a
-    dated or suffixed version of ("gpt-4o-mini-2024-07-18" is "gpt-4o-mini", not "gpt-4o");
-    None when the table has none."""
-    name = name.rsplit("/", 1)[-1].strip().lower()
-    if name in table:
-        return table[name]
-    matches = [key for key in table if name.startswith(f"{key}-")]
-    return table[max(matches, key=len)] if matches else None
-
-
 def require_price(name: str, table: Mapping[str, Price]) -> None:
     """Check that a run with a dollar cap can price model `name`.
 
     Raises:
         ConfigurationError: The table has no price for it: the cap could never be reached.
     """
-    if price_of(name, table) is None:
+    if Price.of(name, table) is None:
         raise ConfigurationError(
             f"max_cost needs a price for model {name!r}, and the price table has none: "
             f"pass Limits(prices={{{name!r}: Price(input=..., output=...)}})"

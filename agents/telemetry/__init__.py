@@ -12,9 +12,9 @@ with export_otlp():  # OTEL_EXPORTER_OTLP_ENDPOINT, or http://127.0.0.1:4318
 For a loop of one's own (the orchestrator's run, plan and synthesis spans are made so):
 
 - `span` opens a paor span and yields its scope, whose `finish` sets the attributes known at
-  its end and `fail` marks it failed (both do nothing when tracing is off); `capturing` says
-  whether content goes on spans, and `quiet` makes no span inside its block (a Temporal
-  workflow, whose replays would repeat them);
+  its end and `fail` marks it failed (both do nothing when tracing is off); what it is given
+  as `content` goes on it redacted, only while content is captured; `quiet` makes no span
+  inside its block (a Temporal workflow, whose replays would repeat them);
 - `logger(name)` is a paor logger: key-value events, silent unless the application configures
   logging;
 - `redact_text` masks secrets in free text and in the URLs it holds, with `REDACTED`.
@@ -23,7 +23,6 @@ For a loop of one's own (the orchestrator's run, plan and synthesis spans are ma
 from agents._tracing import REDACTED, logger, redact_text
 from agents.telemetry._telemetry import (
     capture_content,
-    capturing,
     export_otlp,
     quiet,
     span,
@@ -32,7 +31,6 @@ from agents.telemetry._telemetry import (
 __all__ = [
     "REDACTED",
     "capture_content",
-    "capturing",
     "export_otlp",
     "logger",
     "quiet",

@@ -165,16 +165,26 @@ _OFF = Scope(None)
 
 
 @contextlib.contextmanager
-def span(name: str, attributes: dict[str, Any], *, client: bool = False) -> Iterator[Scope]:
+def span(
+    name: str,
+    attributes: dict[str, Any],
+    *,
+    content: dict[str, str] | None = None,
+    client: bool = False,
+) -> Iterator[Scope]:
     """A block in a current span; it yields the span's `Scope`.
 
-    An exception leaving it sets the span's error status and `error.type`; a cancellation
+    `content` holds attributes that quote what a run was given or wrote (a goal, a reason): they
+    go on the span redacted, and only while content is captured (`capture_content`). An
+    exception leaving the block sets the span's error status and `error.type`; a cancellation
     (not an `Exception`) ends it as it is, marked `paor.cancelled`.
     """
     found = tracer()
     if found is None:
         yield _OFF
         return
+    if content and capturing():
+        attributes = {**attributes, **{key: redact_text(v) for key, v in content.items()}}
     with _current(found, name, attributes, client) as current:
         yield Scope(current)
 

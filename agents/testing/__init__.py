@@ -25,10 +25,11 @@ assert server.requests[0]["tools"]
 ```
 
 A whole run, each request answered by what it is for (`ModelRequest.purpose`), the planner's
-replies checked against the planner's own schemas when they are built:
+replies (`orchestrator.testing`) checked against the planner's own schemas when they are built:
 
 ```python
-from agents.testing import by_purpose, plan_reply, subtask, synthesis_reply, task_of
+from agents.testing import by_purpose, task_of
+from orchestrator.testing import plan_reply, subtask, synthesis_reply
 
 model = FunctionModel(by_purpose(
     plan=plan_reply(subtask("a", "Find the population of Lyon.")),
@@ -51,18 +52,9 @@ from agents.testing._actions import (
     ServerAction,
     TokenUsage,
 )
-from agents.testing._replies import (
-    by_purpose,
-    observation,
-    plan_reply,
-    replan_reply,
-    subtask,
-    synthesis_reply,
-    task_of,
-)
+from agents.testing._replies import by_purpose, observation, task_of
 from agents.testing._scripted import FunctionModel, ScriptedModel, Turn, call, calls, reply
 from agents.testing._server import FakeOpenAIServer
-from agents.testing._usage import estimated_usage
 
 __all__ = [
     "Completion",
@@ -76,12 +68,7 @@ __all__ = [
     "by_purpose",
     "call",
     "calls",
-    "estimated_usage",
     "observation",
-    "plan_reply",
-    "replan_reply",
     "reply",
-    "subtask",
-    "synthesis_reply",
     "task_of",
 ]

@@ -135,7 +135,6 @@ def paor_fake_openai() -> Iterator[FakeOpenAIFactory]:
 def paor_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Journal:
     """A journal of the test's own (not open yet), at `$PAOR_HOME/journal.db` in `tmp_path`."""
     from memory import Journal
-    from memory.journal import default_journal_path
 
     monkeypatch.setenv("PAOR_HOME", str(tmp_path / "paor-home"))
-    return Journal(default_journal_path())
+    return Journal()

@@ -20,8 +20,8 @@ from orchestrator.batch import load_tasks
 from orchestrator.cli._approve import batch_paused, cli_approver
 from orchestrator.cli._console import say
 from orchestrator.cli._journal import maybe_journal
-from orchestrator.cli._mcp import left_of, mcp_tools_within
-from orchestrator.cli._options import model_of
+from orchestrator.cli._mcp import left_of
+from orchestrator.cli._options import mcp_tools, model_of
 from orchestrator.cli._output import EXIT_FAILED, check_writable, journal_path, schema_of
 
 __all__ = ["batch", "batch_tasks"]
@@ -59,7 +59,7 @@ async def batch(args: argparse.Namespace) -> int:
     approver = cli_approver(args.approve, journaled=journal_path(args) is not None)
     async with (
         maybe_journal(journal_path(args)) as journal,
-        mcp_tools_within(args.mcp, limits.deadline_s) as tools,
+        mcp_tools(args.mcp, limits.deadline_s) as tools,
         model_of(args) as model,
     ):
         executor = research_executor(

@@ -20,7 +20,7 @@ from agents import ConfigurationError
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest, ModelResponse
 from memory import Journal
-from memory.journal import JournalError, RunInfo, default_journal_path
+from memory.journal import JournalError, RunInfo
 from orchestrator._files import write_atomically
 from orchestrator._research import ResearchReport, render_report
 from orchestrator._state import RunResult
@@ -48,7 +48,7 @@ _READING = frozenset({"runs", "show", "replay", "approvals", "report"})
 
 async def runs(args: argparse.Namespace) -> int:
     """`paor runs`: list the journal's runs (or, with `--prune`, delete the old finished ones)."""
-    path = args.journal or default_journal_path()
+    path = args.journal or Journal.default_path()
     if not path.exists():
         say(f"no runs (no journal at {path})")
         return 0
@@ -98,7 +98,7 @@ async def find(journal: Journal, run_id: str) -> RunInfo:
 async def open_journal(args: argparse.Namespace) -> AsyncIterator[Journal]:
     """The journal named by `--journal` (default $PAOR_HOME/journal.db), which must exist;
     read-only for a command that only reads it."""
-    path = args.journal or default_journal_path()
+    path = args.journal or Journal.default_path()
     if not path.exists():
         raise JournalError(f"no journal at {path}")
     async with Journal(path, readonly=getattr(args, "command", None) in _READING) as journal:

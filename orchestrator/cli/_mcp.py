@@ -1,5 +1,4 @@
 """`paor mcp`: serve `research` and `run` as MCP tools (see `orchestrator.cli._mcp_serve`); and
-`mcp_tools_within`, the servers of `--mcp FILE` started within a command's `--deadline`, and
 `left_of`, the deadline the run gets once they (and the model) are up.
 
 With `--http HOST:PORT` the address is bound first, before the model is opened: an address that
@@ -14,13 +13,11 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import agents
-from agents import ConfigurationError, Tool
+from agents import ConfigurationError
 from agents.toolkits import Corpus
 from orchestrator._limits import Limits
 from orchestrator.cli._console import EXIT_INTERRUPTED, say
@@ -33,7 +30,7 @@ from orchestrator.cli._options import (
     positive,
 )
 
-__all__ = ["left_of", "mcp_command", "mcp_tools_within", "serve"]
+__all__ = ["left_of", "mcp_command", "serve"]
 
 _PASSED = 1e-9  # the least deadline a run takes (a positive number of seconds)
 
@@ -83,19 +80,6 @@ async def serve(args: argparse.Namespace) -> int:
             say(f"paor mcp: serving on http://{_shown(host, port)}/mcp", file=sys.stderr)
             stopped = await serve_http(server, listener, host)
     return EXIT_INTERRUPTED if stopped else 0
-
-
-def mcp_tools_within(
-    path: Path | str | None, deadline_s: float | None
-) -> AbstractAsyncContextManager[Sequence[Tool]]:
-    """The tools of `--mcp FILE`'s servers, for a command with a `--deadline`: starting them
-    may take no longer than it (nor than each server's `start_timeout`, 30 s by default), so a
-    silent server ends the command within its deadline, one line and exit status 2."""
-    if path is None:
-        return nullcontext(())
-    from agents.mcp import tools_of
-
-    return tools_of(path, within=deadline_s)
 
 
 def left_of(limits: Limits, since: float) -> Limits:

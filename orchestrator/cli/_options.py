@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
@@ -98,14 +98,22 @@ def mcp_option(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def mcp_tools(path: str | Path | None) -> AbstractAsyncContextManager[Sequence[Tool]]:
-    """The tools of the MCP servers in `path` (`--mcp`): started for the command, then stopped
-    (the MCP SDK is imported only then)."""
+@contextlib.asynccontextmanager
+async def mcp_tools(
+    path: str | Path | None, within: float | None = None
+) -> AsyncIterator[Sequence[Tool]]:
+    """The tools of the MCP servers in `path` (`--mcp`), started for the command and stopped
+    after it (the MCP SDK is imported only then). With `within` (a command's `--deadline`),
+    starting them may take no longer than it, nor than each server's `start_timeout` (30 s by
+    default), so a silent server ends the command within its deadline, one line and exit
+    status 2."""
     if path is None:
-        return contextlib.nullcontext(())
-    from agents.mcp import tools_of
+        yield ()
+        return
+    from agents.mcp import MCPServers
 
-    return tools_of(path)
+    async with MCPServers.from_file(path, within=within) as servers:
+        yield servers.tools
 
 
 def blobs_option(sub: argparse.ArgumentParser) -> None:

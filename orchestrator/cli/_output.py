@@ -16,7 +16,7 @@ from typing import Any
 
 from agents import ConfigurationError
 from agents.models import OutputSpec
-from memory.journal import default_journal_path
+from memory import Journal
 from orchestrator._files import WriteFailed, write_atomically
 
 __all__ = ["EXIT_FAILED", "check_writable", "journal_path", "schema_of", "write_output"]
@@ -43,7 +43,7 @@ def journal_path(args: argparse.Namespace) -> Path | None:
     unless `--no-journal` (with `--temporal`, Temporal records them instead)."""
     if args.no_journal:
         return None
-    return args.journal or default_journal_path()
+    return args.journal or Journal.default_path()
 
 
 def schema_of(path: Path) -> OutputSpec[Any]:

@@ -24,7 +24,7 @@ from orchestrator._research import ResearchReport, research, research_orchestrat
 from orchestrator.cli._approve import cli_approver, decide_only, decision_of, report_or_pause
 from orchestrator.cli._console import clean, say
 from orchestrator.cli._journal import Offline, find, maybe_journal, open_journal, rebuilt_report
-from orchestrator.cli._mcp import left_of, mcp_tools_within
+from orchestrator.cli._mcp import left_of
 from orchestrator.cli._options import mcp_tools, model_of
 from orchestrator.cli._output import (
     EXIT_FAILED,
@@ -64,7 +64,7 @@ async def run_research(args: argparse.Namespace) -> int:
     approver = cli_approver(spec.approve, journaled=path is not None, questions=spec.questions)
     async with (
         maybe_journal(path) as journal,
-        mcp_tools_within(spec.mcp, spec.limits.deadline_s) as tools,
+        mcp_tools(spec.mcp, spec.limits.deadline_s) as tools,
         model_of(args) as model,
     ):
         report = await research(
@@ -173,7 +173,7 @@ async def resume_run(args: argparse.Namespace, decisions: dict[str, Decision] | 
         progress = Progress(out=sys.stderr, live=sys.stderr.isatty())
         timeout = getattr(args, "request_timeout", None)
         async with (
-            mcp_tools_within(spec.mcp, spec.limits.deadline_s) as tools,
+            mcp_tools(spec.mcp, spec.limits.deadline_s) as tools,
             model_of(spec, request_timeout=timeout) as model,
         ):
             report = await research(

@@ -43,6 +43,7 @@ from orchestrator._research import ResearchReport
 from orchestrator._state import RunResult
 from orchestrator.cli._approve import paused, pick_waiting
 from orchestrator.cli._inspect import render_result
+from orchestrator.cli._options import mcp_tools
 from orchestrator.cli._progress import Progress
 from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
@@ -217,9 +218,7 @@ async def worker(
     once, for every run the worker serves) and the model (as "default") until interrupted."""
     client = await _connect(args)  # before the model starts: an unreachable server fails fast
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
-    from agents.mcp import tools_of  # nothing is imported without --mcp
-
-    async with tools_of(args.mcp) as mcp, open_model() as model:
+    async with mcp_tools(args.mcp) as mcp, open_model() as model:
         registry = Registry.of({"default": model}, [*research_tools(corpus), *mcp])
         async with build_worker(client, registry, task_queue=args.task_queue):
             print(f"paor worker: serving {args.task_queue!r} on {args.temporal}", file=sys.stderr)
@@ -230,11 +229,7 @@ async def _mcp_names(args: argparse.Namespace, ends: float) -> tuple[str, ...]:
     """The names of the tools of `--mcp FILE`'s servers, which the workers serve (they were
     started with the same file): the servers are started here just long enough to list them,
     by `ends` (the command's deadline, on anyio's clock)."""
-    if args.mcp is None:
-        return ()
-    from agents.mcp import tools_of
-
-    async with tools_of(args.mcp, within=ends - anyio.current_time()) as tools:
+    async with mcp_tools(args.mcp, within=ends - anyio.current_time()) as tools:
         return tuple(t.name for t in tools)
 
 

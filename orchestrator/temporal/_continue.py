@@ -18,7 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from agents import ChatModel
     from agents.effects import EffectSite, JournaledEffects, JournalMode
     from agents.models import ModelRequest, ModelResponse
-    from memory.journal import EffectRecord, is_stop_record
+    from memory.journal import EffectRecord
     from orchestrator.temporal._effects import TemporalEffects
     from orchestrator.temporal._inputs import AgentInput
 
@@ -40,7 +40,7 @@ class CarriedRecords:
     async def forget(self, run_id: str, agent_id: str, from_seq: int) -> None:
         """Drop the agent's records from `from_seq` on, and its stop record."""
         for key in [k for k in self._records if k[0] == agent_id]:
-            if key[1] >= from_seq or is_stop_record(key[1], key[2]):
+            if key[1] >= from_seq or EffectRecord.is_stop(key[1], key[2]):
                 del self._records[key]
 
     def records(self) -> tuple[EffectRecord, ...]:
