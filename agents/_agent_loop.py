@@ -34,7 +34,7 @@ from agents._guards import AgentLimits, StopReason
 from agents._report import AgentReport, ReportStatus
 from agents._steps import EXCERPT_CHARS, AgentState, digest_of, send_delta, tell
 from agents._stop import Stop
-from agents._streaming import streaming, wants_text
+from agents._streaming import streaming
 from agents._toolbox import Toolbox, ToolResult
 from agents._turn import bounded, settle_turn, start_turn
 from agents._verdict import LOOK_INTRO, AnswerRules
@@ -241,7 +241,7 @@ class AgentLoop:
         site = s.site()
         start = anyio.current_time()
         try:
-            if s.events is not None and wants_text():
+            if s.events is not None and s.text:
                 response = await streaming(
                     lambda: self.effects.model_call(site, self.model, request),
                     partial(send_delta, s, request.purpose),

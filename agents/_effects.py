@@ -133,6 +133,7 @@ class AgentCall:
     agent_id: str
     budget: Budget | None = None
     events: EventSink | None = None
+    text: bool = False
     stop: Stop | None = None
     allowed_tools: Collection[str] | None = None
     call: ToolCall | None = None
@@ -149,6 +150,7 @@ class AgentCall:
             agent_id=self.agent_id,
             budget=self.budget,
             events=self.events,
+            text=self.text,
             stop=self.stop,
             allowed_tools=self.allowed_tools,
             call=self.call,

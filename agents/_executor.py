@@ -185,6 +185,7 @@ class Executor(Configured):
         agent_id: str | None = None,
         budget: Budget | None = None,
         events: EventSink | None = None,
+        text: bool = False,
         stop: anyio.Event | Stop | None = None,
         allowed_tools: Collection[str] | None = None,
         call: ToolCall | None = None,
@@ -204,6 +205,8 @@ class Executor(Configured):
             agent_id: This agent's id (generated if omitted).
             budget: A parent ledger to charge and to be bounded by.
             events: Receives the agent's events.
+            text: Also send its models' text to `events` as it is generated (`TextDelta`), for
+                chat-style displays.
             stop: Setting it ends the run early with a partial report (graceful cancellation).
                 A `Stop` does it without a watcher task (cheaper for many agents).
             allowed_tools: Restrict the menu further for this run (intersected with the
@@ -226,12 +229,13 @@ class Executor(Configured):
         run_id = run_id or uuid.uuid4().hex[:12]
         agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
         if telemetry.tracer() is None or telemetry.in_agent():
-            return await self._run(task, context, shared, run_id, agent_id, budget, events, stop,
-                                   allowed_tools, call, require_evidence, output)  # fmt: skip
+            return await self._run(task, context, shared, run_id, agent_id, budget, events,
+                                   text, stop, allowed_tools, call, require_evidence,
+                                   output)  # fmt: skip
         # A lone executor (not a run's sub-agent, whose span the run opened) opens its own.
         with telemetry.agent_span(AgentCall(task=task, run_id=run_id, agent_id=agent_id)) as span:
             report = await self._run(task, context, shared, run_id, agent_id, budget, events,
-                                     stop, allowed_tools, call, require_evidence,
+                                     text, stop, allowed_tools, call, require_evidence,
                                      output)  # fmt: skip
             telemetry.agent_done(span, report)
             return report
@@ -245,6 +249,7 @@ class Executor(Configured):
         agent_id: str,
         budget: Budget | None,
         events: EventSink | None,
+        text: bool,
         stop: anyio.Event | Stop | None,
         allowed_tools: Collection[str] | None,
         call: ToolCall | None,
@@ -253,7 +258,7 @@ class Executor(Configured):
     ) -> AgentReport:
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
             s = AgentState(
-                run_id=run_id, agent_id=agent_id, task=task, events=events,
+                run_id=run_id, agent_id=agent_id, task=task, events=events, text=text,
                 approver=self.approver, question_limit=self.questions,
             )  # fmt: skip
             s.allowed = narrow(self.allowed_tools, allowed_tools)

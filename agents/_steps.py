@@ -63,6 +63,7 @@ class AgentState:
     agent_id: str
     task: str
     events: EventSink | None = None
+    text: bool = False
     now: float = 0.0
     budget: Budget = field(default_factory=Budget)
     transcript: Transcript = field(default_factory=Transcript)

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 import agents
 from agents import Executor, OpenAIChatModel, Tool, Usage, tool
 from agents.executor import DEFAULT_INSTRUCTIONS
-from agents.models import Admission, CacheWarming, Hedging, ModelRequest, ModelResponse, stack
+from agents.models import Admission, CacheWarming, ModelRequest, ModelResponse, stack
 from benchmarks._endpoints import SimChatModel, SimServer
 from benchmarks._run import TOOL_DESCRIPTION, RunRecord
 from benchmarks._scenarios import Scenario, ScenarioScript
@@ -127,7 +127,7 @@ async def run_orchestrator(
                 # paor's defaults (3 retries, 60 s) under limits or hangs, else no retry
                 max_retries=3 if scenario.client_retries else 0,
                 admission=limits,
-                hedging=Hedging() if eager else None,
+                hedging=eager,
                 warming=CacheWarming() if warm_cache else None,
             )
             orch = orchestrator_for(scenario, model, _sim_lookup(sim, scenario), eager=eager)

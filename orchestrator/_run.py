@@ -33,7 +33,7 @@ import anyio.abc
 from agents import AgentReport, Executor, telemetry
 from agents.effects import AgentCall, ReservedAgent
 from agents.errors import ReplayDrift
-from agents.events import AgentEvent, IssueReported, TextDelta, wants_text
+from agents.events import AgentEvent, IssueReported, TextDelta
 from agents.models import OutputSpec
 from agents.telemetry import logger
 from agents.tools import Toolbox
@@ -113,6 +113,7 @@ class RunLoop(PlanSteps):
     facts: FactStore | None = None
     scope: str = "default"
     stream_plans: bool = False
+    text: bool = False
     output: OutputSpec[Any] | None = None
 
     async def execute(self, s: RunState) -> RunResult:
@@ -148,8 +149,7 @@ class RunLoop(PlanSteps):
         """A sub-agent's event sink: its events join the run's (held for an unkept early start)."""
 
         async def emit(event: AgentEvent) -> None:
-            # Whether an issue is sent depends on the run's configuration only, never on its
-            # state: a replay's agents send what the recording's did (the loop decides).
+            # Sent by the run's configuration alone, never its state: a replay sends the same.
             if (
                 isinstance(event, IssueReported)
                 and event.kind == "invalidates"
@@ -330,6 +330,7 @@ class RunLoop(PlanSteps):
                     agent_id=sub.id,
                     budget=s.agent_budget,
                     events=self._emit_agent(s, record),
+                    text=self.text,
                     stop=record.stop,
                     allowed_tools=sub.tools or None,
                     # The plan named the tools this subtask needs: its answer must use them.
@@ -361,14 +362,13 @@ class RunLoop(PlanSteps):
         cut = s.halted or s.exhausted  # the caller or a budget stopped it: it stays incomplete
         answered = goal_answered(s.goal, reports) if note and not cut else None
         if answered is not None:
-            # The goal itself was asked and answered (its answer passed every check a done
-            # answer must): the other subtasks that ended partial or failed are noted, not
-            # the run's fate.
+            # The goal itself was asked and answered (passing every check a done answer must):
+            # the other subtasks that ended partial or failed are noted, not the run's fate.
             s.notes.append(f"{answered.agent_id} answered the goal itself; besides: {note}")
             usable, note = [answered], None
         used = {"paor.synthesis.subtask_ids": tuple(r.agent_id for r in usable)}
         with telemetry.span("paor.synthesis", {**span_ids(s), **used}):
-            on_text = partial(self._synthesis_delta, s) if wants_text() else None
+            on_text = partial(self._synthesis_delta, s) if self.text else None
             synthesis = await self.deps.planner.synthesise(
                 s.goal, usable, note, known=s.known, on_text=on_text, output=self.output
             )

@@ -22,7 +22,6 @@ from pydantic import ValidationError
 from agents import telemetry
 from agents.approvals import ApprovalRequest, Approver, Decision, RunWaits
 from agents.effects import Drift, Effects, JournaledEffects, JournalMode, LiveEffects, ReservedAgent
-from agents.events import wanting_text
 from agents.models import OutputSpec
 from agents.telemetry import logger
 from memory import Journal
@@ -176,7 +175,6 @@ class RunStream(EventStream, Generic[OutputT]):
         id bound for every log event of the run."""
         with (
             structlog.contextvars.bound_contextvars(run_id=self.run_id),
-            wanting_text() if self.text else contextlib.nullcontext(),
             RunWaits.shared(self._waits),  # its approvals and clock, for all its sub-agents
             telemetry.span(
                 "invoke_agent run", _run_attributes(self), content={"paor.goal": goal}
@@ -185,7 +183,7 @@ class RunStream(EventStream, Generic[OutputT]):
             run = await set_up(
                 self._orchestrator, self.config, goal=goal, run_id=self.run_id,
                 events=self._send, effects=effects, approver=self.approver, waits=self._waits,
-                keep_events=self._keep_events, output=self._output,
+                keep_events=self._keep_events, text=self.text, output=self._output,
             )  # fmt: skip
             self._state, self._deps = run.state, run.deps
             if self._cancelled is not None:  # asked before the run had a state

@@ -52,10 +52,12 @@ async def set_up(
     approver: Approver | None,
     waits: RunWaits,
     keep_events: bool,
+    text: bool = False,
     output: OutputSpec[Any] | None = None,
 ) -> RunSetup:
     """Set up a new (or resumed, or replayed) run of `orch` under `config`, through `effects`
-    (with `output`, its answer is an object of that type)."""
+    (with `text`, its synthesis streams its text; with `output`, its answer is an object of
+    that type)."""
     limits = config.limits
     addresses = Addresses(run_id=run_id, agent_id=ReservedAgent.RUN)
     now = await effects.now(addresses.next(step=0))
@@ -121,6 +123,7 @@ async def set_up(
         facts=facts,
         scope=config.scope,
         stream_plans=_streams_plans(config, orch.planner_model) and type(effects) is LiveEffects,
+        text=text,
         output=output,
     )
     return RunSetup(state=state, deps=deps, loop=loop)

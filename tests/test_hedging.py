@@ -12,8 +12,9 @@ import pytest
 
 from agents import OpenAIChatModel
 from agents.errors import ModelRetryableError
-from agents.models import Admission, HedgedModel, Hedging, ModelRequest, stack
-from agents.testing import Completion, FakeOpenAIServer, ServerAction, TokenUsage
+from agents.models import Admission, AdmittedModel, HedgedModel, ModelRequest, stack
+from agents.models._hedge import Hedging
+from agents.testing import Completion, FakeOpenAIServer, ScriptedModel, ServerAction, TokenUsage
 from memory import UserMessage
 
 pytestmark = pytest.mark.anyio
@@ -170,7 +171,7 @@ async def test_a_request_sent_before_its_kind_was_timed_is_judged_once_it_is() -
 )
 def test_settings_out_of_range_are_refused(settings: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="need"):
-        Hedging(**settings)
+        HedgedModel(ScriptedModel([]), **settings)
 
 
 async def test_the_model_beats_a_hang_with_a_hedge_and_charges_the_copy() -> None:
@@ -189,7 +190,7 @@ async def test_the_model_beats_a_hang_with_a_hedge_and_charges_the_copy() -> Non
 
     async with FakeOpenAIServer(decide) as server:
         inner = OpenAIChatModel(base_url=server.base_url, api_key="k", timeout=30.0)
-        model = HedgedModel(inner, Hedging())
+        model = HedgedModel(inner)
         for _ in range(5):
             await model.complete(ASK)
         with anyio.fail_after(10):
@@ -197,7 +198,7 @@ async def test_the_model_beats_a_hang_with_a_hedge_and_charges_the_copy() -> Non
         await inner.aclose()
     assert response.message.content == "answer 7"
     assert (response.usage.requests, response.usage.prompt_tokens) == (2, 20)
-    assert model.hedging.hedged == 1
+    assert model.hedged == 1
 
 
 async def test_no_hedge_against_an_endpoint_with_rate_limits() -> None:
@@ -217,8 +218,9 @@ async def test_no_hedge_against_an_endpoint_with_rate_limits() -> None:
         inner = OpenAIChatModel(
             base_url=server.base_url, api_key="k", timeout=0.3, rate_limits=admission
         )
-        hedging = Hedging()
-        model = stack(inner, max_retries=0, admission=admission, hedging=hedging)
+        model = stack(inner, max_retries=0, admission=admission, hedging=True)
+        hedged = model.inner if isinstance(model, AdmittedModel) else None
+        assert isinstance(hedged, HedgedModel)  # admission outside, hedging within
         for _ in range(5):
             await model.complete(ASK)
         assert admission.limited
@@ -226,4 +228,4 @@ async def test_no_hedge_against_an_endpoint_with_rate_limits() -> None:
             await model.complete(ASK)
         await inner.aclose()
     assert seen == 6
-    assert hedging.hedged == 0
+    assert hedged.hedged == 0

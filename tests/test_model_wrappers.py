@@ -14,7 +14,6 @@ from agents.models import (
     CacheWarming,
     CacheWarmingModel,
     HedgedModel,
-    Hedging,
     ModelRequest,
     ModelResponse,
     RetryingModel,
@@ -95,27 +94,24 @@ async def test_hedging_sends_a_late_request_again_and_bills_both_copies() -> Non
             await anyio.sleep(GUARD_S)  # the first copy hangs
         return AssistantMessage(content="ok")
 
-    hedging = Hedging(min_samples=1, window=1)
-    hedging.observe("step", 0.01)  # requests of this kind answer in 10 ms
-    model = HedgedModel(FunctionModel(answer), hedging)
+    model = HedgedModel(FunctionModel(answer), min_samples=1, window=1)
+    model.hedging.observe("step", 0.01)  # requests of this kind answer in 10 ms
     with anyio.fail_after(GUARD_S - 1):
         response = await model.complete(ASK)
     assert response.message.content == "ok"
     assert calls == 2
-    assert hedging.hedged == 1
+    assert model.hedged == 1
     assert response.usage.requests == 2  # the copy that lost is billed too
 
 
 async def test_hedging_stays_off_while_the_endpoint_shows_limits() -> None:
     admission = Admission()
     admission.observe({"retry-after": "0"}, 429)  # the endpoint has limits
-    hedging = Hedging(min_samples=1, window=1)
-    hedging.observe("step", 0.0001)
-    inner = failing()
-    model = HedgedModel(inner, hedging, admission=admission)
+    model = HedgedModel(failing(), min_samples=1, window=1, admission=admission)
+    model.hedging.observe("step", 0.0001)
     with anyio.fail_after(GUARD_S):
         await model.complete(ASK)
-    assert hedging.requests == 0
+    assert model.hedging.requests == 0
 
 
 async def test_cache_warming_holds_a_shared_prefix_until_its_first_request_is_answered() -> None:
@@ -145,7 +141,7 @@ async def test_cache_warming_holds_a_shared_prefix_until_its_first_request_is_an
 def test_stack_composes_the_usual_order_and_temporal_leaves_retries_out() -> None:
     inner = failing()
     admission = Admission()
-    model = stack(inner, admission=admission, hedging=Hedging(), warming=CacheWarming())
+    model = stack(inner, admission=admission, hedging=True, warming=CacheWarming())
     assert isinstance(model, RetryingModel)
     assert isinstance(model.inner, CacheWarmingModel)
     assert isinstance(model.inner.inner, AdmittedModel)

@@ -10,9 +10,9 @@ from typing import Any
 import anyio
 import pytest
 
-from agents import OpenAIChatModel, tool
+from agents import Executor, OpenAIChatModel, tool
 from agents._streaming import Streamed, chunks
-from agents.events import TextDelta
+from agents.events import AgentEvent, TextDelta
 from agents.models._chunks import Chunks
 from agents.testing import FakeOpenAIServer, ScriptedModel, ServerAction, TokenUsage, reply
 from memory import Journal
@@ -126,6 +126,37 @@ async def test_a_replay_hands_out_the_same_pieces(tmp_path: Any) -> None:
                 replayed.append(event)
     assert _texts(replayed) == _texts(live)
     assert len(_texts(live)["planner"]) > 1
+
+
+async def test_a_lone_executor_streams_its_text_when_asked() -> None:
+    """`Executor.run(text=True)` sends its model's text to its events as `TextDelta`s, asked for
+    with `"stream": true`; without it, nothing is streamed."""
+    streamed: list[AgentEvent] = []
+    quiet: list[AgentEvent] = []
+
+    async with FakeOpenAIServer(lambda _body: ServerAction.text(FINAL, usage=USAGE)) as server:
+        model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
+        try:
+            executor = Executor(model)
+
+            async def keep(event: AgentEvent) -> None:
+                streamed.append(event)
+
+            await executor.run("Sum up alpha and beta.", events=keep, text=True)
+            asked_streaming = len(server.requests)
+
+            async def keep_quiet(event: AgentEvent) -> None:
+                quiet.append(event)
+
+            await executor.run("Sum up alpha and beta.", events=keep_quiet)
+        finally:
+            await model.aclose()
+    deltas = [e for e in streamed if isinstance(e, TextDelta)]
+    assert len(deltas) > 1  # in pieces, as they came
+    assert FINAL in "".join(e.text for e in deltas)
+    assert not any(isinstance(e, TextDelta) for e in quiet)
+    assert all(body.get("stream") for body in server.requests[:asked_streaming])
+    assert not any(body.get("stream") for body in server.requests[asked_streaming:])
 
 
 async def test_a_model_that_does_not_stream_gives_each_reply_whole() -> None:

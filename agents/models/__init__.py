@@ -23,7 +23,6 @@ from agents._lazy import lazy_exports
 if TYPE_CHECKING:
     from agents.models._admission import Admission
     from agents.models._endpoint import seconds_of
-    from agents.models._hedge import Hedging
     from agents.models._model import (
         ModelRequest,
         ModelResponse,
@@ -52,7 +51,6 @@ __all__ = [
     "CacheWarmingModel",
     "DecisionProtocol",
     "HedgedModel",
-    "Hedging",
     "ModelRequest",
     "ModelResponse",
     "OutputSchema",

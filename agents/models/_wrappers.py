@@ -178,8 +178,9 @@ class AdmittedModel(ModelWrapper):
 
 
 class HedgedModel(ModelWrapper):
-    """Sends a late request again and takes the first answer (`Hedging`); the copy that lost is
-    billed too, so the answer's usage counts twice.
+    """Sends a late request again and takes the first answer (see `agents.models._hedge`); the
+    copy that lost is billed too, so the answer's usage counts twice. It keeps its own recent
+    latencies, by what each request is for; `hedged` counts the requests sent twice.
 
     Never for text streamed to a live display, nor while `admission` (if given) says the
     endpoint has shown limits: a copy would spend what the others wait for. Not for a local
@@ -187,16 +188,37 @@ class HedgedModel(ModelWrapper):
 
     Args:
         inner: The model.
-        hedging: When a request is late.
+        factor: Hedge once a request has taken this many times the median latency of its kind.
+        min_samples: Answers of a kind seen before any request of that kind is hedged.
+        window: How many recent answers of each kind the median is taken over.
+        max_share: The most of all requests that may be hedged.
         admission: The endpoint's limits, if it has any.
+
+    Raises:
+        ValueError: factor is not above 1, min_samples is not between 1 and window, or
+            max_share is not in (0, 1].
     """
 
     def __init__(
-        self, inner: ChatModel, hedging: Hedging, *, admission: Admission | None = None
+        self,
+        inner: ChatModel,
+        *,
+        factor: float = 2.0,
+        min_samples: int = 5,
+        window: int = 50,
+        max_share: float = 0.1,
+        admission: Admission | None = None,
     ) -> None:
         super().__init__(inner)
-        self.hedging = hedging
+        self.hedging = Hedging(
+            factor=factor, min_samples=min_samples, window=window, max_share=max_share
+        )
         self.admission = admission
+
+    @property
+    def hedged(self) -> int:
+        """How many requests were sent twice."""
+        return self.hedging.hedged
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer, hedged when late."""
@@ -239,11 +261,12 @@ def stack(
     backoff: float = 0.5,
     max_backoff: float = 30.0,
     admission: Admission | None = None,
-    hedging: Hedging | None = None,
+    hedging: bool = False,
     warming: CacheWarming | None = None,
 ) -> ChatModel:
     """`model` in the usual wrappers, outermost first: retries (none with `max_retries=0`),
-    cache warming, admission, hedging; those not given are left out.
+    cache warming, admission, hedging (`HedgedModel`'s default settings; build one for others);
+    those not asked for are left out.
 
     ```python
     admission = Admission()
@@ -254,8 +277,8 @@ def stack(
         ConfigurationError: A negative retry count or delay.
     """
     wrapped = model
-    if hedging is not None:
-        wrapped = HedgedModel(wrapped, hedging, admission=admission)
+    if hedging:
+        wrapped = HedgedModel(wrapped, admission=admission)
     if admission is not None:
         wrapped = AdmittedModel(wrapped, admission)
     if warming is not None:
