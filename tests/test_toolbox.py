@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from agents import ConfigurationError, Tool, ToolContext, ToolFailure, tool
-from agents.tools import Toolbox, ToolOutcome, ToolResult, not_empty
+from agents._toolbox import ToolResult
+from agents.tools import Toolbox, ToolOutcome, not_empty
 from memory import ToolCall
 
 pytestmark = pytest.mark.anyio
