@@ -15,9 +15,10 @@ import pytest
 from agents import Tool, ToolContext, tool
 from agents._capped import MAX_RESULT_CHARS
 from agents._shaping import shaped
+from agents._toolbox import ToolResult
 from agents.effects import EffectSite, JournaledEffects, LiveEffects
 from agents.testing import ScriptedModel, call
-from agents.tools import Toolbox, ToolOutcome, ToolResult
+from agents.tools import Toolbox, ToolOutcome
 from memory import Journal, ToolCall, ToolMessage
 from memory.journal import EffectRecord
 from orchestrator import Orchestrator, RunConfig

@@ -15,9 +15,10 @@ import anyio
 import pytest
 
 from agents import ConfigurationError, Executor
+from agents._toolbox import ToolResult
 from agents.mcp import MCPServer, MCPServers
 from agents.testing import ScriptedModel, call, observation, reply
-from agents.tools import Toolbox, ToolResult
+from agents.tools import Toolbox
 from memory import Journal, ToolCall
 from orchestrator import Orchestrator
 from tests._team import Team, plan, script, sub

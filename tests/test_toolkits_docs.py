@@ -14,9 +14,10 @@ from structlog.testing import capture_logs
 
 from agents import ConfigurationError, Executor, Tool, ToolContext
 from agents._report import cited_ids
+from agents._toolbox import ToolResult
 from agents.testing import ScriptedModel, call, reply
 from agents.toolkits import Corpus, Document, research_tools
-from agents.tools import Toolbox, ToolResult
+from agents.tools import Toolbox
 from memory import ToolCall
 
 pytestmark = pytest.mark.anyio
