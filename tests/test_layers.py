@@ -106,6 +106,31 @@ def test_the_orchestrator_imports_no_private_module_of_agents_or_memory(path: Pa
     assert not found, f"orchestrator/{where} imports {', '.join(found)}"
 
 
+def _imported(source: str) -> set[str]:
+    """The top-level packages `source` imports, in any form (lazy imports included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_each_layer_imports_only_those_below_it() -> None:
+    """memory imports neither agents nor orchestrator, agents does not import orchestrator: what
+    a lower layer's helpers need of a higher one lives in the higher one (the planner's reply
+    builders are `orchestrator.testing`, not `agents.testing`)."""
+    above = {"memory": {"agents", "orchestrator"}, "agents": {"orchestrator"}}
+    reaching = [
+        f"{path.relative_to(_ORCHESTRATOR.parent)} imports {', '.join(sorted(wrong))}"
+        for package in (agents, memory)
+        for path in sorted(Path(str(package.__file__)).parent.rglob("*.py"))
+        if (wrong := _imported(path.read_text()) & above[package.__name__])
+    ]
+    assert not reaching
+
+
 @pytest.mark.parametrize(
     "module",
     [m for package in (agents, memory) for m in _public_modules(package)],

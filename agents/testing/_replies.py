@@ -3,19 +3,7 @@
 Every request says what it is for (`ModelRequest.purpose`): the planner asks for a "plan", a
 "replan" and the final "synthesis"; a sub-agent asks for its next "step", a "wrap_up" when it is
 cut short, and a compaction "summary". The planner's replies are built by `orchestrator.testing`,
-checked against the planner's own schemas.
-
-```python
-from orchestrator.testing import plan_reply, subtask, synthesis_reply
-
-model = FunctionModel(by_purpose(
-    plan=plan_reply(subtask("a", "Find the population of Lyon."),
-                    subtask("b", "Compare it with Paris.", depends_on=["a"])),
-    step=lambda request: f"Found it for: {task_of(request)}",
-    synthesis=synthesis_reply("Lyon is smaller than Paris."),
-))
-result = await Orchestrator(model).run("Compare Lyon and Paris")
-```
+checked against the planner's own schemas; its docstring routes a whole run this way.
 """
 
 from __future__ import annotations
