@@ -23,7 +23,6 @@ from agents.testing import FunctionModel, Turn, call, observation, reply
 from orchestrator import Orchestrator, RunConfig
 from orchestrator.temporal import (
     BlobError,
-    FileBlobStore,
     Registry,
     TemporalBackend,
     build_worker,
@@ -33,6 +32,7 @@ from orchestrator.temporal._codec import (
     DEFAULT_INLINE_LIMIT,
     REFERENCE_ENCODING,
     BlobCodec,
+    FileBlobStore,
     PayloadGuard,
 )
 from tests._temporal_team import results_of

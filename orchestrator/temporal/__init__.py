@@ -21,14 +21,13 @@ async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0
 from orchestrator.temporal._activities import Registry
 from orchestrator.temporal._backend import TemporalBackend
 from orchestrator.temporal._client import connect
-from orchestrator.temporal._codec import BlobError, BlobStore, FileBlobStore
+from orchestrator.temporal._codec import BlobError, BlobStore
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._worker import build_replayer, build_worker
 
 __all__ = [
     "BlobError",
     "BlobStore",
-    "FileBlobStore",
     "Registry",
     "RunInput",
     "TemporalBackend",
