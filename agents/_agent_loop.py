@@ -250,10 +250,9 @@ class AgentLoop:
                 response = await self.effects.model_call(site, self.model, request)
         except MalformedResponse as exc:
             if exc.usage is not None:  # answered and billed, though unreadable: still spent
-                s.usage = s.usage + s.budget.spend(exc.usage, self.model.name)
+                s.budget.spend(exc.usage, self.model.name)
             raise
         response = s.budget.charged(response, self.model.name)
-        s.usage = s.usage + response.usage
         await s.model_called(response, ms=(anyio.current_time() - start) * 1000)
         return response
 

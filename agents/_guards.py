@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -248,7 +247,7 @@ class LoopDetector:
     stale_turns: int = 2
     retries: int = 1
     counter_failures: int = 3
-    _calls: deque[str] = field(default_factory=lambda: deque(maxlen=64))
+    _calls: list[str] = field(default_factory=list)  # the last `window` calls' keys
     _turns: list[str] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set)
     _stale: int = 0
@@ -267,9 +266,9 @@ class LoopDetector:
             A plain description of the loop, if the turn completes one.
         """
         keys = [f"{name}:{_normalise(arguments)}" for name, arguments in calls]
-        recent = set(list(self._calls)[-self.window :])
+        recent = set(self._calls)
         repeated = [k for k in keys if k in recent and not self._retrying(k)]
-        self._calls.extend(keys)
+        self._calls = [*self._calls, *keys][-self.window :] if self.window > 0 else []
         self._turns.append("|".join(sorted(keys)))
         fresh = [o for o in observations if o not in self._seen]
         self._seen.update(observations)

@@ -59,6 +59,11 @@ EXCERPT_CHARS = 300  # of a source in a digest, or of a failed call in a note
 class AgentState:
     """Everything one executor run has gathered so far (internal bookkeeping)."""
 
+    @property
+    def usage(self) -> Usage:
+        """What the agent has spent: its own ledger's use (every charge to it is the agent's)."""
+        return self.budget.used
+
     run_id: str
     agent_id: str
     task: str
@@ -68,7 +73,6 @@ class AgentState:
     budget: Budget = field(default_factory=Budget)
     transcript: Transcript = field(default_factory=Transcript)
     detector: LoopDetector = field(default_factory=LoopDetector)
-    usage: Usage = field(default_factory=Usage)
     evidence: list[Evidence] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -104,7 +104,6 @@ def start_turn(
         launched += 0 if is_control else 1
         s.in_flight.append((prepared, s.site()))
     s.budget.charge(Usage(tool_calls=launched))
-    s.usage = s.usage + Usage(tool_calls=launched)
 
 
 def _needs_approval(prepared: PreparedCall) -> bool:
