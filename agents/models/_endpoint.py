@@ -56,7 +56,8 @@ async def open_model(
         name: The model's name at the endpoint.
         base_url: The endpoint.
         protocol: The decision protocol (the embedded SmolLM2 always uses "json").
-        output_mode: How a typed answer is asked for ("auto", "schema", "tool" or "text", as `OpenAIChatModel` says).
+        output_mode: How a typed answer is asked for: "auto", "schema", "tool" or "text" (see
+            `OpenAIChatModel`).
         gguf: Serve this GGUF file with the embedded llama.cpp server instead of SmolLM2 (with
             `protocol`); it wins over an endpoint configured in the environment.
         request_timeout: Seconds a model request may take; against a server on this machine,
