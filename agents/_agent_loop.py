@@ -245,6 +245,7 @@ class AgentLoop:
                 response = await streaming(
                     lambda: self.effects.model_call(site, self.model, request),
                     partial(send_delta, s, request.purpose),
+                    may_call=bool(request.tools),
                 )
             else:
                 response = await self.effects.model_call(site, self.model, request)

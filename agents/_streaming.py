@@ -111,16 +111,83 @@ def live_sink() -> Streamed | None:
     return _sink.get()
 
 
-async def streaming(call: Callable[[], Awaitable[ModelResponse]], sink: TextSink) -> ModelResponse:
+async def streaming(
+    call: Callable[[], Awaitable[ModelResponse]], sink: TextSink, *, may_call: bool = False
+) -> ModelResponse:
     """Make a model call with its text going to `sink`: as it arrives when the model streams it,
     else (served from a journal, from another process, or a model that does not stream) all at
-    once after the call, in the pieces it was recorded in."""
-    with text_to(sink) as streamed:
+    once after the call, in the pieces it was recorded in.
+
+    With `may_call` (the request offers tools), a reply whose text opens as a tool call written
+    as text (`{`, `[`, a code fence, `<tool`) is held until it has been read: a call is not the
+    model's text to show, and what is left of the reply is sent as a replay sends it; text that
+    was the reply's own is sent as it came.
+    """
+    held = _Holding(sink, may_call=may_call)
+    with text_to(held.send) as streamed:
         response = await call()
     if not streamed.used:
         for piece in chunks(response.message.content or "", response.text_chunks):
             await sink(piece, False)
+    else:
+        await held.close(response)
     return response
+
+
+_CALL_OPENERS = ("{", "[", "```", "<tool")
+
+
+@dataclass(slots=True)
+class _Holding:
+    """Passes a streamed reply's pieces on, except those of a reply that opens as a call written
+    as text, which wait for the reply to be read (`close`)."""
+
+    sink: TextSink
+    may_call: bool
+    text: str = ""
+    held: list[str] = field(default_factory=list)
+    passing: bool = False
+    sent: bool = False
+    restart: bool = False
+
+    def __post_init__(self) -> None:
+        self.passing = not self.may_call  # nothing to hold in a reply that cannot be a call
+
+    async def send(self, piece: str, restart: bool) -> None:
+        if restart:  # the call was tried again: what came before is void
+            self.text, self.held, self.passing = "", [], not self.may_call
+            self.restart = self.sent
+        if self.passing:
+            await self._pass(piece)
+            return
+        self.text += piece
+        head = self.text.lstrip()
+        if not head or any(o.startswith(head[: len(o)]) for o in _CALL_OPENERS):
+            self.held.append(piece)  # blank so far, or opening as a call: wait
+            return
+        self.passing = True
+        for waiting in [*self.held, piece]:
+            await self._pass(waiting)
+        self.held, self.text = [], ""
+
+    async def close(self, response: ModelResponse) -> None:
+        """The reply is read: held text goes on as it came when it is the reply's own text (a
+        replay cuts it the same way), else the reply's own text goes whole, as a replay sends it."""
+        if self.held:
+            content = response.message.content or ""
+            if response.text_chunks and "".join(self.held) == content:
+                pieces = self.held
+            else:
+                pieces = [content] if content else []
+            for piece in pieces:
+                await self._pass(piece)
+        if self.restart:  # text went out before a retry whose reply showed none: void it
+            await self._pass("")
+
+    async def _pass(self, piece: str) -> None:
+        restart, self.restart = self.restart, False
+        self.sent = True
+        await self.sink(piece, restart)
 
 
 def chunks(text: str, sizes: tuple[int, ...]) -> list[str]:

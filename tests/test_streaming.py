@@ -11,11 +11,12 @@ import anyio
 import pytest
 
 from agents import Executor, OpenAIChatModel, tool
-from agents._streaming import Streamed, chunks
+from agents._streaming import Streamed, chunks, live_sink, streaming
 from agents.events import AgentEvent, TextDelta
+from agents.models import ModelResponse
 from agents.models._chunks import Chunks
 from agents.testing import FakeOpenAIServer, ScriptedModel, ServerAction, TokenUsage, reply
-from memory import Journal
+from memory import AssistantMessage, Journal, ToolCall
 from orchestrator import Event, Orchestrator, RunConfig, RunResult
 from orchestrator.testing import plan_reply, subtask
 from tests._team import goal, plan, sub
@@ -126,6 +127,98 @@ async def test_a_replay_hands_out_the_same_pieces(tmp_path: Any) -> None:
                 replayed.append(event)
     assert _texts(replayed) == _texts(live)
     assert len(_texts(live)["planner"]) > 1
+
+
+def decide_in_text(body: dict[str, Any]) -> ServerAction:
+    """As `decide`, but a's model writes its tool call as text (small local models do)."""
+    messages = body["messages"]
+    if "response_format" in body or messages[0]["content"] == SYNTHESIS:
+        return decide(body)
+    task = messages[1]["content"].removeprefix("Task: ").split("\n")[0]
+    if task == goal("a") and sum(m["role"] == "assistant" for m in messages) == 0:
+        return ServerAction.text(CALL_IN_TEXT, usage=USAGE)
+    return decide(body)
+
+
+CALL_IN_TEXT = '{"name": "lookup", "arguments": {"key": "alpha"}}'
+
+
+async def test_a_call_written_as_text_is_not_streamed_and_a_replay_hands_out_the_same(
+    tmp_path: Any,
+) -> None:
+    """A reply that opens as a tool call written as text is held until it is read: it was a
+    call, so none of it reaches the display (before, its JSON did, and a replay, which sends
+    what is left of the reply, handed out other pieces). The reply's own text still streams."""
+    async with (
+        Journal(tmp_path / "journal.db") as journal,
+        FakeOpenAIServer(decide_in_text) as server,
+    ):
+        model = OpenAIChatModel(base_url=server.base_url, api_key="test", protocol="tools")
+        try:
+            orch = Orchestrator(model, [lookup], journal=journal, config=WHOLE)
+            live, result = await _stream(orch, text=True)
+        finally:
+            await model.aclose()
+        offline = Orchestrator(ScriptedModel([]), [lookup], journal=journal, config=WHOLE)
+        replayed: list[Event] = []
+        async with offline.stream_replay(result.run_id, text=True) as events:
+            async for event in events:
+                replayed.append(event)
+    assert result.status == "complete"
+    texts = _texts(live)
+    assert "".join(texts["a"]) == "A: alpha is one, as looked up."  # the call's JSON is not there
+    assert len(texts["planner"]) > 1  # prose still streams piece by piece
+    assert _texts(replayed) == texts
+
+
+def _replying(
+    pieces: list[str], answer: AssistantMessage, *, retried_after: int | None = None
+) -> Any:
+    """A model call that streams `pieces` (retried after the first `retried_after` of them) and
+    answers `answer`, its text cut as it came when the reply is that text."""
+
+    async def call() -> ModelResponse:
+        streamed = live_sink()
+        assert streamed is not None
+        for index, piece in enumerate(pieces):
+            if index == retried_after:
+                streamed.retrying()
+            await streamed.send(piece)
+        sent = pieces[retried_after or 0 :]
+        whole = "".join(sent) == (answer.content or "")
+        return ModelResponse(message=answer, text_chunks=tuple(map(len, sent)) if whole else ())
+
+    return call
+
+
+async def test_prose_that_opens_like_a_call_is_sent_as_it_came_once_read() -> None:
+    """An answer opening with a citation in brackets waits for the reply to be read (it might
+    have been a call), then goes on in the pieces it came in, as a replay cuts it."""
+    seen: list[tuple[str, bool]] = []
+
+    async def sink(text: str, restart: bool) -> None:
+        seen.append((text, restart))
+
+    pieces = ["[doc-1] ", "says the limit ", "is 5."]
+    await streaming(
+        _replying(pieces, AssistantMessage(content="".join(pieces))), sink, may_call=True
+    )
+    assert seen == [(piece, False) for piece in pieces]
+
+
+async def test_text_sent_before_a_retry_whose_reply_was_a_call_is_voided() -> None:
+    """A retry voids the text sent before it; when the retried reply is a call written as text,
+    nothing of it is shown, and an empty piece says the earlier text is void."""
+    seen: list[tuple[str, bool]] = []
+
+    async def sink(text: str, restart: bool) -> None:
+        seen.append((text, restart))
+
+    call = ToolCall(id="c1", name="lookup", arguments='{"key": "alpha"}')
+    answer = AssistantMessage(content=None, tool_calls=(call,))
+    pieces = ["Let me ", "check. ", CALL_IN_TEXT[:20], CALL_IN_TEXT[20:]]
+    await streaming(_replying(pieces, answer, retried_after=2), sink, may_call=True)
+    assert seen == [("Let me ", False), ("check. ", False), ("", True)]
 
 
 async def test_a_lone_executor_streams_its_text_when_asked() -> None:
