@@ -65,7 +65,7 @@ from memory._logging import logger
 from memory._pauses import WAITS_SCHEMA, Pauses
 from memory._sqlite import shrink
 
-__all__ = ["Journal", "default_journal_path"]
+__all__ = ["Journal"]
 
 _log = logger("paor.journal")
 _HOST = socket.gethostname()
@@ -100,12 +100,6 @@ CREATE TABLE IF NOT EXISTS effects (
 """
 
 
-def default_journal_path() -> Path:
-    """`$PAOR_HOME/journal.db`, where `PAOR_HOME` defaults to `~/.paor`."""
-    home = os.environ.get("PAOR_HOME") or Path.home() / ".paor"
-    return Path(home) / "journal.db"
-
-
 class Journal(Pauses):
     """The durable record of runs and their effects, in one SQLite file.
 
@@ -136,7 +130,8 @@ class Journal(Pauses):
     def default_path() -> Path:
         """Where a journal opened without a path lives: `$PAOR_HOME/journal.db`, where
         `PAOR_HOME` defaults to `~/.paor`."""
-        return default_journal_path()
+        home = os.environ.get("PAOR_HOME") or Path.home() / ".paor"
+        return Path(home) / "journal.db"
 
     def __init__(
         self,
@@ -147,7 +142,7 @@ class Journal(Pauses):
         fsync: Literal["intents", "always"] = "intents",
         readonly: bool = False,
     ) -> None:
-        where = path if path is not None else default_journal_path()
+        where = path if path is not None else Journal.default_path()
         super().__init__(where, timeout=timeout, readonly=readonly)
         # The connection's level; an intent is written at FULL whatever it is.
         self.synchronous = "FULL" if fsync == "always" else "NORMAL"

@@ -21,7 +21,6 @@ from memory._logging import logger
 
 __all__ = [
     "FINISHED_RUNS",
-    "STOP_SEQ",
     "EffectKind",
     "EffectRecord",
     "JournalError",
@@ -29,17 +28,12 @@ __all__ = [
     "RunLocked",
     "RunStatus",
     "compact_json",
-    "is_stop_record",
     "whole_records",
 ]
 
 EffectKind = Literal["model", "tool", "clock", "choice", "intent"]
 """What a journal record holds: a model reply, a tool outcome, a clock read, a choice, or a
 tool's intent."""
-STOP_SEQ = 0
-"""The seq of an agent's stop record, the choice of why it was cut short (a stop or a deadline).
-Made at most once per agent, and last; numbered effects start at 1, so wherever the cut landed a
-replay finds it at this one address."""
 RunStatus = Literal["running", "complete", "incomplete", "failed", "crashed", "paused"]
 """A journaled run's status; `crashed` is a run whose owner died before it ended, `paused` one
 that waits for people's decisions (both resumable)."""
@@ -71,8 +65,10 @@ class EffectRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    STOP_SEQ: ClassVar[int] = STOP_SEQ
-    """The seq of an agent's stop record (its kind is "choice"): see `is_stop`."""
+    STOP_SEQ: ClassVar[int] = 0
+    """The seq of an agent's stop record, the choice of why it was cut short (a stop or a
+    deadline). Made at most once per agent, and last; numbered effects start at 1, so wherever
+    the cut landed a replay finds it at this one address."""
 
     agent_id: str
     seq: int
@@ -83,10 +79,8 @@ class EffectRecord(BaseModel):
 
     @staticmethod
     def is_stop(seq: int, kind: object) -> bool:
-        """Whether (seq, kind) addresses an agent's stop record: the choice of why it was cut
-        short (a stop or a deadline), made at most once per agent and last, at seq `STOP_SEQ`
-        wherever the cut landed."""
-        return is_stop_record(seq, kind)
+        """Whether (seq, kind) addresses an agent's stop record (see `STOP_SEQ`)."""
+        return seq == EffectRecord.STOP_SEQ and kind == "choice"
 
     def payload_json(self) -> str:
         """The payload as compact JSON. Keys keep their order: a replayed tool result must read
@@ -170,12 +164,7 @@ def whole_records(run_id: str, rows: list[tuple[Any, ...]]) -> list[EffectRecord
 
 def _order(seq: int, kind: object) -> float:
     """Where a record falls in its agent's sequence (an agent's stop record comes last)."""
-    return math.inf if is_stop_record(seq, kind) else float(seq)
-
-
-def is_stop_record(seq: int, kind: object) -> bool:
-    """Whether (seq, kind) addresses an agent's stop record (see `STOP_SEQ`)."""
-    return seq == STOP_SEQ and kind == "choice"
+    return math.inf if EffectRecord.is_stop(seq, kind) else float(seq)
 
 
 def _record(

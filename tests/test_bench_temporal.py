@@ -13,11 +13,6 @@ from benchmarks._temporal import Sizes, measure
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_the_section_measures_both_backends() -> None:
     found = await measure(Sizes(goals=10, concurrency=5, runs=1), progress=lambda _line: None)
     throughput, run = found["throughput"], found["run"]
