@@ -6,8 +6,11 @@ sections or a plan's goals, judges it with this object, by the same rules:
 
     unusable     paor's own text, a tool call written as text, a copy of the task or of what
                  the model was told, a placeholder, nothing, one sentence over and over
-                 (`agents._answers`); with what the model was shown, numbers none of it shows
+                 (`agents._answers`); with what the model was shown, numbers or names none of
+                 it shows
     unsupported  nothing the passages say holds it up (`agents._support`)
+    uncovered    a part of a task in several parts that nothing mentions (`agents._coverage`)
+    dropped      a part the answer leaves out though a result is about it
 
 ```python
 check = AnswerCheck([MY_INSTRUCTIONS], tools=[t.spec() for t in tools])
@@ -20,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agents._answers import SHINGLE_WORDS, Parrot, described, unseen_numbers, unusable_answer
+from agents._coverage import dropped, uncovered, unseen_names
 from agents._signals import ASK_USER, SIGNALS
 from agents._support import sourced, unsupported
 from agents._toolbox import Evidence
@@ -65,18 +69,28 @@ class AnswerCheck:
         Args:
             answer: The model's final answer.
             task: The task or goal it was given (an answer that only restates it is no answer).
-            seen: Everything the model was shown, when its numbers must come from it: a number
-                none of it shows (nor the sum, difference, product or ratio of two it shows) is
-                invented. None: numbers are not checked.
+            seen: Everything the model was shown, when its numbers and names must come from
+                it: a number none of it (nor the task) shows, nor the sum, difference, product or
+                ratio of two it shows, is invented, and so is a name none of it mentions
+                ("Sydney", when the results say "Canberra"). None: neither is checked.
         """
         problem = unusable_answer(answer, parrot=self._parrot, tools=self._names, task=task)
-        unseen = [] if problem or seen is None else unseen_numbers(answer, seen)
+        if problem or seen is None:
+            return problem
+        seen = [task, *seen]
+        unseen = unseen_numbers(answer, seen)
         if unseen:
             return (
                 f"your answer has numbers that none of the results shows ({', '.join(unseen[:5])}); "
                 "give only the numbers the results show"
             )
-        return problem
+        names = unseen_names(answer, seen)
+        if names:
+            return (
+                f"your answer names what none of the results shows ({', '.join(names[:5])}); "
+                "give only what the results show"
+            )
+        return None
 
     def unsupported(self, answer: str, task: str, passages: Iterable[str | Evidence]) -> str | None:
         """Why `answer` does not say what its passages say, as an answer to `task`; None when it
@@ -90,3 +104,19 @@ class AnswerCheck:
         """
         texts = [p if isinstance(p, str) else sourced(p.source, p.excerpt) for p in passages]
         return unsupported(answer, task, texts)
+
+    @staticmethod
+    def uncovered(answer: str, task: str, looked: Iterable[str]) -> str | None:
+        """The first name a task in several parts asks about ("Japan", in "What are the
+        capitals of France and Japan?") that neither `answer` nor anything in `looked` (what
+        was asked and found) mentions; None when each is covered or the task names fewer than
+        two things (the coverage rule, in `agents._coverage`)."""
+        return uncovered(task, answer, looked)
+
+    @staticmethod
+    def dropped(answer: str, task: str, results: Iterable[tuple[str, str]]) -> str | None:
+        """The first name a task in several parts asks about that `answer` leaves out though
+        one of `results` ((question, answer) pairs) is about it: the answer neither names it
+        nor says anything that result's answer says ("Tokyo", for Japan). None when nothing
+        is left out (see `agents._coverage`)."""
+        return dropped(task, answer, results)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
 
+from agents._coverage import parts
 from agents._errors import MalformedResponse
 from agents._own_text import own_text
 from agents.models._model import ToolSpec
@@ -230,10 +231,13 @@ def _json_call(answer: str) -> bool:
 
 def _copies_task(answer: str, task: str) -> bool:
     """Whether `answer` restates the task (or one line of it) and adds nothing: every word is
-    the task's, in nearly the task's order, or a phrase of four words or more lifted from it."""
+    the task's, in nearly the task's order, a phrase of four words or more lifted from it, or
+    the things the task lists side by side and nothing else."""
     said = _words(answer)
     if len(said) < 2:
         return False
+    if set(said) == {w for name in parts(task) for w in _words(name)}:
+        return True  # the things the task lists, listed back ("Egypt, Norway, Chile")
     for line in (task, *(_LABEL.sub("", line) for line in task.splitlines())):
         asked = _words(line)
         if said == asked:

@@ -68,8 +68,9 @@ _LAYOUT = re.compile(
     + r")\)\**[ \t]*$|^[ \t]*\**Task\**:[ \t]",
     re.I | re.M,
 )
-# The `[OBSERVE]` line of a tool result (`agents._observe`), to the end of its line.
-_OBSERVE_LINE = re.compile(r"\[OBSERVE\][^\n]*", re.I)
+# The `[OBSERVE]` line of a tool result (`agents._observe`), to the end of its line, also as a
+# small model mangles it when it copies it ("OBSERVE} capital(...) ok", or the word alone).
+_OBSERVE_LINE = re.compile(r"(?:\[(?i:observe)\]|(?<![\w\[])OBSERVE\b[\]})]?)[^\n]*")
 # A status line paor writes in place of an answer, and its parenthesised labels.
 _STATUS_LINE = re.compile(
     r"Incomplete:\s*stopped early[^\n]*|Nothing usable was gathered\.?|"
@@ -87,7 +88,7 @@ def own_text(text: str) -> str | None:
     Returns:
         The text found, as it appears (for a message that quotes it); None when `text` holds none.
     """
-    found = _PHRASE.search(text) or _LAYOUT.search(text)
+    found = _PHRASE.search(text) or _LAYOUT.search(text) or _OBSERVE_LINE.search(text)
     return " ".join(found.group(0).split()) if found else None
 
 
@@ -98,7 +99,7 @@ def strip_markers(text: str) -> str:
     a search query, a sub-agent's status into a plan's expected output. What is left is trimmed;
     text with no marker comes back unchanged.
     """
-    if "[" not in text and "(" not in text and "Nothing" not in text:
+    if "[" not in text and "(" not in text and "Nothing" not in text and "OBSERVE" not in text:
         return text  # the usual case, without running the patterns
     stripped = _STATUS_LINE.sub(" ", _OBSERVE_LINE.sub(" ", text))
     return text if stripped == text else " ".join(stripped.split())

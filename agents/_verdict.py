@@ -2,7 +2,8 @@
 
     unusable     paor's own text, a copy of the task or the prompt, a raw call, nothing
     ungrounded   no tool result backs it, when the task needed one (`require_evidence`)
-    invented     numbers no tool result (nor the task) showed
+    invented     numbers or names no tool result (nor the task) showed
+    uncovered    a task in several parts has a part nothing looked at (`agents._coverage`)
     unsupported  in a cited run, nothing a passage says holds it up (`agents._support`)
     acceptance   the caller's `AcceptanceCheck`
 
@@ -18,9 +19,10 @@ from dataclasses import dataclass
 from agents._answer_check import AnswerCheck
 from agents._answers import unseen_numbers
 from agents._brief import asked
+from agents._coverage import uncovered, unseen_names
 from agents._report import AcceptanceCheck
 from agents._steps import AgentState
-from memory import Message
+from memory import AssistantMessage, Message
 
 __all__ = ["LOOK_INTRO", "AnswerRules"]
 
@@ -50,8 +52,14 @@ class AnswerRules:
         return self.check.unusable(answer, task=s.task)
 
     def unfounded(self, s: AgentState, answer: str) -> str | None:
-        """Why `answer` does not rest on what was found: the evidence, number and support rules."""
-        return _ungrounded(s, self.tools) or _invented(s, answer) or self._unsupported(s, answer)
+        """Why `answer` does not rest on what was found: the evidence, number, coverage and support
+        rules."""
+        return (
+            _ungrounded(s, self.tools)
+            or _invented(s, answer)
+            or _left_out(s, answer)
+            or self._unsupported(s, answer)
+        )
 
     def holds_up(self, s: AgentState, answer: str) -> bool:
         """Whether a last word, given after a loop or a limit stopped the agent, is as good as
@@ -98,17 +106,53 @@ def _ungrounded(s: AgentState, tools: frozenset[str]) -> str | None:
 
 
 def _invented(s: AgentState, answer: str) -> str | None:
-    """Numbers in a grounded answer that no tool result, nor the task, showed (see
-    `agents._answers.unseen_numbers`): only where the evidence rule holds and tools ran."""
+    """Numbers or names in a grounded answer that no tool result, nor the task, showed (see
+    `agents._answers.unseen_numbers` and `agents._coverage.unseen_names`): only where the
+    evidence rule holds and tools ran."""
     if s.require_evidence is False or not s.evidence:
         return None
-    unseen = unseen_numbers(answer, _shown(s.transcript.messages))
-    if not unseen:
+    shown = _shown(s.transcript.messages)
+    unseen = unseen_numbers(answer, shown)
+    if unseen:
+        return (
+            f"your answer has numbers that no tool result shows ({', '.join(unseen[:5])}); "
+            "give only the numbers the tools returned"
+        )
+    names = unseen_names(answer, [*shown, *(e.excerpt for e in s.evidence)])
+    if names:
+        return (
+            f"your answer names what no tool result shows ({', '.join(names[:5])}); "
+            "give only what the tools returned"
+        )
+    return None
+
+
+def _left_out(s: AgentState, answer: str) -> str | None:
+    """The coverage rule (see `agents._coverage`): only where the agent looked at something (a
+    tool ran, or its task came with results), since that is what a part must be found in."""
+    if not (s.evidence or s.context.strip()):
+        return None
+    looked = [s.context, *_looked_at(s.transcript.messages)]
+    looked += [f"{e.source} {e.excerpt}" for e in s.evidence]
+    name = uncovered(asked(s.task), answer, looked)
+    if name is None:
         return None
     return (
-        f"your answer has numbers that no tool result shows ({', '.join(unseen[:5])}); "
-        "give only the numbers the tools returned"
+        f"your answer says nothing about {name}, which the task asks about, and nothing you "
+        f"looked at mentions it; look {name} up too, then answer every part of the task"
     )
+
+
+def _looked_at(messages: Iterable[Message]) -> list[str]:
+    """What the agent asked its tools and what they returned: each call's arguments, each tool
+    result, and the first look (not the task, which names every part)."""
+    texts = []
+    for message in messages:
+        if message.role == "tool" or _looked(message):
+            texts.append(message.content or "")
+        elif isinstance(message, AssistantMessage):
+            texts += [call.arguments for call in message.tool_calls]
+    return texts
 
 
 def _shown(messages: Iterable[Message]) -> list[str]:

@@ -58,11 +58,12 @@ class RunConfig(BaseModel):
             are dropped, so a plan that strays still answers the question.
         direct_questions: A goal that is one short question for one fact (how many, how
             long, when, where, who, which, what the something is; one sentence, at most 30
-            words, not in parts, not a comparison) is its own one-subtask plan, made without a
-            planning call; any other goal goes to the planner. Under `review` the person still
-            sees that plan, and a rejection sends the goal to the planner. On by default: such a
-            question needs no plan, and a small planner splits it into rewordings that compete
-            for one model (`False`: every goal is planned).
+            words, not in parts, not a comparison, not about two named things) is its own
+            one-subtask plan, made without a planning call; any other goal goes to the planner.
+            Under `review` the person still sees that plan, and a rejection sends the goal to
+            the planner. On by default: such a question needs no plan, and a small planner
+            splits it into rewordings that compete for one model (`False`: every goal is
+            planned).
         review: Plans the run's approver reviews before they run: the "first" plan, or "every"
             version (each replan's too). A person may approve a plan, edit it (validated like
             the planner's) or reject it with feedback the planner reads.

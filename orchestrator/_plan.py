@@ -230,12 +230,20 @@ def build_plan(
 def _adds(line: str, goal: str) -> str:
     """A subtask's expected output or acceptance line, or "" when it tells the sub-agent nothing
     its goal does not: a copy of the goal (only the goal's words), or a bare value ("1", "21",
-    "EUR 240": a guessed answer, which the agent would take as given, not a shape)."""
+    "EUR 240": a guessed answer, which the agent would take as given, not a shape), names
+    included ("Paris", or "Italy: Rome, Spain: Madrid" for the capitals of Italy and Spain: each
+    word the goal does not have is a name; a small planner guesses the answer there, its
+    sub-agent copies it, and the synthesis reads it as found)."""
     words = {w.lower() for w in _WORD.findall(line)}
-    if not words or words <= {w.lower() for w in _WORD.findall(goal)}:
+    asked = {w.lower() for w in _WORD.findall(goal)}
+    if not words or words <= asked:
         return ""
     if any(c.isdigit() for c in line) and len(words) < 2:
         return ""
+    # The words the goal does not have, less acronyms ("JSON", "EUR"), which may be either.
+    new = [w for w in _WORD.findall(line) if w.lower() not in asked and not w.isupper()]
+    if new and all(w[0].isupper() for w in new):
+        return ""  # only names: the answer, guessed
     return line
 
 

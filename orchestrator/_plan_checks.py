@@ -27,11 +27,12 @@ from collections.abc import Collection, Mapping
 from difflib import SequenceMatcher
 
 from agents.executor import AnswerCheck
-from orchestrator._plan import Plan, PlanDraft, SubtaskDraft
+from orchestrator._plan import Plan, PlanDraft, Subtask, SubtaskDraft
 
 __all__ = [
     "anchored",
     "asking_goal",
+    "evidence_rule",
     "first_plan_repairs",
     "goal_problems",
     "one_question",
@@ -50,6 +51,8 @@ _SEVERAL = re.compile(
     r"|respectively)\b|\b(?:for|of) each\b|\beach of\b",
     re.IGNORECASE,
 )
+# Two named things side by side ("France and Japan", "London, Paris or Zurich") are two facts.
+_NAMED_SEVERAL = re.compile(r"\b[A-Z][\w'-]*(?:\s*,\s*|\s+(?:and|or)\s+)[A-Z]")
 # A question for one fact: a number, a time, a place, a person, one of some, what the X is.
 # "How do generators work?", "Why ...?" or "What is asyncio?" are topics to plan.
 _FACT = re.compile(
@@ -238,16 +241,30 @@ def one_question(goal: str) -> bool:
     (`RunConfig(direct_questions=True)`): one sentence ending in its only question mark, at most
     30 words, asking how many, how much, how long (and the like), when, where, who, which, at or
     by what, or what the something is; not joining a second question ("... and how ..."), nor
-    asking for a comparison or for each of several things. "How do generators work?" is a
+    asking for a comparison, for each of several things or about two named ones ("France and
+    Japan"). "How do generators work?" is a
     topic, not a fact: it is planned."""
     text = " ".join(goal.split())
-    if not text.endswith("?") or text.count("?") != 1 or _SEVERAL.search(text):
+    several = _SEVERAL.search(text) or _NAMED_SEVERAL.search(text)
+    if not text.endswith("?") or text.count("?") != 1 or several:
         return False
     if not _FACT.match(text):
         return False
     if re.search(r"[.!;:]\s+\S", text):
         return False  # more than one sentence
     return 0 < len(_words(text)) <= _ONE_QUESTION_WORDS
+
+
+def evidence_rule(sub: Subtask, goal: str) -> bool | None:
+    """Whether a subtask's answer must rest on a tool result: yes when the plan named the tools
+    it needs; by the executor's own rule when it asks the goal itself, as a one-question goal's
+    only subtask does (None: yes, when a tool is usable and no earlier results came with the
+    task), so that "What is the capital of Australia?" is not answered from a small model's
+    memory; otherwise no (a planner's step that names no tools may reason from what it is
+    given)."""
+    if sub.tools:
+        return True
+    return None if same_question(sub.goal, goal) else False
 
 
 def same_question(one: str, other: str) -> bool:

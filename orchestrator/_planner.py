@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -60,6 +60,7 @@ from orchestrator._synthesis import (
     Synthesis,
     Writer,
     goal_text,
+    left_out,
 )
 
 __all__ = [
@@ -291,16 +292,19 @@ class Planner:
             cite=self.cite, result_chars=self.result_chars,
         )  # fmt: skip
         if output is not None:
-            return await writer.write_object(goal, reports, note, output, known=known)
-        return await writer.write(goal, reports, note, known=known, on_text=on_text)
+            made = await writer.write_object(goal, reports, note, output, known=known)
+        else:
+            made = await writer.write(goal, reports, note, known=known, on_text=on_text)
+        missing = None if note or made.problem else left_out(goal, made.answer, reports)
+        return made if missing is None else replace(made, problem=missing)
 
-    def _unusable(self, goal: str, answer: str, prompt: str) -> str | None:
+    def _unusable(self, goal: str, answer: str, shown: str) -> str | None:
         """Why a synthesis is no answer: the executor's check, with the planner's prompts, and
-        numbers the results (`prompt`) never showed."""
+        numbers or names the results and their excerpts (`shown`) never showed."""
         if self._check is None:
             told = [self.instructions, self.synthesis_instructions, *self.tools.values()]
             self._check = AnswerCheck(told, names=self.tools)
-        return self._check.unusable(answer, task=goal, seen=[prompt])
+        return self._check.unusable(answer, task=goal, seen=[shown])
 
     async def _structured(
         self,

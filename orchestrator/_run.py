@@ -49,7 +49,7 @@ from orchestrator._events import (
     SubtaskFinished,
     SubtaskStarted,
 )
-from orchestrator._plan_checks import same_question
+from orchestrator._plan_checks import evidence_rule, same_question
 from orchestrator._run_plans import PlanSteps, span_ids
 from orchestrator._state import (
     FINISHED,
@@ -333,8 +333,7 @@ class RunLoop(PlanSteps):
                     text=self.text,
                     stop=record.stop,
                     allowed_tools=sub.tools or None,
-                    # The plan named the tools this subtask needs: its answer must use them.
-                    require_evidence=bool(sub.tools),
+                    require_evidence=evidence_rule(sub, s.goal),
                     call=None
                     if sub.call is None
                     else sub.call.call(f"{sub.id}-call", s.answers(sub.depends_on)),

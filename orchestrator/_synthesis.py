@@ -31,6 +31,7 @@ __all__ = [
     "answered_alone",
     "goal_text",
     "joined",
+    "left_out",
     "passages",
     "report_text",
     "restarted",
@@ -66,7 +67,9 @@ class Writer:
         ask: The planner's model call (through the effect boundary, charged to the run's
             budget; text to the sink as it comes, when one is given).
         instructions: The writer's system prompt.
-        judge: Why an answer is no answer (`(goal, answer, prompt) -> problem`), if it is not.
+        judge: Why an answer is no answer (`(goal, answer, shown) -> problem`), if it is not;
+            `shown` is its prompt and the excerpts the sub-agents read, which its numbers and
+            names must come from.
         cite: The run asks for citations: a complete run's answer must say what a result or an
             excerpt says (`agents.executor.AnswerCheck.unsupported`).
         result_chars: The most of one result the writer reads (None: all of it).
@@ -103,6 +106,7 @@ class Writer:
             UserMessage(content=prompt),
         ]
         problem = ""
+        shown = "\n".join([prompt, *(e.excerpt for r in reports for e in r.evidence)])
         for attempt in range(SYNTHESIS_TRIES):
             try:
                 request = ModelRequest(messages=tuple(messages), purpose="synthesis")
@@ -111,9 +115,10 @@ class Writer:
                 problem = f"the synthesis failed ({str(exc) or 'the deadline was reached'})"
                 break
             answer = (response.message.content or "").strip()
-            problem = self.judge(goal, answer, prompt) or ""
+            problem = self.judge(goal, answer, shown) or ""
             if not problem and self.cite and note is None:
                 problem = AnswerCheck().unsupported(answer, goal, passages(reports)) or ""
+            problem = problem or _dropped(goal, answer, reports)
             if not problem:
                 return Synthesis(answer=answer)
             _log.warning("synthesis_rejected", problem=problem)
@@ -190,6 +195,31 @@ def joined(
     parts = [f"{head}Results gathered by the agents:"]
     parts += [report_text(r, chars) for r in reports]
     return "\n\n".join(parts) if reports else f"{head}No results were gathered."
+
+
+def left_out(goal: str, answer: str, reports: Sequence[AgentReport]) -> str | None:
+    """Why a run's answer does not cover its goal: a part the goal names ("Japan") that neither
+    the answer nor any subtask (its task, answer or evidence) mentions, so no one looked at it
+    (the coverage rule, `agents.executor.AnswerCheck.uncovered`); None when each part is."""
+    looked = [f"{r.task}\n{r.answer}" for r in reports]
+    looked += [f"{e.source} {e.excerpt}" for r in reports for e in r.evidence]
+    name = AnswerCheck.uncovered(answer, goal, looked)
+    return (
+        None if name is None else f"nothing in the run looked at {name}, which the goal asks about"
+    )
+
+
+def _dropped(goal: str, answer: str, reports: Sequence[AgentReport]) -> str:
+    """Why a synthesis is not accepted when it leaves out a part of the goal that a done result
+    is about ("New Delhi" for the capitals of Brazil and India), or ""."""
+    done = [(r.question, r.answer) for r in reports if r.status == "done"]
+    name = AnswerCheck.dropped(answer, goal, done)
+    if name is None:
+        return ""
+    return (
+        f"your answer says nothing about {name}, which the goal asks about; say what the "
+        "results found about it"
+    )
 
 
 def answered_alone(

@@ -178,7 +178,7 @@ def _replanning(request: ModelRequest) -> Turn:
         replanning = "reported a problem" in (request.messages[-1].content or "")
         return reply(json.dumps(REPLAN if replanning else OBSOLETE))
     if request.messages[0].content == SYNTHESIS:
-        return reply("Synthesis.")
+        return reply("The synthesis.")
     task = (request.messages[1].content or "").removeprefix("Task: ").split("\n")[0]
     if any(m.role == "tool" for m in request.messages) or task.startswith("Find"):
         return reply(f"Answer to {task!r}.")

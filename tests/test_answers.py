@@ -83,6 +83,9 @@ def test_a_copy_needs_a_phrase_not_a_shared_word() -> None:
         "## find_is_and_eq (done)\nTask: what is `is`\nExpected output: is is equal to equals",
         "**lookup (partial)**\nthe value of x",
         '[OBSERVE] search_docs("refund") ok 12ms\nThe refund window is 30 days.',
+        # As Qwen2.5-Coder-0.5B copied it, its bracket mangled.
+        'OBSERVE} capital("Australia") ok\nCanberra',
+        "OBSERVE",
         "Results gathered by the agents:\n\n## a (done)\nx",
     ],
 )
@@ -241,3 +244,26 @@ def test_among_many_numbers_seen_an_invented_one_is_not_excused_as_a_sum() -> No
     check = AnswerCheck()
     assert check.unusable("around 100 to 150 [travel]", seen=[page]) is None  # both on the page
     assert "(105, 155)" in (check.unusable("around 105 to 155 [travel]", seen=[page]) or "")
+
+
+@pytest.mark.parametrize(
+    "text", ["We observe) that leave is 25 days.", "Observed: 25 days.", "OBSERVED: 25 days."]
+)
+def test_the_word_observe_in_prose_is_not_paors_marker(text: str) -> None:
+    assert own_text(text) is None
+
+
+def test_a_mangled_observe_line_is_taken_out_like_the_marker() -> None:
+    from agents.executor import strip_markers
+
+    assert strip_markers('OBSERVE} capital("Australia") ok\nCanberra') == "Canberra"
+    assert strip_markers("We observe) that") == "We observe) that"
+
+
+@pytest.mark.parametrize("answer", ["['Egypt', 'Norway', 'Chile']", "Egypt, Norway, Chile"])
+def test_the_things_a_task_lists_listed_back_are_no_answer(answer: str) -> None:
+    """Qwen2.5-Coder-0.5B answered a planner's "Find the capitals of Egypt, Norway and Chile"
+    with the list of countries, and the run was complete."""
+    task = "Find the capitals of Egypt, Norway and Chile"
+    assert "only restates the task" in (AnswerCheck().unusable(answer, task=task) or "")
+    assert AnswerCheck().unusable("Cairo, Oslo, Santiago", task=task) is None

@@ -23,7 +23,10 @@ pytestmark = pytest.mark.anyio
 
 GUARD_S = 10  # a deadlock guard, not a timing claim
 TASK = "How many days of annual leave does a full-time employee get?"
-PAGE = "Annual leave. A full-time employee gets 25 working days of paid annual leave a year."
+PAGE = (
+    "Annual leave. A full-time employee gets 25 working days of paid annual leave a year. "
+    "Requests are answered within 12 days."
+)
 
 
 read_policy = page_search(PAGE, "leave-policy", name="read_policy")
@@ -77,8 +80,8 @@ async def test_a_run_over_tools_without_sources_is_not_held_to_passages() -> Non
     """No tool declares sources: the default leaves the rule off (there is no passage)."""
     lookup_team = Team(
         [plan(sub("a", goal=TASK))],
-        {"a": script(call("lookup", key="leave"), "12")},
-        synthesis="12",
+        {"a": script(call("lookup", key="leave"), "It is the value of leave.")},
+        synthesis="It is the value of leave.",
     )
     with anyio.fail_after(GUARD_S):
         result = await Orchestrator(lookup_team.model, [lookup]).run(TASK)

@@ -35,6 +35,8 @@ ANSWER = "Full-time employees get 25 working days of paid annual leave a year."
         "Which email address should phishing emails be forwarded to?",
         "Where does the drinking water come from?",
         "Who approves leave?",
+        "What is the hotel limit for a trip to New York?",
+        "How many leave days does an employee of Acme in London get?",
     ],
 )
 def test_one_short_question_is_one_question(goal: str) -> None:
@@ -49,6 +51,8 @@ def test_one_short_question_is_one_question(goal: str) -> None:
         "Summarise the travel policy. What is the hotel limit?",  # two sentences
         "What is the hotel limit in London and how is it claimed?",  # a question in parts
         "Compare the hotel limits in London and Paris?",
+        "What are the capitals of France and Japan?",  # two named things, two facts
+        "What is the hotel limit in London, Paris or Zurich?",
         "What is the difference between partner leave and parental leave?",
         "What are the hotel limits for each of the cities we visit?",
         "Why " + "very " * 30 + "long?",  # more than 30 words
@@ -142,6 +146,10 @@ def test_research_runs_a_one_question_topic_directly() -> None:
         ("A number", True),
         ("The number of days, with its unit", True),
         ("Cites the policy it comes from", True),
+        ("London", False),  # a guessed name
+        ("London: EUR 240, Paris: EUR 200", False),
+        ("JSON", True),  # a format, not a name
+        ("A Markdown table of the days", True),
     ],
 )
 def test_an_expected_output_or_acceptance_that_adds_nothing_is_dropped(

@@ -60,7 +60,12 @@ async def test_a_run_can_turn_the_first_look_off() -> None:
 
 async def test_a_run_over_tools_that_offer_none_makes_no_first_look() -> None:
     """A lookup tool that does not declare a first look is never called unasked."""
-    team = _team()
+    answer = "Staff get the value of annual leave."
+    team = Team(
+        [plan(sub("a", goal=GOAL))],
+        {"a": script(call("lookup", key="annual leave"), answer)},
+        synthesis=answer,
+    )
     await Orchestrator(team.model, [lookup]).run(GOAL)
     assert [m.role for m in _first_request(team).messages] == ["system", "user"]
 

@@ -10,7 +10,14 @@ import pytest
 from agents import AgentLimits, Executor, OpenAIChatModel, Usage, tool
 from agents.errors import MalformedResponse
 from agents.models import PRICES
-from agents.testing import FakeOpenAIServer, FunctionModel, ServerAction, by_purpose, reply
+from agents.testing import (
+    FakeOpenAIServer,
+    FunctionModel,
+    ServerAction,
+    by_purpose,
+    call,
+    reply,
+)
 from agents.testing._actions import TokenUsage
 from memory import Journal
 from orchestrator import Limits, Orchestrator, RunConfig
@@ -80,6 +87,7 @@ async def test_the_charge_of_an_unreadable_reply_is_journaled_and_replayed(tmp_p
             plan=plan_reply(subtask("a", "Find the population of Lyon.")),
             step=[
                 MalformedResponse("cannot be read", raw=UNREADABLE, usage=spent),
+                call("population", city="Lyon"),
                 reply("522,250"),
             ],
             synthesis=synthesis_reply("Lyon has 522,250 people."),

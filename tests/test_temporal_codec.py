@@ -326,7 +326,7 @@ def _twice() -> FunctionModel:
         if request.output is not None:
             return reply(json.dumps(PLAN))
         if request.messages[0].content == SYNTHESIS:
-            return reply("Synthesis.")
+            return reply("The synthesis.")
         read = sum(m.role == "tool" for m in request.messages)
         return reply("Read both.") if read == 2 else call("read_one_mb", name=f"f{read}")
 

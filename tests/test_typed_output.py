@@ -20,7 +20,7 @@ from typing_extensions import TypedDict
 from agents import ConfigurationError, Executor, tool
 from agents.errors import ModelRequestError
 from agents.models import ModelRequest, OutputSpec
-from agents.testing import FunctionModel, by_purpose
+from agents.testing import FunctionModel, by_purpose, call, reply
 from memory import Journal, UserMessage
 from orchestrator import Orchestrator
 from orchestrator.cli._inspect import render_run
@@ -233,7 +233,7 @@ async def test_a_date_whose_year_no_result_shows_is_not_accepted() -> None:
 
     model_steps = FunctionModel(by_purpose(
         plan=plan_reply(subtask("a", "When is it due?")),
-        step=lambda _r: "It is due on 3 May 2026.",
+        step=[call("lookup", key="3 May 2026"), reply("It is due on 3 May 2026.")],
         synthesis=['{"due": "1000-05-03"}', '{"due": "2026-05-03"}'],
     ))  # fmt: skip
     with anyio.fail_after(GUARD_S):
