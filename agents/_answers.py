@@ -198,7 +198,7 @@ def described(specs: Iterable[ToolSpec]) -> list[str]:
 
 
 def _is_call(answer: str, tools: set[str]) -> bool:
-    if _json_call(answer):
+    if _json_call(answer) or _coded_call(answer, tools):
         return True
     try:
         recovered = recover_calls(answer, tools)
@@ -207,6 +207,13 @@ def _is_call(answer: str, tools: set[str]) -> bool:
     if recovered is not None and recovered.tool_calls:
         return True
     return bool(tools) and looks_like_call(answer, tools)
+
+
+def _coded_call(answer: str, tools: set[str]) -> bool:
+    """Whether the answer opens with a call of a known tool written as code, whole or cut short
+    (`capital("France")`, `[capital({`), which is no answer whatever follows it."""
+    names = "|".join(re.escape(name) for name in sorted(tools))
+    return bool(names) and re.match(rf"\W{{0,3}}(?:{names})\(", answer.strip()) is not None
 
 
 def _json_call(answer: str) -> bool:

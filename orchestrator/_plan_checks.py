@@ -242,8 +242,7 @@ def one_question(goal: str) -> bool:
     30 words, asking how many, how much, how long (and the like), when, where, who, which, at or
     by what, or what the something is; not joining a second question ("... and how ..."), nor
     asking for a comparison, for each of several things or about two named ones ("France and
-    Japan"). "How do generators work?" is a
-    topic, not a fact: it is planned."""
+    Japan"). "How do generators work?" is a topic, not a fact: it is planned."""
     text = " ".join(goal.split())
     several = _SEVERAL.search(text) or _NAMED_SEVERAL.search(text)
     if not text.endswith("?") or text.count("?") != 1 or several:

@@ -112,6 +112,22 @@ def test_a_call_of_any_name_written_as_json_is_refused(answer: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "answer", ["[capital({", 'capital("France")', "  search_docs(query='leave') -> 25 days"]
+)
+def test_a_call_of_a_known_tool_written_in_code_is_refused(answer: str) -> None:
+    """Qwen2.5-Coder-0.5B's synthesis once answered "[capital({": a call cut short, no answer."""
+    found = AnswerCheck(names={"capital", "search_docs"}).unusable(answer)
+    assert "tool call written as text" in (found or "")
+
+
+@pytest.mark.parametrize(
+    "answer", ["Capital (of France): Paris.", "The search_docs tool found 25 days.", "Paris"]
+)
+def test_a_tool_name_in_prose_is_not_a_call(answer: str) -> None:
+    assert AnswerCheck(names={"capital", "search_docs"}).unusable(answer) is None
+
+
+@pytest.mark.parametrize(
     ("task", "answer"),
     [
         (
