@@ -1,0 +1,110 @@
+"""Questions in parts, on a real model: is a run `complete` only when its answer is right?
+
+Eight questions with known answers over one lookup tool (`capital`): six ask for two or three
+capitals at once ("What are the capitals of France and Japan?"), two for one. A bare
+`Orchestrator` with its defaults answers each. A complete run is right when its answer names
+every capital asked for and no other city (the tool's own or a well-known wrong one: "Sydney",
+"Mumbai"); the figure that matters is how many complete runs are wrong.
+
+    python -m benchmarks.parts_eval [--gguf PATH] --out FILE
+
+Without `--gguf` the embedded SmolLM2 answers. Each question has `--deadline` seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agents import open_model, tool
+from orchestrator import Orchestrator
+
+CAPITALS = {
+    "france": "Paris", "japan": "Tokyo", "italy": "Rome", "spain": "Madrid", "germany": "Berlin",
+    "canada": "Ottawa", "kenya": "Nairobi", "peru": "Lima", "egypt": "Cairo", "norway": "Oslo",
+    "chile": "Santiago", "australia": "Canberra", "brazil": "Brasilia", "india": "New Delhi",
+}  # fmt: skip
+WRONG = [
+    *CAPITALS.values(), "Sydney", "Melbourne", "Mumbai", "Sao Paulo", "São Paulo", "Rio",
+    "Montreal", "Toronto", "Kyoto", "Osaka", "Milan", "Barcelona", "Istanbul",
+]  # fmt: skip
+QUESTIONS = [
+    ("What are the capitals of France and Japan?", ["Paris", "Tokyo"]),
+    ("What are the capitals of Italy and Spain?", ["Rome", "Madrid"]),
+    ("What are the capitals of Germany and Canada?", ["Berlin", "Ottawa"]),
+    ("What are the capitals of Kenya and Peru?", ["Nairobi", "Lima"]),
+    ("What are the capitals of Egypt, Norway and Chile?", ["Cairo", "Oslo", "Santiago"]),
+    ("What are the capitals of Brazil and India?", ["Brasilia", "New Delhi"]),
+    ("What is the capital of Japan?", ["Tokyo"]),
+    ("What is the capital of Australia?", ["Canberra"]),
+]
+
+
+@tool
+async def capital(country: str) -> str:
+    """The capital city of a country.
+
+    Args:
+        country: The country's name, such as "France".
+    """
+    return CAPITALS.get(country.strip().lower(), f"no country named {country!r}")
+
+
+def right(answer: str, wanted: list[str]) -> bool:
+    """Whether `answer` names every capital wanted and no other city of `WRONG`."""
+    said = answer.lower()
+    others = [city for city in WRONG if city not in wanted]
+    return all(c.lower() in said for c in wanted) and not any(c.lower() in said for c in others)
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """The counts: complete runs, complete and right, complete and wrong."""
+    complete = [r for r in rows if r["status"] == "complete"]
+    good = sum(right(r["answer"], r["wanted"]) for r in complete)
+    return {
+        "questions": len(rows),
+        "complete": len(complete),
+        "complete_right": good,
+        "complete_wrong": len(complete) - good,
+        "right_any_status": sum(right(r["answer"], r["wanted"]) for r in rows),
+    }
+
+
+async def evaluate(gguf: Path | None, deadline: float) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    async with open_model(gguf=gguf) as model:
+        for question, wanted in QUESTIONS:
+            started = time.monotonic()
+            row: dict[str, Any] = {"question": question, "wanted": wanted}
+            with anyio.move_on_after(deadline):
+                result = await Orchestrator(model, [capital]).run(question)
+                row |= {"status": result.status, "answer": result.answer, "reason": result.reason}
+            row.setdefault("status", "timeout")
+            row.setdefault("answer", "")
+            row["seconds"] = round(time.monotonic() - started, 1)
+            rows.append(row)
+            verdict = "right" if right(row["answer"], wanted) else "wrong"
+            print(f"  {question} {row['status']}, {verdict} ({row['seconds']} s)", flush=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--gguf", type=Path, help="serve this GGUF file with the embedded server")
+    parser.add_argument("--deadline", type=float, default=240.0, help="seconds per question")
+    parser.add_argument("--out", type=Path, required=True, help="where to write the results")
+    args = parser.parse_args()
+    rows = anyio.run(evaluate, args.gguf, args.deadline)
+    model = args.gguf.stem if args.gguf else "smollm2"
+    report = {"model": model, "summary": summary(rows), "rows": rows}
+    args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps(report["summary"]))
+
+
+if __name__ == "__main__":
+    main()
