@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agents._answers import SHINGLE_WORDS, Parrot, described, unseen_numbers, unusable_answer
-from agents._coverage import dropped, uncovered, unseen_names
+from agents._coverage import dropped, parts, uncovered, unseen_names
 from agents._signals import ASK_USER, SIGNALS
 from agents._support import sourced, unsupported
 from agents._toolbox import Evidence
@@ -104,6 +104,12 @@ class AnswerCheck:
         """
         texts = [p if isinstance(p, str) else sourced(p.source, p.excerpt) for p in passages]
         return unsupported(answer, task, texts)
+
+    @staticmethod
+    def parts(task: str) -> list[str]:
+        """The things `task` lists side by side, each once: names joined by commas, "and" or
+        "or" ("France and Japan"), each of which the task asks about (`agents._coverage`)."""
+        return parts(task)
 
     @staticmethod
     def uncovered(answer: str, task: str, looked: Iterable[str]) -> str | None:

@@ -27,6 +27,7 @@ from difflib import SequenceMatcher
 from agents._coverage import parts
 from agents._errors import MalformedResponse
 from agents._own_text import own_text
+from agents._words import CITED
 from agents.models._model import ToolSpec
 from agents.models._textcalls import looks_like_call, recover_calls
 
@@ -47,7 +48,6 @@ _CALL_BODY_KEYS = frozenset({"arguments", "parameters", "args", "input", "reason
 # A number as written: "25", "1,500", "2.5". Not part of a word ("v2", "mp3", "25th").
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 _LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.M)
-_CITED = re.compile(r"\[[^\[\]\n]{1,120}\]")
 # Sums and ratios are tried only among this few numbers seen: among hundreds (a page of policy
 # text), nearly any number is the sum of two, and the check would pass everything.
 _ARITHMETIC_SEEN = 30
@@ -152,7 +152,7 @@ def unseen_numbers(answer: str, seen: Iterable[str]) -> list[str]:
         The unseen numbers, as written, in the answer's order (empty when all were seen).
     """
     shown = {_value(n) for text in seen for n in _NUMBER.findall(text)}
-    written = _NUMBER.findall(_LIST_MARKER.sub("", _CITED.sub("", answer)))
+    written = _NUMBER.findall(_LIST_MARKER.sub("", CITED.sub("", answer)))
     unseen = [n for n in dict.fromkeys(written) if _value(n) not in shown]
     if not unseen:
         return []

@@ -25,13 +25,12 @@ import re
 from collections.abc import Iterable
 from itertools import pairwise
 
-from agents._words import is_number, text_stems
+from agents._words import CITED, is_number, text_stems
 
 __all__ = ["dropped", "named", "parts", "uncovered", "unseen_names"]
 
 _NAME = re.compile(r"\b[A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*")
 _OPENERS = ".!?:;\n"
-_CITED = re.compile(r"\[[^\[\]\n]{1,120}\]")
 _WORDS = re.compile(r"[^\W\d_][\w'-]*")
 _ALONE_WORDS = 4  # an answer of names alone is short: "Sydney", "Paris, Tokyo", "New Delhi"
 # Words an answer of names alone may be that name nothing.
@@ -109,7 +108,7 @@ def unseen_names(answer: str, seen: Iterable[str]) -> list[str]:
     opens a sentence, as often "Based" or "Yes" as a name), or, in a short answer of names
     alone ("Sydney", "Paris, Tokyo"), each of them; citations and acronyms ("API", "EUR": as
     often terms as names) are not the answer's names."""
-    text = _CITED.sub(" ", answer).strip()
+    text = CITED.sub(" ", answer).strip()
     words = _WORDS.findall(text)
     alone = 0 < len(words) <= _ALONE_WORDS and "\n" not in text and not any(map(str.isdigit, text))
     if alone and all(w[0].isupper() for w in words):

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "CITED",
     "QUALIFIERS",
     "STOPWORDS",
     "UNITS",
@@ -24,6 +25,9 @@ __all__ = [
     "text_stems",
     "text_tokens",
 ]
+
+CITED = re.compile(r"\[[^\[\]\n]{1,120}\]")
+"""A citation in an answer ("[leave-policy]", "[a, b]"): neither a number nor a name of it."""
 
 _TOKEN = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an address is one token

@@ -51,8 +51,6 @@ _SEVERAL = re.compile(
     r"|respectively)\b|\b(?:for|of) each\b|\beach of\b",
     re.IGNORECASE,
 )
-# Two named things side by side ("France and Japan", "London, Paris or Zurich") are two facts.
-_NAMED_SEVERAL = re.compile(r"\b[A-Z][\w'-]*(?:\s*,\s*|\s+(?:and|or)\s+)[A-Z]")
 # A question for one fact: a number, a time, a place, a person, one of some, what the X is.
 # "How do generators work?", "Why ...?" or "What is asyncio?" are topics to plan.
 _FACT = re.compile(
@@ -244,7 +242,7 @@ def one_question(goal: str) -> bool:
     asking for a comparison, for each of several things or about two named ones ("France and
     Japan"). "How do generators work?" is a topic, not a fact: it is planned."""
     text = " ".join(goal.split())
-    several = _SEVERAL.search(text) or _NAMED_SEVERAL.search(text)
+    several = _SEVERAL.search(text) or AnswerCheck.parts(text)  # "France and Japan": two facts
     if not text.endswith("?") or text.count("?") != 1 or several:
         return False
     if not _FACT.match(text):

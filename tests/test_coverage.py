@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents import Executor, tool
+from agents._coverage import unseen_names
 from agents.executor import AnswerCheck
 from agents.models import ModelRequest
 from agents.testing import (
@@ -55,9 +56,7 @@ async def capital(country: str) -> str:
 def test_the_parts_of_a_task_are_the_names_it_lists_side_by_side(
     task: str, listed: list[str]
 ) -> None:
-    from agents._coverage import parts
-
-    assert parts(task) == listed
+    assert AnswerCheck.parts(task) == listed
 
 
 def test_a_part_nothing_mentions_is_uncovered_and_one_looked_at_is_not() -> None:
@@ -234,8 +233,6 @@ async def test_a_one_question_goal_is_answered_from_a_tool_not_from_memory() -> 
     ],
 )
 def test_a_name_nothing_showed_is_unseen(answer: str, unseen: list[str]) -> None:
-    from agents._coverage import unseen_names
-
     shown = ["What is the capital of Australia?", '[OBSERVE] capital("Australia") ok\nCanberra']
     assert unseen_names(answer, shown) == unseen
 
