@@ -49,9 +49,11 @@ _STOPWORD_LIST = """
     work works mean means happen happens explain describe tell know need way ways thing things
     find search look identify determine locate retrieve obtain provide give extract summarize
     summarise answer information info details relevant specific document documents doc docs
+    s
 """
 STOPWORDS = frozenset(_STOPWORD_LIST.split())
-"""Words that say nothing an answer must be held to, a task's instructions (find, search) too."""
+"""Words that say nothing an answer must be held to, a task's instructions (find, search) too,
+and the "s" a possessive or a contraction leaves ("Lille's" is Lille, as far as names go)."""
 _NUMBER_WORD_LIST = """
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
     sixteen seventeen eighteen nineteen twenty

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from benchmarks._scenarios import DEFAULT_LATENCY, Replan, Scenario, Sub
+from benchmarks._scenarios import DEFAULT_LATENCY, Replan, Scenario, Sub, goal_of
 from benchmarks._sim import LatencyModel
 
 __all__ = ["SCENARIOS", "fan_out", "s0", "s6", "s7", "s8", "s13"]
@@ -145,6 +145,11 @@ def s13(invalidating: bool = False) -> Scenario:
         seed=13, ttft_s=0.06, per_token_s=0.001, tool_s=0.08, jitter=0.5, prefill_s=2e-5
     )
     lengths = (1, 1, 2, 2, 3, 3, 4, 4, 5, 5)
+    name, title = "S13", "Structured work: uneven dependent branches, long results, a join"
+    if invalidating:
+        name, title = "S13b", "Structured work, one branch invalidating another"
+    # The join asks the goal itself, as a planner's last step that joins every result does.
+    goal = goal_of(name, title)
     branches = [Sub(id=f"b{i}", steps=n, restates=True) for i, n in enumerate(lengths)]
     replans: tuple[Replan, ...] = ()
     if invalidating:
@@ -156,14 +161,11 @@ def s13(invalidating: bool = False) -> Scenario:
                 remove=("b9", "join"),
                 add=(
                     Sub(id="b9r", steps=2, restates=True),
-                    Sub(id="join2", deps=(*kept, "b9r"), steps=2, restates=True),
+                    Sub(id="join2", deps=(*kept, "b9r"), steps=2, restates=True, asks=goal),
                 ),
             ),
         )
-    join = Sub(id="join", deps=tuple(b.id for b in branches), steps=2, restates=True)
-    name, title = "S13", "Structured work: uneven dependent branches, long results, a join"
-    if invalidating:
-        name, title = "S13b", "Structured work, one branch invalidating another"
+    join = Sub(id="join", deps=tuple(b.id for b in branches), steps=2, restates=True, asks=goal)
     return Scenario(
         name=name, title=title, plan=(*branches, join), replans=replans, tool_tokens=800,
         latency=latency, context_window=128_000, facts=True,

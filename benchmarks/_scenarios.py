@@ -16,6 +16,7 @@ and replan calls, then the synthesis call.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from benchmarks._facts import PLACEHOLDER, with_fact
 from benchmarks._provider import RateLimits
 from benchmarks._sim import Faults, LatencyModel, Reply, Simulator, Who, tool_text
 
-__all__ = ["DEFAULT_LATENCY", "Replan", "Scenario", "ScenarioScript", "Sub", "lookup"]
+__all__ = ["DEFAULT_LATENCY", "Replan", "Scenario", "ScenarioScript", "Sub", "goal_of", "lookup"]
 
 # Scaled down about tenfold from a hosted model and web tools (0.6 s to first token, 1,000 tokens/s
 # decode, 0.8 s per tool call), so the suite runs in minutes; every figure is a ratio.
@@ -44,6 +45,8 @@ class Sub:
         invalidates: If set, it reports that its result invalidates the plan, for this reason.
         tool_tokens: The length of each of its lookup results, if not the scenario's.
         restates: Its answer restates the facts it read (`benchmarks._facts`), as a model's does.
+        asks: What it asks, when not a lookup of its facts: a plan's last step that joins every
+            result often asks the run's goal itself (`goal_of`).
     """
 
     id: str
@@ -53,11 +56,13 @@ class Sub:
     invalidates: str | None = None
     tool_tokens: int | None = None
     restates: bool = False
+    asks: str = ""
 
     @property
     def goal(self) -> str:
         """The subtask's goal, carrying the marker the simulator dispatches on."""
-        return f"[sub:{self.id}] Look up the {self.steps} facts of {self.id} and report them."
+        asked = self.asks or f"Look up the {self.steps} facts of {self.id} and report them."
+        return f"[sub:{self.id}] {asked}"
 
     def draft(self, calls: bool = False) -> dict[str, object]:
         """The subtask as the scripted planner writes it; with `calls` (a planner that may write a
@@ -85,6 +90,11 @@ class Sub:
         said = PLACEHOLDER if self.restates else f"all {self.steps} found"
         out.append(Reply(content=f"Facts of {self.id}: {said} [lookup {self.id}]."))
         return out
+
+
+def goal_of(name: str, title: str) -> str:
+    """Scenario `name`'s goal, carrying the marker the simulator dispatches on."""
+    return f"[goal:{name}] {title}: gather every fact and write the answer."
 
 
 def lookup(key: str) -> Reply:
@@ -148,7 +158,7 @@ class Scenario:
     @property
     def goal(self) -> str:
         """The goal handed to a framework, carrying the marker the simulator dispatches on."""
-        return f"[goal:{self.name}] {self.title}: gather every fact and write the answer."
+        return goal_of(self.name, self.title)
 
     @property
     def task(self) -> str:
@@ -184,6 +194,24 @@ class Scenario:
                 left = {i: keys for i, keys in left.items() if i not in replan.remove}
                 left.update((s.id, s.lookups()) for s in replan.add)
         return tuple(turns)
+
+    @cached_property
+    def chains_first(self) -> tuple[Sub, ...]:
+        """The plan as a planner asked to write the longest chains first writes it: the
+        subtasks that need no other by the steps of the longest chain each begins (most first),
+        then the rest in the plan's order."""
+        needed_by: dict[str, list[str]] = {s.id: [] for s in self.plan}
+        for sub in self.plan:
+            for dep in sub.deps:
+                needed_by[dep].append(sub.id)
+        steps = {s.id: s.steps for s in self.plan}
+
+        @functools.cache
+        def chain(sub_id: str) -> int:
+            return steps[sub_id] + max((chain(n) for n in needed_by[sub_id]), default=0)
+
+        roots = sorted((s for s in self.plan if not s.deps), key=lambda s: -chain(s.id))
+        return (*roots, *(s for s in self.plan if s.deps))
 
     @cached_property
     def subs(self) -> dict[str, Sub]:
@@ -317,21 +345,25 @@ class ScenarioScript:
         self.scenario = scenario
         self._turns = {s.id: s.turns() for s in scenario.subs.values()}
         self._plans = {
-            calls: Reply(
+            (calls, chains): Reply(
                 content=json.dumps(
                     {
-                        "subtasks": [s.draft(calls) for s in scenario.plan],
+                        "subtasks": [
+                            s.draft(calls)
+                            for s in (scenario.chains_first if chains else scenario.plan)
+                        ],
                         "rationale": "split by fact",
                     }
                 )
             )
             for calls in (False, True)
+            for chains in (False, True)
         }
 
     def reply(self, who: Who) -> Reply:
         """The scripted reply to `who`."""
         if who.kind == "plan":
-            return self._plans[who.calls]
+            return self._plans[who.calls, who.chains]
         if who.kind == "replan":
             replans = self.scenario.replans
             if who.step < len(replans):

@@ -7,7 +7,9 @@ every request it
   "plan" or "replan"; a sub-agent's request carries tools and opens with `Task: [sub:ID]`; a single
   ReAct agent's with `Task: [goal:ID]`, and a single agent's that makes parallel tool calls with
   `Task: [par:ID]`; a synthesis request has neither tools nor a format;
-- asks the scenario's `Script` for the reply (the step is the number of assistant turns so far);
+- asks the scenario's `Script` for the reply (the step is the number of assistant turns so far; a
+  planner asked to write the longest chains first, as paor's streamed plan asks, writes its plan in
+  that order, `Scenario.chains_first`);
 - counts tokens exactly with its own tokenizer (`tokens`: runs of word characters or of punctuation),
   and finds the longest prefix the prompt shares with any earlier request of the run, as a prompt
   cache would see it (`PrefixIndex`); that prefix is reported as `cached_tokens`;
@@ -149,6 +151,7 @@ class Who:
     name: str
     step: int
     calls: bool = False  # a planner whose schema lets a subtask be one tool call (not in the key)
+    chains: bool = False  # a planner asked to write the longest chains first (not in the key)
 
     @property
     def key(self) -> str:
@@ -236,6 +239,12 @@ class SimRequest:
         draft = spec.get("$defs", {}).get("SubtaskDraft", {})
         return "call" in draft.get("properties", {})
 
+    @property
+    def asks_chains_first(self) -> bool:
+        """Whether the planner is asked to write first the subtasks that begin the longest
+        chains (paor's `CHAINS_FIRST`, sent when its plan streams)."""
+        return any("longest chains" in _text(m.get("content")) for m in self.messages)
+
     def texts(self) -> list[str]:
         """The prompt as a cache sees it: the tools and format first, then each message."""
         out: list[str] = []
@@ -274,7 +283,8 @@ def classify(request: SimRequest) -> Who:
     step = sum(1 for m in request.messages if m.get("role") == "assistant")
     name = request.format_name
     if name in ("plan", "replan"):
-        return Who("plan" if name == "plan" else "replan", "", 0, request.takes_calls)
+        planning: Kind = "plan" if name == "plan" else "replan"
+        return Who(planning, "", 0, request.takes_calls, request.asks_chains_first)
     first = next((m for m in request.messages if m.get("role") == "user"), None)
     found = _MARKER.match(_text(first.get("content"))) if first is not None else None
     if request.tools and found is not None:
@@ -507,7 +517,7 @@ class Simulator:
         if n is None:
             n = self._numbers[ident] = self._counts.get(who.kind, 0)
             self._counts[who.kind] = n + 1
-        return Who(who.kind, who.name, n, who.calls)
+        return Who(who.kind, who.name, n, who.calls, who.chains)
 
 
 @functools.lru_cache(maxsize=1 << 14)

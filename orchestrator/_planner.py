@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
@@ -53,7 +53,13 @@ from orchestrator._plan_checks import (
     subtask_ids,
 )
 from orchestrator._plan_stream import SubtaskScanner
-from orchestrator._prompts import DIRECT_CALLS, MAY_ASK, PLANNER_INSTRUCTIONS, TYPED
+from orchestrator._prompts import (
+    CHAINS_FIRST,
+    DIRECT_CALLS,
+    MAY_ASK,
+    PLANNER_INSTRUCTIONS,
+    TYPED,
+)
 from orchestrator._synthesis import (
     RESULT_CHARS,
     SYNTHESIS_INSTRUCTIONS,
@@ -156,6 +162,8 @@ class Planner:
         schema: type[PlanDraft] = AskingPlanDraft if may_ask else PlanDraft
         if may_ask:
             prompt += f"\n\n{MAY_ASK}"
+        if on_subtask is not None:
+            prompt += f"\n\n{CHAINS_FIRST}"
 
         def build(text: str, last: bool) -> Plan | Question | list[str]:
             draft = parse_draft(text, schema)
@@ -284,9 +292,11 @@ class Planner:
         known: str = "",
         on_text: TextSink | None = None,
         output: OutputSpec[Any] | None = None,
+        needs: Mapping[str, Sequence[str]] | None = None,
     ) -> Synthesis:
         """The final answer from the reports, checked like an agent's, or with `output` an
-        object of its type; never raises (see `orchestrator._synthesis.Writer`)."""
+        object of its type; never raises (see `orchestrator._synthesis.Writer`; `needs`, each
+        subtask's dependencies, lets a subtask that joined them all answer for the run)."""
         writer = Writer(
             ask=self._ask, instructions=self.synthesis_instructions, judge=self._unusable,
             cite=self.cite, result_chars=self.result_chars,
@@ -294,7 +304,9 @@ class Planner:
         if output is not None:
             made = await writer.write_object(goal, reports, note, output, known=known)
         else:
-            made = await writer.write(goal, reports, note, known=known, on_text=on_text)
+            made = await writer.write(
+                goal, reports, note, known=known, on_text=on_text, needs=needs
+            )
         missing = None if note or made.problem else left_out(goal, made.answer, reports)
         return made if missing is None else replace(made, problem=missing)
 

@@ -4,7 +4,7 @@ The research command's own prompts live with it (`orchestrator._research`); the 
 with the synthesis (`orchestrator._synthesis`).
 """
 
-__all__ = ["DIRECT_CALLS", "MAY_ASK", "PLANNER_INSTRUCTIONS", "TYPED"]
+__all__ = ["CHAINS_FIRST", "DIRECT_CALLS", "MAY_ASK", "PLANNER_INSTRUCTIONS", "TYPED"]
 
 PLANNER_INSTRUCTIONS = (
     "You are the planner of a team of research and action agents. Split the goal into a few "
@@ -21,6 +21,11 @@ DIRECT_CALLS = (
     'subtask ID, which it must depend on. Leave "call" out wherever a step needs reasoning.'
 )
 """With `direct_calls`: a subtask may be one tool call, written out."""
+CHAINS_FIRST = (
+    "Each subtask that needs no other starts as soon as you have written it: write first the "
+    "ones that begin the longest chains of steps."
+)
+"""With the first plan streamed (`RunConfig.stream_plans`): the longest chains start first."""
 TYPED = (
     "When a subtask's result is data that later subtasks use (a price, a date, a list of items), "
     'give it an "output_schema": a small JSON Schema object of the fields, e.g. {"type": '

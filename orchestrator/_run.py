@@ -21,7 +21,7 @@ first plan, replans, and the subtasks a plan drops) are in `_run_plans`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -49,7 +49,7 @@ from orchestrator._events import (
     SubtaskFinished,
     SubtaskStarted,
 )
-from orchestrator._plan_checks import evidence_rule, same_question
+from orchestrator._plan_checks import evidence_rule
 from orchestrator._run_plans import PlanSteps, span_ids
 from orchestrator._state import (
     FINISHED,
@@ -63,6 +63,7 @@ from orchestrator._state import (
     invalidation,
     replan_reason,
 )
+from orchestrator._synthesis import goal_answered
 
 __all__ = ["RunLoop"]
 
@@ -356,10 +357,12 @@ class RunLoop(PlanSteps):
         if s.unplanned is not None:
             return await self._ended(s, status="failed", answer="", note=s.unplanned, reports=[])
         reports = [r.report for r in s.records.values() if r.report is not None]
-        usable = [r for r in reports if r.status in FINISHED or r.evidence]
+        # What a replan removed was the planner's judgement that it no longer holds: not used.
+        kept = [r.report for r in s.records.values() if r.report is not None and not r.obsolete]
+        usable = [r for r in kept if r.status in FINISHED or r.evidence]
         note = s.incompleteness()
         cut = s.halted or s.exhausted  # the caller or a budget stopped it: it stays incomplete
-        answered = goal_answered(s.goal, reports) if note and not cut else None
+        answered = goal_answered(s.goal, kept) if note and not cut else None
         if answered is not None:
             # The goal itself was asked and answered (passing every check a done answer must):
             # the other subtasks that ended partial or failed are noted, not the run's fate.
@@ -368,8 +371,15 @@ class RunLoop(PlanSteps):
         used = {"paor.synthesis.subtask_ids": tuple(r.agent_id for r in usable)}
         with telemetry.span("paor.synthesis", {**span_ids(s), **used}):
             on_text = partial(self._synthesis_delta, s) if self.text else None
+            needs = {sub.id: sub.depends_on for plan in s.plans[-1:] for sub in plan.subtasks}
             synthesis = await self.deps.planner.synthesise(
-                s.goal, usable, note, known=s.known, on_text=on_text, output=self.output
+                s.goal,
+                usable,
+                note,
+                known=s.known,
+                on_text=on_text,
+                output=self.output,
+                needs=needs,
             )
         answer = synthesis.answer
         if synthesis.problem:
@@ -438,12 +448,3 @@ async def _slot(limiter: anyio.CapacityLimiter) -> AsyncIterator[None]:
         yield
     finally:
         limiter.release()
-
-
-def goal_answered(goal: str, reports: Sequence[AgentReport]) -> AgentReport | None:
-    """A done report of a subtask that asked the goal itself (`same_question`), if there is one:
-    its answer is the run's (see `RunLoop._finish`)."""
-    for report in reports:
-        if report.status == "done" and same_question(report.question, goal):
-            return report
-    return None

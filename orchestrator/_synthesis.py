@@ -2,13 +2,15 @@
 
 The writer sees each result under its task (cut at `RunConfig.result_chars`, `RESULT_CHARS` by
 default) with its sources, and its answer is checked like a sub-agent's (`Planner.synthesise`);
-when it fails twice, the answer is the results joined as they were reported (`joined`). A complete run whose one subtask asked the goal itself
-needs no writer at all (`answered_alone`).
+when it fails twice, the answer is the results joined as they were reported (`joined`). A complete
+run whose one subtask asked the goal itself needs no writer at all (`answered_alone`), nor does one
+whose subtask asking the goal joined every other result (`final_join`), when that answer passes
+the writer's checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +31,8 @@ __all__ = [
     "Synthesis",
     "Writer",
     "answered_alone",
+    "final_join",
+    "goal_answered",
     "goal_text",
     "joined",
     "left_out",
@@ -89,13 +93,19 @@ class Writer:
         *,
         known: str = "",
         on_text: TextSink | None = None,
+        needs: Mapping[str, Sequence[str]] | None = None,
     ) -> Synthesis:
         """The final answer from the reports; never raises. An answer that fails the answer
         check (paor's own text or layout, a copy of the goal or the prompt, a raw call,
         nothing) is sent back once with the reason; if the second is no better, or the model
         fails, the answer is the results joined as they were reported, and `problem` says why.
-        With `on_text`, its text goes there as the model writes it."""
-        alone = answered_alone(goal, reports, note, known)
+        With `on_text`, its text goes there as the model writes it. With `needs` (each subtask's
+        dependencies), a subtask that asked the goal itself after every other result
+        (`final_join`) has written the answer already: it is the run's when it passes the
+        checks a written one must, and no model call is made."""
+        alone = answered_alone(goal, reports, note, known) or self._joined_by(
+            goal, reports, note, known, needs
+        )
         if alone is not None:
             if on_text is not None:
                 await on_text(alone, False)
@@ -115,10 +125,7 @@ class Writer:
                 problem = f"the synthesis failed ({str(exc) or 'the deadline was reached'})"
                 break
             answer = (response.message.content or "").strip()
-            problem = self.judge(goal, answer, shown) or ""
-            if not problem and self.cite and note is None:
-                problem = AnswerCheck().unsupported(answer, goal, passages(reports)) or ""
-            problem = problem or _dropped(goal, answer, reports)
+            problem = self._rejects(goal, answer, shown, reports, note)
             if not problem:
                 return Synthesis(answer=answer)
             _log.warning("synthesis_rejected", problem=problem)
@@ -128,6 +135,41 @@ class Writer:
             ]
         why = f"{problem}; the answer is the agents' results as they reported them"
         return Synthesis(answer=joined(reports, note, self.result_chars), problem=why)
+
+    def _rejects(
+        self, goal: str, answer: str, shown: str, reports: Sequence[AgentReport], note: str | None
+    ) -> str:
+        """Why `answer` is not the run's ("" when it is): no answer (`judge`), a claim no result
+        supports when the run cites, or a part of the goal a done result is about left out."""
+        problem = self.judge(goal, answer, shown) or ""
+        if not problem and self.cite and note is None:
+            problem = AnswerCheck().unsupported(answer, goal, passages(reports)) or ""
+        return problem or _dropped(goal, answer, reports)
+
+    def _joined_by(
+        self,
+        goal: str,
+        reports: Sequence[AgentReport],
+        note: str | None,
+        known: str,
+        needs: Mapping[str, Sequence[str]] | None,
+    ) -> str | None:
+        """The answer of the subtask that joined every result to answer the goal
+        (`final_join`), if the run is complete and it passes the writer's checks."""
+        joiner = None if note or known or needs is None else final_join(goal, reports, needs)
+        if joiner is None:
+            return None
+        read = [r for r in reports if r is not joiner]  # its answer cannot back itself
+        shown = "\n".join(
+            [goal, *(report_text(r, None) for r in read)]
+            + [e.excerpt for r in reports for e in r.evidence]
+        )
+        problem = self._rejects(goal, joiner.answer, shown, read, note)
+        if problem:
+            _log.info("final_join_rewritten", subtask_id=joiner.agent_id, problem=problem)
+            return None
+        _log.info("final_join_answers", subtask_id=joiner.agent_id)
+        return joiner.answer
 
     async def write_object(
         self,
@@ -226,8 +268,9 @@ def answered_alone(
     goal: str, reports: Sequence[AgentReport], note: str | None, known: str
 ) -> str | None:
     """The one result's answer when it is the whole run's: a complete run whose one subtask
-    asked the goal itself (`same_question`) needs no join. Its answer passed the sub-agent's checks; a second
-    model call rewriting it could only lose what it says (or spend a small model's deadline)."""
+    asked the goal itself (`same_question`) needs no join. Its answer passed the sub-agent's
+    checks; a second model call rewriting it could only lose what it says (or spend a small
+    model's deadline)."""
     if note or known or len(reports) != 1:
         return None
     (report,) = reports
@@ -235,6 +278,34 @@ def answered_alone(
     if report.status != "done" or not same_question(report.question, goal):
         return None
     return report.answer
+
+
+def goal_answered(goal: str, reports: Sequence[AgentReport]) -> AgentReport | None:
+    """A done report of a subtask that asked the goal itself (`same_question`), if there is one."""
+    for report in reports:
+        if report.status == "done" and same_question(report.question, goal):
+            return report
+    return None
+
+
+def final_join(
+    goal: str, reports: Sequence[AgentReport], needs: Mapping[str, Sequence[str]]
+) -> AgentReport | None:
+    """The done report of a subtask that asked the goal itself and needs, directly or through
+    others (`needs`: each subtask's dependencies), every other subtask with a result: it read
+    what a writer would read, and wrote the goal's answer from it (see `Writer.write`)."""
+    for report in reports:
+        if report.status != "done" or not same_question(report.question, goal):
+            continue
+        read: set[str] = set()
+        todo = list(needs.get(report.agent_id, ()))
+        while todo:
+            if (dep := todo.pop()) not in read:
+                read.add(dep)
+                todo += needs.get(dep, ())
+        if all(r is report or r.agent_id in read for r in reports):
+            return report
+    return None
 
 
 def restarted(sink: TextSink | None) -> TextSink | None:

@@ -3,6 +3,8 @@ every lookup's fact is checked to the final answer, and a framework that reads l
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchmarks._catalogue import SCENARIOS, s13
@@ -11,7 +13,9 @@ from benchmarks._figures import reading
 from benchmarks._paor import run_orchestrator
 from benchmarks._react import run_parallel
 from benchmarks._scenarios import Replan, Scenario, Sub
-from benchmarks._sim import SimRequest, tool_text
+from benchmarks._sim import SimRequest, classify, tool_text
+from orchestrator._plan_checks import same_question
+from orchestrator._prompts import CHAINS_FIRST
 
 pytestmark = pytest.mark.anyio
 
@@ -86,6 +90,35 @@ async def test_every_fact_reaches_the_final_answer_when_results_are_read_whole()
         found = reading(record, scenario)
         assert found["facts_reached"] == found["facts_needed"] == len(scenario.mono_keys)
         assert found["read_share"] == 1.0
+
+
+async def test_s13s_join_asks_the_goal_after_every_branch_so_paor_writes_no_synthesis() -> None:
+    """The join is the plan's last step and asks the goal itself: its answer is the run's, and
+    it carries every fact (the test above); the parallel agent's last turn writes it alike."""
+    for scenario in (s13(), s13(invalidating=True)):
+        record = await run_orchestrator(scenario, http=False)
+        assert record.error is None, record.error
+        joins = [s for s in scenario.subs.values() if s.asks]
+        assert [s.id for s in joins] == (["join", "join2"] if scenario.replans else ["join"])
+        assert all(same_question(s.goal, scenario.goal) for s in joins)
+        assert [e for e in record.log if e.who.kind == "synthesis"] == []
+
+
+def test_a_planner_asked_for_the_longest_chains_first_writes_them_first() -> None:
+    """The subtasks that need no other, by the steps of the longest chain each begins, then the
+    rest as planned; the simulated planner writes that order when paor's prompt asks for it."""
+    assert [s.id for s in SCENARIOS["S3"].chains_first] == ["l3", "l2", "l4", "l1", "c1", "c2", "f"]
+    order = [s.id for s in s13().chains_first]
+    assert order[:2] == ["b8", "b9"]
+    assert order[-3:] == ["b0", "b1", "join"]
+    plan_format = {"type": "json_schema", "json_schema": {"name": "plan", "schema": {}}}
+    for asked, expected in ((f"Goal: g\n\n{CHAINS_FIRST}", "l3"), ("Goal: g", "l1")):
+        request = SimRequest(
+            messages=[{"role": "user", "content": asked}], response_format=plan_format
+        )
+        who = classify(request)
+        reply = SCENARIOS["S3"].script().reply(who)
+        assert json.loads(reply.content or "")["subtasks"][0]["id"] == expected
 
 
 async def test_a_framework_that_cuts_results_is_seen_to_lose_facts() -> None:

@@ -230,6 +230,8 @@ async def test_a_one_question_goal_is_answered_from_a_tool_not_from_memory() -> 
         ("Paris, Tokyo", ["Paris", "Tokyo"]),  # an answer of names alone: each is one
         ("Yes", []),
         ("Staff get 25 days [hr/leave].", []),  # citations are not names
+        ("Canberra's the capital.", []),  # a possessive is its name
+        ("The harbour is Sydney's, not Canberra's.", ["Sydney's"]),
     ],
 )
 def test_a_name_nothing_showed_is_unseen(answer: str, unseen: list[str]) -> None:

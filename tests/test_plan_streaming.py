@@ -27,6 +27,7 @@ from agents.testing import ScriptedModel
 from memory import AssistantMessage, Journal
 from orchestrator import Orchestrator, RunConfig
 from orchestrator._plan_stream import SubtaskScanner
+from orchestrator._prompts import CHAINS_FIRST
 from orchestrator._setup import _streams_plans
 from orchestrator.events import PlanCreated, SubtaskStarted
 from tests._team import goal, lookup, plan, sub
@@ -48,6 +49,7 @@ class StreamingPlanner:
         self.asked = anyio.Event()
         self.order: list[str] = []  # "plan-done" and each sub-agent's first request, in order
         self.streamed: list[bool] = []  # per plan request: was it asked to stream
+        self.prompts: list[str] = []  # per plan request: its prompt (the user message)
         self.agent_sinks: list[object] = []  # the live text sink each sub-agent call saw
 
     @property
@@ -56,6 +58,7 @@ class StreamingPlanner:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if request.purpose == "plan":
+            self.prompts.append(str(request.messages[-1].content))
             return await self._plan()
         if request.purpose == "synthesis":
             return _reply("The final answer.")
@@ -113,6 +116,8 @@ async def test_a_root_subtask_starts_before_the_plan_is_complete() -> None:
     assert plan_at < kinds.index(("SubtaskStarted", "a"))
     assert plan_at < min(i for i, k in enumerate(kinds) if k == ("ModelCalled", "a"))
     assert len([e for e in result.events if isinstance(e, SubtaskStarted)]) == 3
+    # Told that its roots start as written, the planner is asked to write the long chains first.
+    assert CHAINS_FIRST in model.prompts[0]
 
 
 async def test_an_early_start_the_final_plan_does_not_keep_is_stopped_and_left_out() -> None:
@@ -157,6 +162,7 @@ async def test_nothing_starts_early_when_it_must_not(option: str, tmp_path: Path
     assert result.status == "complete"
     assert model.streamed == [False]
     assert model.order[0] == "plan-done"
+    assert CHAINS_FIRST not in model.prompts[0]
 
 
 async def test_an_early_start_does_not_inherit_the_planners_text_sink() -> None:
