@@ -53,13 +53,7 @@ from orchestrator._plan_checks import (
     subtask_ids,
 )
 from orchestrator._plan_stream import SubtaskScanner
-from orchestrator._prompts import (
-    CHAINS_FIRST,
-    DIRECT_CALLS,
-    MAY_ASK,
-    PLANNER_INSTRUCTIONS,
-    TYPED,
-)
+from orchestrator._prompts import CHAINS_FIRST, DIRECT_CALLS, MAY_ASK, PLANNER_INSTRUCTIONS, TYPED
 from orchestrator._synthesis import (
     RESULT_CHARS,
     SYNTHESIS_INSTRUCTIONS,
@@ -294,9 +288,7 @@ class Planner:
         output: OutputSpec[Any] | None = None,
         needs: Mapping[str, Sequence[str]] | None = None,
     ) -> Synthesis:
-        """The final answer from the reports, checked like an agent's, or with `output` an
-        object of its type; never raises (see `orchestrator._synthesis.Writer`; `needs`, each
-        subtask's dependencies, lets a subtask that joined them all answer for the run)."""
+        """The answer from the reports (`Writer.write`), or one of `output`'s type; never raises."""
         writer = Writer(
             ask=self._ask, instructions=self.synthesis_instructions, judge=self._unusable,
             cite=self.cite, result_chars=self.result_chars,
