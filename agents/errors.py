@@ -19,12 +19,12 @@ PaorError                     every error paor raises on purpose: catch it to ca
 └── ReplayedCancellation      a signal to the loops: the effect was cut short when recorded
 ```
 
-Import the root and the run failures of `agents` from here (the root is also in `agents`, and is
-defined in memory, the bottom layer, so that every layer can derive from it); the others live
-with their concept:
+Import the root from `agents` (it is defined in memory, the bottom layer, so that every layer
+can derive from it) and the run failures of `agents` from here; the others live with their
+concept:
 
 ```
-agents                  ConfigurationError, ToolFailure
+agents                  PaorError, ConfigurationError, ToolFailure
 memory.journal          JournalError, RunLocked
 memory.compaction       TranscriptError
 orchestrator.plans      PlanError
@@ -46,14 +46,12 @@ from agents._errors import (
     ReplayedCancellation,
     RunError,
 )
-from memory._errors import PaorError
 
 __all__ = [
     "MalformedResponse",
     "ModelError",
     "ModelRequestError",
     "ModelRetryableError",
-    "PaorError",
     "ReplayDrift",
     "ReplayedCancellation",
     "RunError",

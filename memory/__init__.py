@@ -3,12 +3,12 @@ durable journal of every run's effects.
 
 ```python
 from memory import Compactor, SQLiteFactStore
-from memory.facts import render_facts, user_fact
+from memory.facts import Fact
 
 executor = Executor(model, tools, compactor=Compactor(max_tokens=8000))
 async with SQLiteFactStore("facts.db") as facts:
-    await facts.put(user_fact("user-1", "budget", "500 EUR", kind="figure"))
-    report = await executor.run(task, context=render_facts(await facts.query("user-1")))
+    await facts.put(Fact.from_user("user-1", "budget", "500 EUR", kind="figure"))
+    report = await executor.run(task, context=Fact.render(await facts.query("user-1")))
 ```
 
 Beyond the front door: `memory.journal` (records, run listings, `JournalError`, `RunLocked`),

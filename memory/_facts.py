@@ -6,9 +6,9 @@ committed to (a budget), the task's stage, a preference. Its `source` is its pro
 exists already is an upsert with one rule, the same in every store (`merge_fact`): the value with
 the higher confidence stays (a tie goes to the newer), and the kept value keeps its own source.
 
-Facts come from two places: the user, through the API (`user_fact`), and tool results whose keys a
-tool's caller declares (`facts_from_tool_result`). They reach prompts as a compact block
-(`render_facts`), passed as the `context` of `Executor.run` or into a planner prompt.
+Facts come from two places: the user, through the API (`Fact.from_user`), and tool results whose
+keys a tool's caller declares (`facts_from_tool_result`). They reach prompts as a compact block
+(`Fact.render`), passed as the `context` of `Executor.run` or into a planner prompt.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,8 +31,6 @@ __all__ = [
     "SQLiteFactStore",
     "facts_from_tool_result",
     "merge_fact",
-    "render_facts",
-    "user_fact",
 ]
 
 FactKind = Literal["entity", "figure", "stage", "preference", "other"]
@@ -81,6 +79,65 @@ class Fact(BaseModel):
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
+
+    @classmethod
+    def from_user(
+        cls,
+        scope: str,
+        key: str,
+        value: Any,
+        *,
+        kind: FactKind = "preference",
+        at: float | None = None,
+    ) -> Fact:
+        """A fact the user committed to: source "user", full confidence.
+
+        Args:
+            scope: The user or session id.
+            key: The fact's key ("budget").
+            value: Its value (stored as text).
+            kind: Its kind; a user's budget is a "figure".
+            at: The time it was stated (now if omitted).
+        """
+        now = time.time() if at is None else at
+        return cls(
+            key=key,
+            value=_text(value),
+            kind=kind,
+            scope=scope,
+            source="user",
+            created=now,
+            updated=now,
+        )
+
+    @staticmethod
+    def render(facts: Sequence[Fact], max_chars: int = 1500) -> str:
+        """Facts as a compact block for a prompt, at most `max_chars` long ("" if there are none).
+
+        User facts come first, then the rest by confidence (highest first), then by key; facts that do
+        not fit are counted in a last line. Long values are cut short.
+
+        ```
+        Known facts (source, confidence):
+        - budget = 500 EUR (user, 1.0)
+        - flight_price = 420 EUR (tool:search_flights, 0.8)
+        - (2 more not shown)
+        ```
+        """
+        if not facts:
+            return ""
+        ordered = sorted(facts, key=lambda f: (f.source != "user", -f.confidence, f.key))
+        lines = ["Known facts (source, confidence):"]
+        for shown, fact in enumerate(ordered):
+            line = f"- {fact.key} = {_cut(fact.value)} ({fact.source}, {round(fact.confidence, 2)})"
+            rest = len(ordered) - shown - 1
+            # Room is kept for the "more" line, so the block can always end with it.
+            if _size([*lines, line, *_more(rest)]) <= max_chars:
+                lines.append(line)
+                continue
+            block = [*lines, *_more(rest + 1)]
+            return "\n".join(block) if _size(block) <= max_chars else ""
+        return "\n".join(lines)
 
 
 class FactStore(Protocol):
@@ -151,8 +208,8 @@ class SQLiteFactStore(SQLiteFile):
 
     ```python
     async with SQLiteFactStore("facts.db") as store:
-        await store.put(user_fact("user-1", "budget", "500 EUR", kind="figure"))
-        block = render_facts(await store.query("user-1"))
+        await store.put(Fact.from_user("user-1", "budget", "500 EUR", kind="figure"))
+        block = Fact.render(await store.query("user-1"))
     ```
 
     Args:
@@ -214,24 +271,6 @@ def _fact(row: tuple[Any, ...]) -> Fact:
     return Fact.model_validate(dict(zip(_COLUMNS, row, strict=True)))
 
 
-def user_fact(
-    scope: str, key: str, value: Any, *, kind: FactKind = "preference", at: float | None = None
-) -> Fact:
-    """A fact the user committed to: source "user", full confidence.
-
-    Args:
-        scope: The user or session id.
-        key: The fact's key ("budget").
-        value: Its value (stored as text).
-        kind: Its kind; a user's budget is a "figure".
-        at: The time it was stated (now if omitted).
-    """
-    now = time.time() if at is None else at
-    return Fact(
-        key=key, value=_text(value), kind=kind, scope=scope, source="user", created=now, updated=now
-    )
-
-
 def facts_from_tool_result(
     tool: str,
     value: Any,
@@ -277,35 +316,6 @@ def facts_from_tool_result(
         for result_key, fact_key in keys.items()
         if value.get(result_key) is not None
     ]
-
-
-def render_facts(facts: list[Fact], max_chars: int = 1500) -> str:
-    """Facts as a compact block for a prompt, at most `max_chars` long ("" if there are none).
-
-    User facts come first, then the rest by confidence (highest first), then by key; facts that do
-    not fit are counted in a last line. Long values are cut short.
-
-    ```
-    Known facts (source, confidence):
-    - budget = 500 EUR (user, 1.0)
-    - flight_price = 420 EUR (tool:search_flights, 0.8)
-    - (2 more not shown)
-    ```
-    """
-    if not facts:
-        return ""
-    ordered = sorted(facts, key=lambda f: (f.source != "user", -f.confidence, f.key))
-    lines = ["Known facts (source, confidence):"]
-    for shown, fact in enumerate(ordered):
-        line = f"- {fact.key} = {_cut(fact.value)} ({fact.source}, {round(fact.confidence, 2)})"
-        rest = len(ordered) - shown - 1
-        # Room is kept for the "more" line, so the block can always end with it.
-        if _size([*lines, line, *_more(rest)]) <= max_chars:
-            lines.append(line)
-            continue
-        block = [*lines, *_more(rest + 1)]
-        return "\n".join(block) if _size(block) <= max_chars else ""
-    return "\n".join(lines)
 
 
 def _more(count: int) -> list[str]:

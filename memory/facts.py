@@ -1,10 +1,8 @@
 """Long-term facts: what they are, how they merge, how they are shown to a model."""
 
-from memory._facts import Fact, FactKind, render_facts, user_fact
+from memory._facts import Fact, FactKind
 
 __all__ = [
     "Fact",
     "FactKind",
-    "render_facts",
-    "user_fact",
 ]

@@ -26,7 +26,7 @@ from agents.executor import Configured
 from agents.models import OutputSpec
 from agents.tools import Toolbox
 from memory import Compactor, FactStore, Journal
-from memory.facts import FactKind, user_fact
+from memory.facts import Fact, FactKind
 from orchestrator._config import RunConfig, RunOptions
 from orchestrator._durable import ReplayReport
 from orchestrator._run_stream import RunStream, drain
@@ -290,4 +290,4 @@ class Orchestrator(Configured):
         """
         if self.facts is None:
             raise ConfigurationError("remember() needs Orchestrator(facts=...)")
-        await self.facts.put(user_fact(scope or self.config.scope, key, value, kind=kind))
+        await self.facts.put(Fact.from_user(scope or self.config.scope, key, value, kind=kind))

@@ -17,7 +17,7 @@ from agents import Budget, ChatModel, OpenAIChatModel
 from agents.approvals import Approver, RunWaits
 from agents.effects import Addresses, Effects, LiveEffects, ReservedAgent
 from agents.models import OutputSpec, unwrapped
-from memory.facts import render_facts
+from memory.facts import Fact
 from orchestrator._config import RunConfig
 from orchestrator._events import Event
 from orchestrator._planner import Planner
@@ -109,7 +109,7 @@ async def set_up(
     async def known() -> str:
         if facts is None:
             return ""
-        return render_facts(await facts.query(config.scope), _FACTS_CHARS)
+        return Fact.render(await facts.query(config.scope), _FACTS_CHARS)
 
     # Read through the boundary: a replay sees the facts the run saw, whatever changed since.
     state.known = await deps.choose(state.step, known)

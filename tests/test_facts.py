@@ -15,7 +15,7 @@ from agents import Executor
 from agents.testing import ScriptedModel
 from memory import FactStore, InMemoryFactStore, SQLiteFactStore, UserMessage
 from memory._facts import facts_from_tool_result
-from memory.facts import Fact, FactKind, render_facts, user_fact
+from memory.facts import Fact, FactKind
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +53,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 async def test_the_higher_confidence_value_stays_with_its_provenance(store: FactStore) -> None:
     """A lower-confidence value never overwrites a higher one; the kept value keeps its source."""
     await store.put(_fact("budget", "450 EUR", 0.6, at=1.0))
-    kept = await store.put(user_fact("s1", "budget", "500 EUR", kind="figure", at=2.0))
+    kept = await store.put(Fact.from_user("s1", "budget", "500 EUR", kind="figure", at=2.0))
     assert (kept.value, kept.source, kept.confidence, kept.kind) == (
         "500 EUR",
         "user",
@@ -68,8 +68,8 @@ async def test_the_higher_confidence_value_stays_with_its_provenance(store: Fact
 
 async def test_a_tie_in_confidence_goes_to_the_newer_value(store: FactStore) -> None:
     """The user correcting a figure replaces it; the key's creation time is kept."""
-    await store.put(user_fact("s1", "budget", "500 EUR", kind="figure", at=1.0))
-    await store.put(user_fact("s1", "budget", "600 EUR", kind="figure", at=5.0))
+    await store.put(Fact.from_user("s1", "budget", "500 EUR", kind="figure", at=1.0))
+    await store.put(Fact.from_user("s1", "budget", "600 EUR", kind="figure", at=5.0))
     fact = await store.get("s1", "budget")
     assert fact is not None
     assert (fact.value, fact.created, fact.updated) == ("600 EUR", 1.0, 5.0)
@@ -96,7 +96,7 @@ async def test_query_filters_by_kind_and_orders_by_key(store: FactStore) -> None
         ("airline", "preference"),
     ]
     for key, kind in kinds:
-        await store.put(user_fact("s1", key, f"{key} value", kind=kind, at=1.0))
+        await store.put(Fact.from_user("s1", key, f"{key} value", kind=kind, at=1.0))
     assert [f.key for f in await store.query("s1")] == ["airline", "budget", "stage"]
     assert [f.key for f in await store.query("s1", kind="figure")] == ["budget"]
     assert await store.query("nobody") == []
@@ -116,7 +116,7 @@ async def test_sqlite_store_is_in_wal_mode_with_its_schema(tmp_path: Path) -> No
 async def test_facts_persist_across_reopening(tmp_path: Path) -> None:
     """What one store wrote, a store opened later on the same file reads back identically."""
     path = tmp_path / "facts.db"
-    fact = user_fact("s1", "budget", "500 EUR", kind="figure", at=7.5)
+    fact = Fact.from_user("s1", "budget", "500 EUR", kind="figure", at=7.5)
     async with SQLiteFactStore(path) as first:
         await first.put(fact)
     async with SQLiteFactStore(path) as second:
@@ -189,38 +189,38 @@ def test_facts_are_taken_from_declared_result_keys_only() -> None:
     assert facts_from_tool_result("search_flights", "420 EUR", keys, scope="s1") == []
 
 
-def test_render_facts_puts_user_facts_first_and_respects_the_cap() -> None:
+def test_fact_render_puts_user_facts_first_and_respects_the_cap() -> None:
     """The block lists user facts, then by confidence, and counts what did not fit."""
     facts = [
         _fact("hotel", "Ibis", 0.6),
         _fact("flight_price", "420 EUR", 0.8, source="tool:search_flights"),
-        user_fact("s1", "budget", "500 EUR", kind="figure"),
+        Fact.from_user("s1", "budget", "500 EUR", kind="figure"),
     ]
-    full = render_facts(facts)
+    full = Fact.render(facts)
     assert full == (
         "Known facts (source, confidence):\n"
         "- budget = 500 EUR (user, 1.0)\n"
         "- flight_price = 420 EUR (tool:search_flights, 0.8)\n"
         "- hotel = Ibis (tool:search, 0.6)"
     )
-    capped = render_facts(facts, max_chars=100)
+    capped = Fact.render(facts, max_chars=100)
     assert capped == (
         "Known facts (source, confidence):\n- budget = 500 EUR (user, 1.0)\n- (2 more not shown)"
     )
     assert len(capped) <= 100
-    assert render_facts(facts, max_chars=20) == ""
-    assert render_facts([]) == ""
-    long = render_facts([_fact("notes", "word " * 200, 0.5)])
+    assert Fact.render(facts, max_chars=20) == ""
+    assert Fact.render([]) == ""
+    long = Fact.render([_fact("notes", "word " * 200, 0.5)])
     assert len(long) < 300
     assert long.endswith("… (tool:search, 0.5)")
 
 
 async def test_rendered_facts_reach_the_executor_as_context() -> None:
-    """Facts are injected by passing render_facts(...) as the context of Executor.run."""
+    """Facts are injected by passing Fact.render(...) as the context of Executor.run."""
     facts = InMemoryFactStore()
-    await facts.put(user_fact("user-1", "budget", "500 EUR", kind="figure", at=1.0))
+    await facts.put(Fact.from_user("user-1", "budget", "500 EUR", kind="figure", at=1.0))
     model = ScriptedModel(["Within budget."])
-    await Executor(model).run("Plan a trip.", context=render_facts(await facts.query("user-1")))
+    await Executor(model).run("Plan a trip.", context=Fact.render(await facts.query("user-1")))
     assert model.requests[0].messages[1] == UserMessage(
         content="Task: Plan a trip.\n\nWhat is already known:\n"
         "Known facts (source, confidence):\n- budget = 500 EUR (user, 1.0)"
