@@ -286,6 +286,37 @@ async def test_invalidating_report_replans_around_the_surprise() -> None:
     team.assert_clean()
 
 
+async def test_what_a_replan_removed_does_not_reach_the_synthesis() -> None:
+    """c looked something up, then a replan removed it: what it found is the planner's to drop,
+    so the writer is not shown it (the run's reports still hold c's partial report)."""
+    c_waiting = anyio.Event()
+
+    async def b(request: ModelRequest) -> Any:
+        await c_waiting.wait()
+        issue = call("report_issue", kind="invalidates", reason="c's source was retracted")
+        return script(issue, "B: c's source was retracted")(request)
+
+    team = Team(
+        [plan(sub("a"), sub("b"), sub("c"))],
+        {
+            "a": looks_up("a", "A"),
+            "b": b,
+            "c": script(call("lookup", key="c"), call("hold", key="c")),
+        },
+        replans=[{"remove": ["c"], "add": [], "rationale": "c is moot"}],
+    )
+    orch = Orchestrator(team.model, [lookup, hold(c_waiting)])
+    with anyio.fail_after(GUARD_S):
+        result = await orch.run("goal")
+    assert {r.agent_id: r.stop_reason for r in result.reports}["c"] == "cancelled"
+    assert any(e.excerpt.startswith("the value of c") for r in result.reports for e in r.evidence)
+    writer_prompt = opening(team.of(WRITER)[0])
+    assert "## a (done)" in writer_prompt
+    assert "## c" not in writer_prompt
+    assert "the value of c" not in writer_prompt
+    team.assert_clean()
+
+
 async def test_failed_subtask_keeps_siblings_and_triggers_a_replan() -> None:
     """A sub-agent whose model fails reports failed; its sibling's result stands and a replan
     routes around it (the failed subtask's dependent is dropped, the added ones run)."""
