@@ -114,8 +114,8 @@ class Fact(BaseModel):
     def render(facts: Sequence[Fact], max_chars: int = 1500) -> str:
         """Facts as a compact block for a prompt, at most `max_chars` long ("" if there are none).
 
-        User facts come first, then the rest by confidence (highest first), then by key; facts that do
-        not fit are counted in a last line. Long values are cut short.
+        User facts come first, then the rest by confidence (highest first), then by key; facts
+        that do not fit are counted in a last line. Long values are cut short.
 
         ```
         Known facts (source, confidence):
