@@ -75,7 +75,8 @@ class RunConfig(BaseModel):
             `Subtask.output_schema`): its sub-agent's result is then also an object of it,
             validated, and the subtasks that depend on it receive that object as JSON data.
         stream_plans: Stream the first plan, and start each subtask with no dependencies as
-            soon as the planner has written it (LLMCompiler's trick); the plan is still
+            soon as the planner has written it (LLMCompiler's trick; the planner is told so, and
+            asked to write first the ones that begin the longest chains); the plan is still
             validated whole, and an early start the final plan does not keep is stopped. None
             (the default): on where it is safe, when the planner is a hosted endpoint (an
             `OpenAIChatModel` that is not `local`); off for a server on this machine, where
