@@ -1,0 +1,51 @@
+"""The longest-chains-first evaluation scores plans as it says, and its committed results hold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.chains_eval import longest_first, summary
+
+RESULTS = sorted(Path(__file__).parent.parent.joinpath("benchmarks").glob("chains_results_*.json"))
+
+
+def plan(*subtasks: tuple[str, list[str]]) -> list[dict[str, Any]]:
+    return [{"id": i, "depends_on": deps} for i, deps in subtasks]
+
+
+@pytest.mark.parametrize(
+    ("subtasks", "first"),
+    [
+        (plan(("ceo", []), ("born", ["ceo"]), ("capital", [])), True),
+        (plan(("capital", []), ("ceo", []), ("born", ["ceo"])), False),
+        (plan(("a", []), ("b", [])), True),  # two chains of one: either is the longest
+        (plan(("a", []), ("b", ["a"]), ("c", ["b"])), True),
+    ],
+)
+def test_a_plan_writes_its_longest_chain_first_when_its_first_root_begins_one(
+    subtasks: list[dict[str, Any]], first: bool
+) -> None:
+    assert longest_first(subtasks) is first
+
+
+def test_the_summary_counts_only_plans_whose_roots_had_an_order_to_choose() -> None:
+    rows: list[dict[str, Any]] = [
+        {"variant": "asked", "subtasks": plan(("ceo", []), ("born", ["ceo"]), ("capital", []))},
+        {"variant": "asked", "subtasks": plan(("a", []), ("b", []))},  # equal chains: no choice
+        {"variant": "asked", "subtasks": []},  # no plan
+        {"variant": "not asked", "subtasks": plan(("capital", []), ("ceo", []), ("b", ["ceo"]))},
+    ]
+    assert summary(rows) == {
+        "asked": {"plans": 3, "valid": 2, "roots_to_order": 1, "longest_first": 1},
+        "not asked": {"plans": 1, "valid": 1, "roots_to_order": 1, "longest_first": 0},
+    }
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=[p.name for p in RESULTS])
+def test_the_committed_results_are_scored_as_they_say(path: Path) -> None:
+    report = json.loads(path.read_text(encoding="utf-8"))
+    assert summary(report["rows"]) == report["summary"]
