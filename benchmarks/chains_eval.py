@@ -16,9 +16,7 @@ Without `--gguf` the embedded SmolLM2 plans.
 
 from __future__ import annotations
 
-import argparse
 import functools
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from typing import Any
 import anyio
 
 from agents import open_model, tool
+from benchmarks._model_eval import run_eval
 from orchestrator import Orchestrator, RunConfig
 
 GOALS = [
@@ -109,18 +108,5 @@ async def evaluate(gguf: Path | None, deadline: float) -> list[dict[str, Any]]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--gguf", type=Path, help="serve this GGUF file with the embedded server")
-    parser.add_argument("--deadline", type=float, default=240.0, help="seconds per plan")
-    parser.add_argument("--out", type=Path, required=True, help="where to write the results")
-    args = parser.parse_args()
-    rows = anyio.run(evaluate, args.gguf, args.deadline)
-    model = args.gguf.stem if args.gguf else "smollm2"
-    report = {"model": model, "summary": summary(rows), "rows": rows}
-    args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(json.dumps(report["summary"]))
-
-
 if __name__ == "__main__":
-    main()
+    run_eval(__doc__ or "", evaluate, summary, per="plan")

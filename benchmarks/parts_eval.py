@@ -13,8 +13,6 @@ Without `--gguf` the embedded SmolLM2 answers. Each question has `--deadline` se
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from typing import Any
 import anyio
 
 from agents import open_model, tool
+from benchmarks._model_eval import run_eval
 from orchestrator import Orchestrator
 
 CAPITALS = {
@@ -93,18 +92,5 @@ async def evaluate(gguf: Path | None, deadline: float) -> list[dict[str, Any]]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--gguf", type=Path, help="serve this GGUF file with the embedded server")
-    parser.add_argument("--deadline", type=float, default=240.0, help="seconds per question")
-    parser.add_argument("--out", type=Path, required=True, help="where to write the results")
-    args = parser.parse_args()
-    rows = anyio.run(evaluate, args.gguf, args.deadline)
-    model = args.gguf.stem if args.gguf else "smollm2"
-    report = {"model": model, "summary": summary(rows), "rows": rows}
-    args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(json.dumps(report["summary"]))
-
-
 if __name__ == "__main__":
-    main()
+    run_eval(__doc__ or "", evaluate, summary, per="question")

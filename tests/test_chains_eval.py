@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from benchmarks._model_eval import run_eval
 from benchmarks.chains_eval import longest_first, summary
 
 RESULTS = sorted(Path(__file__).parent.parent.joinpath("benchmarks").glob("chains_results_*.json"))
@@ -49,3 +51,30 @@ def test_the_summary_counts_only_plans_whose_roots_had_an_order_to_choose() -> N
 def test_the_committed_results_are_scored_as_they_say(path: Path) -> None:
     report = json.loads(path.read_text(encoding="utf-8"))
     assert summary(report["rows"]) == report["summary"]
+
+
+def test_an_evaluation_writes_its_model_its_summary_and_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows: list[dict[str, Any]] = [{"variant": "asked", "subtasks": plan(("a", []))}]
+    seen: list[tuple[Path | None, float]] = []
+
+    async def evaluate(gguf: Path | None, deadline: float) -> list[dict[str, Any]]:
+        seen.append((gguf, deadline))
+        return rows
+
+    out = tmp_path / "results.json"
+    argv = [
+        "chains_eval",
+        "--gguf",
+        str(tmp_path / "qwen.gguf"),
+        "--deadline",
+        "9",
+        "--out",
+        str(out),
+    ]
+    monkeypatch.setattr(sys, "argv", argv)
+    run_eval("An evaluation.", evaluate, summary, per="plan")
+    assert seen == [(tmp_path / "qwen.gguf", 9.0)]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report == {"model": "qwen", "summary": summary(rows), "rows": rows}
