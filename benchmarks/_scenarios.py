@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -26,7 +26,16 @@ from benchmarks._facts import PLACEHOLDER, with_fact
 from benchmarks._provider import RateLimits
 from benchmarks._sim import Faults, LatencyModel, Reply, Simulator, Who, tool_text
 
-__all__ = ["DEFAULT_LATENCY", "Replan", "Scenario", "ScenarioScript", "Sub", "goal_of", "lookup"]
+__all__ = [
+    "DEFAULT_LATENCY",
+    "Replan",
+    "Scenario",
+    "ScenarioScript",
+    "Sub",
+    "goal_of",
+    "longest_chains",
+    "lookup",
+]
 
 # Scaled down about tenfold from a hosted model and web tools (0.6 s to first token, 1,000 tokens/s
 # decode, 0.8 s per tool call), so the suite runs in minutes; every figure is a ratio.
@@ -90,6 +99,21 @@ class Sub:
         said = PLACEHOLDER if self.restates else f"all {self.steps} found"
         out.append(Reply(content=f"Facts of {self.id}: {said} [lookup {self.id}]."))
         return out
+
+
+def longest_chains(needs: Mapping[str, Sequence[str]], cost: Mapping[str, int]) -> dict[str, int]:
+    """For each subtask of a plan (`needs`: each one's dependencies), the cost of the longest
+    chain it begins: its own `cost` and that of the costliest chain of subtasks needing it."""
+    needed_by: dict[str, list[str]] = {sub_id: [] for sub_id in needs}
+    for sub_id, deps in needs.items():
+        for dep in deps:
+            needed_by.setdefault(dep, []).append(sub_id)
+
+    @functools.cache
+    def chain(sub_id: str) -> int:
+        return cost.get(sub_id, 0) + max((chain(n) for n in needed_by.get(sub_id, ())), default=0)
+
+    return {sub_id: chain(sub_id) for sub_id in needs}
 
 
 def goal_of(name: str, title: str) -> str:
@@ -200,17 +224,9 @@ class Scenario:
         """The plan as a planner asked to write the longest chains first writes it: the
         subtasks that need no other by the steps of the longest chain each begins (most first),
         then the rest in the plan's order."""
-        needed_by: dict[str, list[str]] = {s.id: [] for s in self.plan}
-        for sub in self.plan:
-            for dep in sub.deps:
-                needed_by[dep].append(sub.id)
-        steps = {s.id: s.steps for s in self.plan}
-
-        @functools.cache
-        def chain(sub_id: str) -> int:
-            return steps[sub_id] + max((chain(n) for n in needed_by[sub_id]), default=0)
-
-        roots = sorted((s for s in self.plan if not s.deps), key=lambda s: -chain(s.id))
+        needs = {s.id: s.deps for s in self.plan}
+        chain = longest_chains(needs, {s.id: s.steps for s in self.plan})
+        roots = sorted((s for s in self.plan if not s.deps), key=lambda s: -chain[s.id])
         return (*roots, *(s for s in self.plan if s.deps))
 
     @cached_property

@@ -16,7 +16,6 @@ Without `--gguf` the embedded SmolLM2 plans.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ import anyio
 
 from agents import open_model, tool
 from benchmarks._model_eval import run_eval
+from benchmarks._scenarios import longest_chains
 from orchestrator import Orchestrator, RunConfig
 
 GOALS = [
@@ -48,16 +48,10 @@ async def search(query: str) -> str:
 def root_chains(subtasks: Sequence[Mapping[str, Any]]) -> list[int]:
     """The length of the longest chain each root (a subtask with no dependencies) begins, through
     the plan's own `depends_on`, in the planner's order; `subtasks` are {"id", "depends_on"}."""
-    needed_by: dict[str, list[str]] = {s["id"]: [] for s in subtasks}
-    for sub in subtasks:
-        for dep in sub["depends_on"]:
-            needed_by.setdefault(dep, []).append(sub["id"])
-
-    @functools.cache
-    def chain(sub_id: str) -> int:
-        return 1 + max((chain(n) for n in needed_by.get(sub_id, ())), default=0)
-
-    return [chain(s["id"]) for s in subtasks if not s["depends_on"]]
+    chain = longest_chains(
+        {s["id"]: s["depends_on"] for s in subtasks}, {s["id"]: 1 for s in subtasks}
+    )
+    return [chain[s["id"]] for s in subtasks if not s["depends_on"]]
 
 
 def longest_first(subtasks: Sequence[Mapping[str, Any]]) -> bool:

@@ -274,18 +274,12 @@ def answered_alone(
     if note or known or len(reports) != 1:
         return None
     (report,) = reports
-    # The task is the subtask's brief: its question, then what a good answer looks like.
-    if report.status != "done" or not same_question(report.question, goal):
-        return None
-    return report.answer
+    return report.answer if _asks_goal(report, goal) else None
 
 
 def goal_answered(goal: str, reports: Sequence[AgentReport]) -> AgentReport | None:
     """A done report of a subtask that asked the goal itself (`same_question`), if there is one."""
-    for report in reports:
-        if report.status == "done" and same_question(report.question, goal):
-            return report
-    return None
+    return next((r for r in reports if _asks_goal(r, goal)), None)
 
 
 def final_join(
@@ -294,9 +288,7 @@ def final_join(
     """The done report of a subtask that asked the goal itself and needs, directly or through
     others (`needs`: each subtask's dependencies), every other subtask with a result: it read
     what a writer would read, and wrote the goal's answer from it (see `Writer.write`)."""
-    for report in reports:
-        if report.status != "done" or not same_question(report.question, goal):
-            continue
+    for report in (r for r in reports if _asks_goal(r, goal)):
         read: set[str] = set()
         todo = list(needs.get(report.agent_id, ()))
         while todo:
@@ -306,6 +298,12 @@ def final_join(
         if all(r is report or r.agent_id in read for r in reports):
             return report
     return None
+
+
+def _asks_goal(report: AgentReport, goal: str) -> bool:
+    """Whether `report` is a done answer to the goal itself: its subtask's question (its brief
+    less what a good answer looks like) is the goal, reworded by a word or two at most."""
+    return report.status == "done" and same_question(report.question, goal)
 
 
 def restarted(sink: TextSink | None) -> TextSink | None:
