@@ -31,12 +31,13 @@ from agents._effects import Effects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, StopReason
+from agents._passing import passed
 from agents._report import AgentReport, ReportStatus
 from agents._steps import EXCERPT_CHARS, AgentState, digest_of, send_delta, tell
 from agents._stop import Stop
 from agents._streaming import streaming
 from agents._toolbox import Toolbox, ToolResult
-from agents._turn import bounded, settle_turn, start_turn
+from agents._turn import bounded, offered, settle_turn, start_turn
 from agents._verdict import LOOK_INTRO, AnswerRules
 from agents.models._model import ChatModel, ModelRequest, ModelResponse
 from memory import AssistantMessage, Compactor, Message, ToolCall, Transcript, UserMessage
@@ -94,7 +95,7 @@ class AgentLoop:
     Attributes:
         model: Decides each step.
         toolbox: The tools.
-        control: paor's own tools (`report_issue`, `ask_user`).
+        control: paor's own tools (`report_issue`, `ask_user`, `answer_with_results`).
         effects: The effect boundary.
         limits: The loop's exits.
         compactor: Keeps the transcript under a token budget, if set.
@@ -211,7 +212,8 @@ class AgentLoop:
             return _WrapUp(reason)
         await self._compact(s)
         s.transcript.check()
-        menu = self.toolbox.menu(s.now, s.allowed) + self.control.menu(s.now)
+        mine = self.control.menu(s.now, offered(self.control, s))
+        menu = self.toolbox.menu(s.now, s.allowed) + mine
         try:
             request = ModelRequest(
                 messages=s.transcript.messages, tools=menu, citable=self._citable(s), purpose="step"
@@ -282,7 +284,7 @@ class AgentLoop:
     def _citable(self, s: AgentState) -> tuple[str, ...]:
         if not self.cite:
             return ()
-        sources = dict.fromkeys(e.source for e in s.evidence if e.tool != "report_issue")
+        sources = dict.fromkeys(e.source for e in s.evidence)  # paor's own tools' left out
         return tuple(sources)[:_MAX_CITABLE]
 
     def _malformed(self, s: AgentState, raw: str, problem: str) -> _Step:
@@ -303,6 +305,9 @@ class AgentLoop:
         await self._run_turn(s, calls)
         if s.blocked is not None:
             return _Finish(s.report(status="blocked", answer=s.blocked))
+        # It ended its turn with `answer_with_results` (agents._passing): done, unless refused.
+        if s.passing and s.passing.asked and (report := await passed(s, self.rules, self.effects)):
+            return _Finish(report)
         stuck = s.detector.observe(s.turn_keys, s.turn_digests, s.turn_failed)
         if stuck is None:
             return _Decide()

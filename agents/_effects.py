@@ -124,6 +124,10 @@ class AgentCall:
         require_evidence: Whether its answer must rest on a tool result (see `Executor.run`).
         output_schema: A JSON Schema its answer is also given as (`AgentReport.output`),
             instead of the executor's output type; JSON data, so that it crosses processes.
+        pass_results: It may end with its tool results as its answer, up to this many
+            characters (see `Executor.run`; 0: it writes its answer).
+        may_pass: Whether the caller still reads its results themselves (see `Executor.run`;
+            in this process only).
     """
 
     task: str
@@ -139,6 +143,8 @@ class AgentCall:
     call: ToolCall | None = None
     require_evidence: bool | None = None
     output_schema: dict[str, Any] | None = None
+    pass_results: int = 0
+    may_pass: Callable[[], bool] | None = None
 
     async def run_here(self, executor: Executor) -> AgentReport:
         """Run the sub-agent in this process, in the caller's task."""
@@ -160,6 +166,8 @@ class AgentCall:
                 if self.output_schema is None
                 else OutputSpec.from_json_schema(self.output_schema, name=self.agent_id)
             ),
+            pass_results=self.pass_results,
+            may_pass=self.may_pass,
         )
 
 

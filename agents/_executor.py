@@ -7,7 +7,7 @@ the agent's state and hands it to its loop (`agents._agent_loop`, the state mach
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from functools import partial
 from typing import Any
 
@@ -27,8 +27,9 @@ from agents._errors import (
 from agents._events import EventSink
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, Budget
+from agents._passing import Passing
 from agents._report import AcceptanceCheck, AgentReport
-from agents._signals import ASK_USER, SIGNALS
+from agents._signals import ANSWER_WITH_RESULTS, ASK_USER, SIGNALS
 from agents._steps import (
     AgentState,
     narrow,
@@ -146,7 +147,9 @@ class Executor(Configured):
         self.allowed_tools = None if allowed_tools is None else frozenset(allowed_tools)
         self.questions = questions
         asking = (ASK_USER,) if questions else ()
-        self.control = Toolbox((*SIGNALS, *asking) if signals else asking)
+        # A tool of the caller's named like the built-in `answer_with_results` wins: not offered.
+        passing = () if ANSWER_WITH_RESULTS.name in self.toolbox.names else (ANSWER_WITH_RESULTS,)
+        self.control = Toolbox((*SIGNALS, *asking, *passing) if signals else (*asking, *passing))
         self.effects: Effects = effects or LiveEffects()
         self.compactor = compactor
         self.first_look = first_look
@@ -191,6 +194,8 @@ class Executor(Configured):
         call: ToolCall | None = None,
         require_evidence: bool | None = None,
         output_type: Any = None,
+        pass_results: int = 0,
+        may_pass: Callable[[], bool] | None = None,
     ) -> AgentReport:
         """Run the agent on `task` until it answers or an exit is reached.
 
@@ -217,6 +222,17 @@ class Executor(Configured):
             require_evidence: For this run, instead of the executor's `require_evidence`.
             output_type: For this run, instead of the executor's `output_type` (a type, or an
                 `agents.models.OutputSpec`, e.g. of a JSON Schema).
+            pass_results: Offer the built-in `answer_with_results` tool: the agent may end with
+                its tool results as its answer, when they total at most this many characters,
+                cover the task and its last calls all succeeded, instead of writing one (the
+                caller reads the results themselves; see `agents._passing`). 0 (the default):
+                it writes its answer. Never offered with an acceptance check, an output type or
+                citations, which all judge a written answer, nor when a tool of the caller's
+                has that name.
+            may_pass: Asked when the agent calls the tool (a recorded choice): whether the
+                caller reads this agent's results themselves; False refuses them, and the agent
+                writes its answer. For a caller that offers the tool to many agents alike, so
+                that their prompts share one prefix, and lets only some pass their results on.
 
         Returns:
             The report; never raises for model, tool or budget failures.
@@ -228,15 +244,16 @@ class Executor(Configured):
         output = self.output if output_type is None else _spec(output_type)
         run_id = run_id or uuid.uuid4().hex[:12]
         agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
+        passing = self._passing(pass_results, may_pass, output)
         if telemetry.tracer() is None or telemetry.in_agent():
             return await self._run(task, context, shared, run_id, agent_id, budget, events,
                                    text, stop, allowed_tools, call, require_evidence,
-                                   output)  # fmt: skip
+                                   output, passing)  # fmt: skip
         # A lone executor (not a run's sub-agent, whose span the run opened) opens its own.
         with telemetry.agent_span(AgentCall(task=task, run_id=run_id, agent_id=agent_id)) as span:
             report = await self._run(task, context, shared, run_id, agent_id, budget, events,
                                      text, stop, allowed_tools, call, require_evidence,
-                                     output)  # fmt: skip
+                                     output, passing)  # fmt: skip
             telemetry.agent_done(span, report)
             return report
 
@@ -255,6 +272,7 @@ class Executor(Configured):
         call: ToolCall | None,
         require_evidence: bool | None,
         output: OutputSpec[Any] | None,
+        passing: Passing | None,
     ) -> AgentReport:
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
             s = AgentState(
@@ -263,6 +281,7 @@ class Executor(Configured):
             )  # fmt: skip
             s.allowed = narrow(self.allowed_tools, allowed_tools)
             s.direct = call
+            s.passing = passing
             s.context = context
             s.require_evidence = (
                 self.require_evidence if require_evidence is None else require_evidence
@@ -286,6 +305,16 @@ class Executor(Configured):
             if output is None:
                 return report
             return await typed_report(output, report, partial(self._loop.call, s), s.context)
+
+    def _passing(
+        self, bound: int, may_pass: Callable[[], bool] | None, output: OutputSpec[Any] | None
+    ) -> Passing | None:
+        """What the agent may pass on as its answer (`run(pass_results=...)`), if anything."""
+        if bound <= 0 or self.acceptance is not None or output is not None or self.cite:
+            return None
+        if ANSWER_WITH_RESULTS.name not in self.control.names:
+            return None  # a tool of the caller's has its name
+        return Passing(bound=bound, may_pass=may_pass)
 
     async def _drive(self, s: AgentState, stop: anyio.Event | Stop | None) -> AgentReport:
         if not isinstance(stop, anyio.Event):

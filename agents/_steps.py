@@ -14,7 +14,7 @@ import json
 import math
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -39,6 +39,9 @@ from agents._tracing import REDACTED, logger, redact
 from agents._waits import NOT_ALLOWED, RunWaits
 from agents.models._model import ModelResponse, Usage
 from memory import AssistantMessage, Message, SystemMessage, ToolCall, Transcript, UserMessage
+
+if TYPE_CHECKING:
+    from agents._passing import Passing
 
 __all__ = [
     "EXCERPT_CHARS",
@@ -87,6 +90,7 @@ class AgentState:
     direct: ToolCall | None = None  # the task is this one tool call (see `Executor.run`)
     context: str = ""  # earlier results that came with the task (`Executor.run(context=...)`)
     require_evidence: bool | None = None  # the evidence rule for this run (`Executor.run`)
+    passing: Passing | None = None  # it may pass its results on as its answer (`agents._passing`)
     turn: tuple[ToolCall, ...] = ()
     results: dict[str, ToolResult] = field(default_factory=dict)
     in_flight: list[tuple[PreparedCall, EffectSite]] = field(default_factory=list)

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from agents._events import BreakerOpened, IssueReported, ToolCalled
 from agents._own_text import strip_markers
-from agents._signals import ASK_USER
+from agents._signals import ANSWER_WITH_RESULTS, ASK_USER
 from agents._steps import AgentState
 from agents._toolbox import PreparedCall, Toolbox, ToolResult
 from agents._tools import MAX_ARG_CHARS, ToolOutcome
@@ -29,6 +29,9 @@ __all__ = ["bounded", "settle_turn", "start_turn"]
 
 _log = logger("paor.agent")
 _ERROR_CHARS = 300
+# paor's own tools that may be called with others, and those whose results are no finding
+_ALONGSIDE = frozenset({ASK_USER.name, ANSWER_WITH_RESULTS.name})
+_NOT_EVIDENCE = frozenset({"report_issue", ANSWER_WITH_RESULTS.name})
 
 
 def bounded(message: AssistantMessage, toolbox: Toolbox) -> AssistantMessage:
@@ -63,9 +66,12 @@ def start_turn(
     s.approval_sites = None
     left = s.budget.tool_calls_left()
     launched = 0
+    # `answer_with_results` is offered only while the agent may pass its results on
+    # (`agents._passing`).
+    closed = offered(control, s)
     for call in map(_unmarked, calls):
         is_control = call.name in control.names
-        if is_control and len(calls) > 1 and call.name != ASK_USER.name:
+        if is_control and len(calls) > 1 and call.name not in _ALONGSIDE:
             # A verdict on the task made in the same breath as looking things up is premature.
             s.results[call.id] = ToolResult.failure(
                 call, "bad_call", f"Call {call.name} on its own, after reading your other results."
@@ -88,7 +94,7 @@ def start_turn(
             )
             continue
         box = control if is_control else toolbox
-        prepared = box.prepare(call, s.now, None if is_control else allowed)
+        prepared = box.prepare(call, s.now, closed if is_control else allowed)
         if isinstance(prepared, ToolResult):
             s.results[call.id] = prepared
             continue
@@ -104,6 +110,13 @@ def start_turn(
         launched += 0 if is_control else 1
         s.in_flight.append((prepared, s.site()))
     s.budget.charge(Usage(tool_calls=launched))
+
+
+def offered(control: Toolbox, s: AgentState) -> frozenset[str] | None:
+    """The names of paor's own tools the agent may call now (None: all of them)."""
+    if s.passing is not None or ANSWER_WITH_RESULTS.name not in control.names:
+        return None
+    return frozenset(name for name in control.names if name != ANSWER_WITH_RESULTS.name)
 
 
 def _needs_approval(prepared: PreparedCall) -> bool:
@@ -136,8 +149,14 @@ async def settle_turn(
     # sink applies back-pressure must neither lose a result nor settle the turn a second time.
     for call, result in zip(turn, results, strict=True):
         s.transcript.append(result.to_message())
-        s.evidence.extend(e for e in result.evidence if e.tool != "report_issue")
+        if not (call.name in _NOT_EVIDENCE and call.name in control.names):
+            s.evidence.extend(result.evidence)
         s.findings.extend(result.findings)
+        if s.passing is not None and result.ok:
+            if call.name == ANSWER_WITH_RESULTS.name:
+                s.passing.asked = True
+            elif call.name not in control.names:
+                s.passing.results.append(result.content)
         if result.ok and call.name == "report_issue" and call.id in args:
             issues.append(_apply_signal(s, args[call.id]))
     s.turn_keys = [(call.name, call.arguments) for call in turn]

@@ -14,7 +14,7 @@ from typing import Any
 from benchmarks._catalogue import SCENARIOS
 from benchmarks._provider import PRICES, RateLimits
 from benchmarks._run import RunRecord
-from benchmarks._scenarios import Scenario
+from benchmarks._scenarios import Scenario, Sub
 from benchmarks._sim import Who
 
 __all__ = [
@@ -69,11 +69,21 @@ def failed_subtasks(record: RunRecord, scenario: Scenario) -> int:
         done = last.key in answered and not script.reply(last).tool_calls
         return 0 if done else len(surviving)
     looked = {t.key for t in record.tools if t.finished}
-    asked = {e.who.name for e in record.log if e.who.kind == "agent"}
+    agents = [e.who for e in record.log if e.who.kind == "agent"]
+    asked = {who.name for who in agents}
+
+    def passed(s: Sub) -> bool:
+        """It ended on its lookups' results (paor's `answer_with_results`), never asked to
+        write an answer."""
+        steps = [who.step for who in agents if who.name == s.id]
+        finished = Who("agent", s.id, s.steps - 1).key in answered
+        return finished and max(steps, default=0) < s.steps and set(s.lookups()) <= looked
+
     return sum(
         Who("agent", s.id, len(s.turns()) - 1).key not in answered
         # a subtask that is one tool call (paor's direct calls) asks no model: its lookup counts
         and not (s.id not in asked and set(s.lookups()) <= looked)
+        and not passed(s)
         for s in surviving
     )
 

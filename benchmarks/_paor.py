@@ -49,14 +49,16 @@ def orchestrator_for(
     stream_plans: bool | None = None,
 ) -> Orchestrator:
     """An orchestrator sized for `scenario` (every subtask may run at once); `eager` turns on
-    `direct_calls` (the scripted planner writes each single-lookup subtask out as that tool call)
-    and `stream_plans` (subtasks start as the plan streams in, over HTTP); otherwise
-    `stream_plans` is paor's default (on for a hosted endpoint) unless given.
+    `direct_calls` (the scripted planner writes each single-lookup subtask out as that tool call),
+    `stream_plans` (subtasks start as the plan streams in, over HTTP) and `pass_results` (a
+    subtask only the writer reads may end with its lookups' results); otherwise `stream_plans`
+    and `pass_results` are paor's defaults (on for a hosted endpoint) unless given.
 
-    Behind a context window, as paor's users configure it for long tool outputs: the lookup's
-    observations are not cut (a window's worth of characters is allowed), nor are the results
-    dependents and the writer read (`result_chars=None`), and each sub-agent's history is
-    compacted past half the window (`memory.Compactor`)."""
+    Dependents and the writer read every result whole (`result_chars=None`), as the single
+    agents read every lookup. Behind a context window, as paor's users configure it for long
+    tool outputs: the lookup's observations are not cut (a window's worth of characters is
+    allowed), and each sub-agent's history is compacted past half the window
+    (`memory.Compactor`)."""
     n = len(scenario.subs)
     window = scenario.context_window
     compactor = None if window is None else Compactor(max_tokens=window // 2)
@@ -76,7 +78,8 @@ def orchestrator_for(
             instructions=DEFAULT_INSTRUCTIONS + scenario.brief,
             direct_calls=eager,
             stream_plans=True if eager else stream_plans,  # None, paor's default: on if hosted
-            result_chars=RunConfig().result_chars if window is None else None,
+            pass_results=True if eager else None,  # None, paor's default: on if hosted
+            result_chars=None,
         ),
     )
 
@@ -231,7 +234,8 @@ class LeanModel:
         marker = opening.content.split("]", 1)[0].removeprefix("Task: [")
         kind, _, name = marker.partition(":")
         step = sum(isinstance(m, AssistantMessage) for m in request.messages)
-        return Who("agent" if kind == "sub" else "mono", name, step)
+        finishes = any(spec.name == "finish" for spec in request.tools)
+        return Who("agent" if kind == "sub" else "mono", name, step, finishes=finishes)
 
 
 def _response(reply: Reply, who: Who) -> ModelResponse:

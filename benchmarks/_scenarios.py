@@ -90,9 +90,14 @@ class Sub:
         """The lookup keys, in order."""
         return [f"{self.id}.{i}" for i in range(self.steps)]
 
-    def turns(self) -> list[Reply]:
-        """The sub-agent's replies, one per model turn."""
+    def turns(self, finish: bool = False) -> list[Reply]:
+        """The sub-agent's replies, one per model turn; offered paor's `answer_with_results`
+        tool (`finish`), a subtask with nothing to report calls it with its last lookup, as a
+        model told it may end on its results does (its answer turn, then, is played only if
+        they are refused)."""
         out = [lookup(key) for key in self.lookups()]
+        if finish and self.invalidates is None:
+            out[-1] = Reply(tool_calls=(*out[-1].tool_calls, ("answer_with_results", "{}")))
         if self.invalidates:
             args = {"kind": "invalidates", "reason": self.invalidates}
             out.append(Reply(tool_calls=(("report_issue", json.dumps(args)),)))
@@ -341,11 +346,21 @@ class Scenario:
             who = _planner_who(kind, int(n or 0))
             return self.latency.model_call(who.key, script.reply(who).completion_tokens)
         sub = self.subs[node]
+        turns = sub.turns(self.passes(sub))
+        if self.passes(sub):
+            turns = turns[: sub.steps]  # it ends on its last lookup's results
         cost = sum(
             self.latency.model_call(Who("agent", sub.id, i).key, turn.completion_tokens)
-            for i, turn in enumerate(sub.turns())
+            for i, turn in enumerate(turns)
         )
         return cost + sum(self.latency.tool_call(k, sub.slow) for k in sub.lookups())
+
+    def passes(self, sub: Sub) -> bool:
+        """Whether paor's sub-agent for `sub` ends on its lookups' results
+        (`answer_with_results`): it has nothing to report, does not ask the goal itself, and no
+        subtask of any plan needs it."""
+        needed = {d for s in self.subs.values() for d in s.deps}
+        return sub.invalidates is None and not sub.asks and sub.id not in needed
 
 
 def _planner_who(kind: str, n: int) -> Who:
@@ -359,7 +374,11 @@ class ScenarioScript:
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        self._turns = {s.id: s.turns() for s in scenario.subs.values()}
+        self._turns = {
+            (s.id, finish): s.turns(finish)
+            for s in scenario.subs.values()
+            for finish in (False, True)
+        }
         self._plans = {
             (calls, chains): Reply(
                 content=json.dumps(
@@ -386,7 +405,7 @@ class ScenarioScript:
                 return replans[who.step].reply(who.calls)
             return Reply(content="{}")
         if who.kind == "agent":
-            turns = self._turns[who.name]
+            turns = self._turns[who.name, who.finishes]
             return turns[min(who.step, len(turns) - 1)]
         if who.kind == "mono":
             keys = self.scenario.mono_keys

@@ -152,6 +152,7 @@ class Who:
     step: int
     calls: bool = False  # a planner whose schema lets a subtask be one tool call (not in the key)
     chains: bool = False  # a planner asked to write the longest chains first (not in the key)
+    finishes: bool = False  # a sub-agent offered paor's `answer_with_results` tool (not in the key)
 
     @property
     def key(self) -> str:
@@ -240,6 +241,12 @@ class SimRequest:
         return "call" in draft.get("properties", {})
 
     @property
+    def offers_finish(self) -> bool:
+        """Whether a sub-agent may end with its tool results as its answer (paor's
+        `answer_with_results` tool, `RunConfig.pass_results`)."""
+        return any(_tool_name(t) == "answer_with_results" for t in self.tools)
+
+    @property
     def asks_chains_first(self) -> bool:
         """Whether the planner is asked to write first the subtasks that begin the longest
         chains (paor's `CHAINS_FIRST`, sent when its plan streams)."""
@@ -268,6 +275,12 @@ def render(message: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _tool_name(spec: Any) -> str:
+    """The name of a tool in a request's tools (OpenAI's wire form)."""
+    function = spec.get("function") if isinstance(spec, Mapping) else None
+    return str(function.get("name", "")) if isinstance(function, Mapping) else ""
+
+
 def _text(content: Any) -> str:
     if content is None:
         return ""
@@ -289,7 +302,7 @@ def classify(request: SimRequest) -> Who:
     found = _MARKER.match(_text(first.get("content"))) if first is not None else None
     if request.tools and found is not None:
         kind: Kind = {"sub": "agent", "goal": "mono", "par": "par"}[found.group(1)]  # type: ignore[assignment]
-        return Who(kind, found.group(2), step)
+        return Who(kind, found.group(2), step, finishes=request.offers_finish)
     return Who("synthesis", "", 0)
 
 

@@ -21,7 +21,7 @@ import anyio
 
 from agents import open_model, tool
 from benchmarks._model_eval import run_eval
-from orchestrator import Orchestrator
+from orchestrator import Orchestrator, RunConfig
 
 CAPITALS = {
     "france": "Paris", "japan": "Tokyo", "italy": "Rome", "spain": "Madrid", "germany": "Berlin",
@@ -74,15 +74,23 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
-async def evaluate(gguf: Path | None, deadline: float) -> list[dict[str, Any]]:
+async def evaluate(
+    gguf: Path | None, deadline: float, config: RunConfig | None = None
+) -> list[dict[str, Any]]:
+    """Each question's row: its status, answer and seconds, by an `Orchestrator` with its
+    defaults (or `config`); with how many sub-agents passed their results on as their answer
+    (`RunConfig.pass_results`) and how many were refused and wrote one."""
     rows: list[dict[str, Any]] = []
     async with open_model(gguf=gguf) as model:
         for question, wanted in QUESTIONS:
             started = time.monotonic()
             row: dict[str, Any] = {"question": question, "wanted": wanted}
             with anyio.move_on_after(deadline):
-                result = await Orchestrator(model, [capital]).run(question)
+                result = await Orchestrator(model, [capital], config=config).run(question)
                 row |= {"status": result.status, "answer": result.answer, "reason": result.reason}
+                notes = [n for r in result.reports for n in r.notes]
+                row["passed"] = sum(n.startswith("passed its tool results on") for n in notes)
+                row["refused"] = sum(n.startswith("results not passed on") for n in notes)
             row.setdefault("status", "timeout")
             row.setdefault("answer", "")
             row["seconds"] = round(time.monotonic() - started, 1)

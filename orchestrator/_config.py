@@ -85,6 +85,16 @@ class RunConfig(BaseModel):
             times its text, count against the model's `max_response_bytes` (8 MiB): a plan of
             thousands of subtasks can pass it (the run then ends failed, saying so); turn
             streaming off for such plans, or raise the bound.
+        pass_results: A sub-agent whose subtask only gathers (no answer shape or check asked,
+            not the goal itself) and whose result no other subtask reads may end with its tool
+            results as its answer: it calls the built-in `answer_with_results` tool with its
+            last calls, and the writer reads the results themselves instead of a closing
+            answer that restates them (one serial model call less per such subtask). The
+            results must fit `result_chars`, its last calls must all have succeeded, and what
+            the task asks must be in them; otherwise it writes its answer, as it would have.
+            Not in cited runs.
+            None (the default): on for a hosted endpoint; off for a server on this machine,
+            whose small models end on results that do not answer (see the evaluations page).
         result_chars: The most characters of one subtask's result that the sub-agents depending
             on it and the final writer read (None: the whole result). The cut keeps a small
             model's prompt short; lift it when results are long and the model's window is not
@@ -108,6 +118,7 @@ class RunConfig(BaseModel):
     direct_calls: bool = False
     typed_subtasks: bool = False
     stream_plans: bool | None = None
+    pass_results: bool | None = None
     result_chars: int | None = Field(default=RESULT_CHARS, ge=100)
 
     def check(self, approver: Approver | None) -> None:

@@ -31,7 +31,7 @@ import anyio
 import anyio.abc
 
 from agents import AgentReport, Executor, telemetry
-from agents.effects import AgentCall, ReservedAgent
+from agents.effects import ReservedAgent
 from agents.errors import ReplayDrift
 from agents.events import AgentEvent, IssueReported, TextDelta
 from agents.models import OutputSpec
@@ -49,7 +49,6 @@ from orchestrator._events import (
     SubtaskFinished,
     SubtaskStarted,
 )
-from orchestrator._plan_checks import evidence_rule
 from orchestrator._run_plans import PlanSteps, span_ids
 from orchestrator._state import (
     FINISHED,
@@ -114,6 +113,7 @@ class RunLoop(PlanSteps):
     facts: FactStore | None = None
     scope: str = "default"
     stream_plans: bool = False
+    pass_results: int = 0  # sub-agents that only gather may pass this much of their results on
     text: bool = False
     output: OutputSpec[Any] | None = None
 
@@ -323,23 +323,8 @@ class RunLoop(PlanSteps):
             started = SubtaskStarted(run_id=s.run_id, subtask_id=sub.id, step=s.step, goal=sub.goal)
             await self._emit_for(s, record, started)
             try:
-                call = AgentCall(
-                    task=sub.brief(),
-                    context=s.context_for(sub.depends_on),
-                    shared=s.known,
-                    run_id=s.run_id,
-                    agent_id=sub.id,
-                    budget=s.agent_budget,
-                    events=self._emit_agent(s, record),
-                    text=self.text,
-                    stop=record.stop,
-                    allowed_tools=sub.tools or None,
-                    require_evidence=evidence_rule(sub, s.goal),
-                    call=None
-                    if sub.call is None
-                    else sub.call.call(f"{sub.id}-call", s.answers(sub.depends_on)),
-                    output_schema=sub.output_schema,
-                )
+                events = self._emit_agent(s, record)
+                call = s.agent_call(record, events, text=self.text, pass_results=self.pass_results)
                 report = await self.executor.effects.sub_agent(self.executor, call)
             except (ReplayDrift, JournalError):
                 # A replay that parted from its recording, or a journal that cannot record, ends

@@ -29,7 +29,7 @@ from memory.journal import RunInfo
 from orchestrator._config import RunConfig, RunOptions
 from orchestrator._durable import hold_lease, open_run, run_ended
 from orchestrator._events import RunPaused
-from orchestrator._setup import set_up
+from orchestrator._setup import set_up, with_model_defaults
 from orchestrator._state import Answered, Halt, OutputT, RunDeps, RunResult, RunState
 from orchestrator._stream import EventStream
 
@@ -69,7 +69,10 @@ class RunStream(EventStream, Generic[OutputT]):
         self.mode: JournalMode = mode
         self.meta = meta
         self._config_given = given.get("config") is not None
-        self.config = given.get("config") or orchestrator.config
+        # Recorded as it runs: a replay given another model asks what this run asked.
+        self.config = with_model_defaults(
+            given.get("config") or orchestrator.config, orchestrator.model
+        )
         self.approver = Approver.of(given.get("approver"))
         self.config.check(self.approver)
         self._keep_events = given.get("keep_events", True)

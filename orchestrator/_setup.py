@@ -27,9 +27,11 @@ from orchestrator._state import RunDeps, RunState
 if TYPE_CHECKING:
     from orchestrator._orchestrator import Orchestrator
 
-__all__ = ["RunSetup", "set_up"]
+__all__ = ["RunSetup", "set_up", "with_model_defaults"]
 
 _FACTS_CHARS = 1500
+# What a sub-agent may pass on when the writer reads results whole: the most one tool result is.
+_PASSED_CHARS = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,7 @@ async def set_up(
         facts=facts,
         scope=config.scope,
         stream_plans=_streams_plans(config, orch.planner_model) and type(effects) is LiveEffects,
+        pass_results=_passed_chars(config, executor.model),
         text=text,
         output=output,
     )
@@ -132,7 +135,26 @@ async def set_up(
 def _streams_plans(config: RunConfig, planner: ChatModel) -> bool:
     """Whether the first plan streams (`RunConfig.stream_plans`): as configured, else when the
     planner is a hosted endpoint."""
-    if config.stream_plans is not None:
-        return config.stream_plans
-    inner = unwrapped(planner)
+    return _hosted(planner) if config.stream_plans is None else config.stream_plans
+
+
+def with_model_defaults(config: RunConfig, model: ChatModel) -> RunConfig:
+    """`config` with the defaults that follow the sub-agents' model made explicit
+    (`pass_results`), as a run records it: a replay or a resume then asks what the run asked,
+    whatever model it is given."""
+    if config.pass_results is not None:
+        return config
+    return config.model_copy(update={"pass_results": _hosted(model)})
+
+
+def _passed_chars(config: RunConfig, model: ChatModel) -> int:
+    """How much of its results a sub-agent that only gathers may pass on as its answer
+    (`RunConfig.pass_results`): what the writer reads of a result; 0 when it may not."""
+    on = _hosted(model) if config.pass_results is None else config.pass_results
+    return (config.result_chars or _PASSED_CHARS) if on else 0
+
+
+def _hosted(model: ChatModel) -> bool:
+    """Whether `model` is a hosted endpoint (not a server on this machine, nor one's own)."""
+    inner = unwrapped(model)
     return isinstance(inner, OpenAIChatModel) and not inner.local

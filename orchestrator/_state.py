@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Generic, Literal
 
 import anyio
@@ -15,10 +16,12 @@ from typing_extensions import TypeVar
 
 from agents import AgentReport, Budget, Usage
 from agents.approvals import ApprovalRequest, Approver, RunWaits
-from agents.effects import Addresses, Effects
+from agents.effects import Addresses, AgentCall, Effects
+from agents.events import AgentEvent
 from agents.guards import Stop
 from orchestrator._events import BudgetWarning, Event
 from orchestrator._plan import Plan, PlanDiff, Subtask
+from orchestrator._plan_checks import evidence_rule, same_question
 from orchestrator._planner import Planner
 from orchestrator._synthesis import RESULT_CHARS
 
@@ -261,6 +264,58 @@ class RunState:
             if r.status == "pending"
             and all(self.records[d].status in FINISHED for d in r.subtask.depends_on)
         ]
+
+    def agent_call(
+        self,
+        record: Record,
+        events: Callable[[AgentEvent], Awaitable[None]],
+        *,
+        text: bool,
+        pass_results: int,
+    ) -> AgentCall:
+        """The sub-agent run `record`'s subtask is: its brief, what it reads and may spend, and
+        whether it may end by passing its tool results on (`pass_results`, up to that many
+        characters). Every sub-agent of a run that passes results is offered the tool alike, so
+        their prompts share one prefix; whether this one's results may stand is asked when it
+        calls the tool (`passes_on`)."""
+        sub = record.subtask
+        call = sub.call
+        return AgentCall(
+            task=sub.brief(),
+            context=self.context_for(sub.depends_on),
+            shared=self.known,
+            run_id=self.run_id,
+            agent_id=sub.id,
+            budget=self.agent_budget,
+            events=events,
+            text=text,
+            stop=record.stop,
+            allowed_tools=sub.tools or None,
+            require_evidence=evidence_rule(sub, self.goal),
+            call=None
+            if call is None
+            else call.call(f"{sub.id}-call", self.answers(sub.depends_on)),
+            output_schema=sub.output_schema,
+            pass_results=pass_results,
+            may_pass=partial(self.passes_on, sub) if pass_results else None,
+        )
+
+    def passes_on(self, sub: Subtask) -> bool:
+        """Whether `sub`'s sub-agent may pass its tool results on as its answer: its subtask only
+        gathers (no answer shape or check asked, not the goal itself), the plan has come (one
+        started while it streamed in waits for it), and no other subtask reads its result."""
+        if sub.output_schema or sub.acceptance or sub.expected_output or self.plan is None:
+            return False
+        return not self.read_by_others(sub.id) and not same_question(sub.goal, self.goal)
+
+    def read_by_others(self, subtask_id: str) -> bool:
+        """Whether a subtask of the plan in play (not yet ended, or ended with a result) reads
+        `subtask_id`'s result."""
+        return any(
+            self.records[i].status in ("pending", "running", "done", "partial")
+            and not self.records[i].obsolete
+            for i in self.dependents.get(subtask_id, ())
+        )
 
     def adopt(self, plan: Plan) -> None:
         """Make `plan` current: new subtasks get records, and the dependents index learns them."""

@@ -128,13 +128,15 @@ async def test_executor_usage_matches_the_simulator_ledger() -> None:
 @pytest.mark.parametrize(("http", "eager"), [(False, False), (True, False), (True, True)])
 async def test_orchestrator_on_a_tiny_dag(http: bool, eager: bool) -> None:
     """paor runs a three-subtask DAG against the simulator; the run's usage equals the log's.
-    With direct calls (`eager`), b and c (one lookup each) make no model call."""
+    With direct calls (`eager`), b and c (one lookup each) make no model call. Over HTTP (a
+    hosted endpoint, where results are passed on by default) c, which nothing else reads, ends
+    on its lookup's result with no answer turn; b, which c reads, is refused and writes one."""
     record = await run_orchestrator(TINY, http=http, eager=eager)
     assert record.error is None, record.error
     kinds = [e.who.kind for e in record.log]
     assert kinds[0] == "plan"
     assert kinds[-1] == "synthesis"
-    direct = ["agent:b:0", "agent:b:1", "agent:c:0", "agent:c:1"]
+    direct = ["agent:b:0", "agent:b:1", "agent:c:0", *([] if http else ["agent:c:1"])]
     assert sorted(e.who.key for e in record.log if e.who.kind == "agent") == [
         "agent:a:0",
         "agent:a:1",
@@ -150,7 +152,9 @@ async def test_orchestrator_on_a_tiny_dag(http: bool, eager: bool) -> None:
 
 
 def test_critical_path_follows_the_latency_model() -> None:
-    """The critical path is plan, the longer chain (a then c), then synthesis, from the seeded model."""
+    """The critical path is plan, the longer chain (a then c), then synthesis, from the seeded
+    model; c, which nothing else reads, ends on its lookup's result (paor's
+    `answer_with_results`) with no answer turn."""
     latency = LatencyModel(seed=3, ttft_s=0.1, per_token_s=0.01, tool_s=0.05)
     scenario = Scenario(name="T2", title="t", plan=TINY.plan, latency=latency)
     script = scenario.script()
@@ -158,11 +162,12 @@ def test_critical_path_follows_the_latency_model() -> None:
     def call(who: Who) -> float:
         return latency.model_call(who.key, script.reply(who).completion_tokens)
 
-    def sub(sub_id: str, steps: int) -> float:
-        models = sum(call(Who("agent", sub_id, i)) for i in range(steps + 1))
+    def sub(sub_id: str, steps: int, *, passes: bool = False) -> float:
+        turns = steps if passes else steps + 1
+        models = sum(call(Who("agent", sub_id, i, finishes=passes)) for i in range(turns))
         return models + sum(latency.tool_call(f"{sub_id}.{i}") for i in range(steps))
 
-    chain = max(sub("a", 2), sub("b", 1)) + sub("c", 1)
+    chain = max(sub("a", 2), sub("b", 1)) + sub("c", 1, passes=True)
     expected = call(Who("plan", "", 0)) + chain + call(Who("synthesis", "", 0))
     assert scenario.critical_path() == pytest.approx(expected)
     assert latency.model_call("k", 5) == latency.model_call("k", 5)

@@ -125,10 +125,11 @@ async def test_concurrent_subtasks_a_replan_and_a_synthesis_over_http() -> None:
         assert "tools" not in bodies[name]
         assert bodies[name]["response_format"]["json_schema"]["schema"] == schema
     assert "Subtask b reported a problem" in bodies["replan"]["messages"][1]["content"]
-    # Sub-agents call with tools (theirs and report_issue); the writer with none.
+    # Sub-agents call with tools (theirs, report_issue and, from a hosted endpoint,
+    # answer_with_results, all alike); the writer with none.
     for who in ("a", "b", "d"):
         names = {t["function"]["name"] for t in bodies[who]["tools"]}
-        assert names == {"meet", "report_issue"}
+        assert names == {"meet", "report_issue", "answer_with_results"}
     assert "tools" not in bodies["writer"]
     assert "response_format" not in bodies["writer"]
     writer_prompt = bodies["writer"]["messages"][1]["content"]

@@ -142,6 +142,8 @@ class AgentInput(BaseModel):
         tool_call: The one tool call its subtask is, made without a model, or None.
         require_evidence: Whether its answer must rest on a tool result (see `Executor.run`).
         output_schema: The JSON Schema its answer is also written as, or None.
+        pass_results: It may end with its tool results as its answer, up to this many characters
+            (0: it writes its answer); whether the run still reads them is not asked here.
         allowance: What it may spend.
         carried: Its effect records so far, when it continued as new (served before going live).
     """
@@ -157,6 +159,7 @@ class AgentInput(BaseModel):
     tool_call: ToolCall | None = None
     require_evidence: bool | None = None
     output_schema: dict[str, Any] | None = None
+    pass_results: int = 0
     allowance: Allowance = Allowance()
     carried: tuple[EffectRecord, ...] = ()
 
@@ -174,6 +177,7 @@ class AgentInput(BaseModel):
             tool_call=call.call,
             require_evidence=call.require_evidence,
             output_schema=call.output_schema,
+            pass_results=call.pass_results,
             allowance=Allowance.of(call.budget),
         )
 
@@ -191,4 +195,5 @@ class AgentInput(BaseModel):
             call=self.tool_call,
             require_evidence=self.require_evidence,
             output_schema=self.output_schema,
+            pass_results=self.pass_results,
         )

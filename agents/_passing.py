@@ -1,0 +1,96 @@
+"""Results passed on as an answer: an agent may end with its tool results instead of writing.
+
+A sub-agent that only gathers (look a fact up, follow it to the next, and so on) ends with a
+closing model call that restates what its tools returned. Where the caller reads the results
+themselves (an orchestrator's writer does), that call is a serial model call spent on nothing new.
+Such an agent is offered the built-in `answer_with_results` tool (`Executor.run(pass_results=N)`):
+called with its last calls, it ends the agent once their results are in, and its answer is every
+result its tools returned, in order, as they returned it.
+
+    lookup(key) + answer_with_results()
+        ──▶ every call of the turn ok, the results fit N characters, they cover the task, and
+            the caller still reads them ──▶ done
+        └─▶ otherwise: told why, and it writes its answer (or looks up what was missing, and
+            calls the tool again)
+
+A refusal costs the agent little it would not have spent: it writes its answer next, as it would
+have. The tool stays on its menu, so that the tools leading every request stay the same and a
+provider's prompt cache keeps holding the agent's history; a caller that runs many agents offers
+it to all of them alike, so that they share one prefix, and says through `may_pass` which of
+them may pass their results on (an orchestrator: those whose results no other subtask reads).
+`may_pass` is asked when the agent calls the tool, as a recorded choice, so a replay takes the
+same path. A tool of the caller's own with that name wins: the built-in one is then not offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agents._effects import Effects
+from agents._report import AgentReport
+from agents._steps import AgentState, tell
+from agents._verdict import AnswerRules
+
+__all__ = ["Passing", "passed"]
+
+_OPTIONS = ("pass", "write")
+
+
+@dataclass(slots=True, kw_only=True)
+class Passing:
+    """What one agent may pass on as its answer, and what it has to pass on.
+
+    Attributes:
+        bound: The most characters its results may total.
+        may_pass: The caller's word, when the agent calls the tool: whether it reads this agent's
+            results themselves (None: it does).
+        results: The results of its successful calls so far (paor's own tools' left out).
+        asked: The turn that just ended called `answer_with_results`.
+    """
+
+    bound: int
+    may_pass: Callable[[], bool] | None = None
+    results: list[str] = field(default_factory=list)
+    asked: bool = False
+
+
+async def passed(s: AgentState, rules: AnswerRules, effects: Effects) -> AgentReport | None:
+    """The agent's report with its results as its answer, if they may stand as one; else None,
+    having told the model why."""
+    passing = s.passing
+    assert passing is not None
+    passing.asked = False
+    text = "\n\n".join(passing.results)
+    problem = _problem(s, passing, text, rules)
+    if problem is None and not await _may_pass(s, passing, effects):
+        problem = "other steps may read your answer, so write it"
+    if problem is None:
+        s.notes.append("passed its tool results on as its answer (answer_with_results)")
+        return s.report(status="done", answer=text)
+    s.notes.append(f"results not passed on: {problem}")
+    tell(s, f"Your results cannot stand as your answer: {problem}. Write your final answer.")
+    return None
+
+
+async def _may_pass(s: AgentState, passing: Passing, effects: Effects) -> bool:
+    """Whether the caller still reads the results themselves (a recorded choice)."""
+    may_pass = passing.may_pass
+    if may_pass is None:
+        return True
+
+    async def pick() -> str:
+        return "pass" if may_pass() else "write"
+
+    return await effects.choice(s.site(), pick, options=_OPTIONS) == "pass"
+
+
+def _problem(s: AgentState, passing: Passing, text: str, rules: AnswerRules) -> str | None:
+    """Why the results cannot stand as the answer, by paor's own checks, if they cannot."""
+    if any(s.turn_failed):
+        return "a call of your last turn failed"
+    if not passing.results:
+        return "no tool has returned anything yet"
+    if len(text) > passing.bound:
+        return f"they are {len(text):,} characters, more than the {passing.bound:,} passed on"
+    return rules.unfounded(s, text)
