@@ -33,6 +33,17 @@ OWN_PHRASES: tuple[str, ...] = (
     "What a first search for the task found:",
     "the arguments repeat a message you were sent",
     "Skipped: the tool-call budget is spent",
+    # The advice of the executor's refusals (`agents._answers`, `agents._verdict`), which a small
+    # model appends to its next answer ("... To use a tool, call it. To finish, answer in plain
+    # sentences.", Qwen2.5-Coder-0.5B, 2026-12-07).
+    "a tool call written as text",
+    "to use a tool, call it",
+    "answer in plain sentences",
+    "answer the task in your own words",
+    "give only what the tools returned",
+    "give only the numbers the tools returned",
+    "then answer from what it returns",
+    "then answer every part of the task",
     # What a call with bad arguments returns (`agents._toolbox`): an error, not a finding.
     "Error: invalid arguments",
     "again with arguments matching",

@@ -87,6 +87,9 @@ def test_a_copy_needs_a_phrase_not_a_shared_word() -> None:
         'OBSERVE} capital("Australia") ok\nCanberra',
         "OBSERVE",
         "Results gathered by the agents:\n\n## a (done)\nx",
+        # A refusal's advice, appended to an answer by Qwen2.5-Coder-0.5B (a complete run).
+        "The capital city of Kenya is Nairobi. The capital city of Peru is Lima. The answer is a "
+        "tool call written as text. To use a tool, call it. To finish, answer in plain sentences.",
     ],
 )
 def test_paors_own_text_is_never_an_answer(answer: str) -> None:
