@@ -31,7 +31,7 @@ from agents._effects import Effects
 from agents._errors import MalformedResponse, ModelError, ReplayedCancellation
 from agents._first_look import FirstLook
 from agents._guards import AgentLimits, StopReason
-from agents._passing import passed
+from agents._passing import passed, withdrawn
 from agents._report import AgentReport, ReportStatus
 from agents._steps import EXCERPT_CHARS, AgentState, digest_of, send_delta, tell
 from agents._stop import Stop
@@ -212,6 +212,7 @@ class AgentLoop:
             return _WrapUp(reason)
         await self._compact(s)
         s.transcript.check()
+        await withdrawn(s, self.effects)  # is `answer_with_results` still offered?
         mine = self.control.menu(s.now, offered(self.control, s))
         menu = self.toolbox.menu(s.now, s.allowed) + mine
         try:

@@ -144,7 +144,7 @@ class AgentCall:
     require_evidence: bool | None = None
     output_schema: dict[str, Any] | None = None
     pass_results: int = 0
-    may_pass: Callable[[], bool] | None = None
+    may_pass: Callable[[], bool | None] | None = None
 
     async def run_here(self, executor: Executor) -> AgentReport:
         """Run the sub-agent in this process, in the caller's task."""

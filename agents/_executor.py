@@ -195,7 +195,7 @@ class Executor(Configured):
         require_evidence: bool | None = None,
         output_type: Any = None,
         pass_results: int = 0,
-        may_pass: Callable[[], bool] | None = None,
+        may_pass: Callable[[], bool | None] | None = None,
     ) -> AgentReport:
         """Run the agent on `task` until it answers or an exit is reached.
 
@@ -205,7 +205,8 @@ class Executor(Configured):
                 subtasks): the end of its prompt.
             shared: What every agent of the caller's run is told alike (e.g. the run's known
                 facts): kept after the instructions, so the prompts of a run's agents share one
-                byte-identical prefix a provider can cache, and what differs comes last.
+                byte-identical prefix a provider can cache (those offered the same tools), and
+                what differs comes last.
             run_id: The run this agent belongs to (generated if omitted).
             agent_id: This agent's id (generated if omitted).
             budget: A parent ledger to charge and to be bounded by.
@@ -229,10 +230,10 @@ class Executor(Configured):
                 it writes its answer. Never offered with an acceptance check, an output type or
                 citations, which all judge a written answer, nor when a tool of the caller's
                 has that name.
-            may_pass: Asked when the agent calls the tool (a recorded choice): whether the
-                caller reads this agent's results themselves; False refuses them, and the agent
-                writes its answer. For a caller that offers the tool to many agents alike, so
-                that their prompts share one prefix, and lets only some pass their results on.
+            may_pass: For a caller that cannot yet tell whether it will read the results
+                itself (None: not known yet): asked before the agent's second decision (False:
+                the tool leaves the menu for good, and the agent writes its answer), and when
+                it calls the tool (anything but True: it is refused). Recorded choices.
 
         Returns:
             The report; never raises for model, tool or budget failures.
@@ -307,7 +308,7 @@ class Executor(Configured):
             return await typed_report(output, report, partial(self._loop.call, s), s.context)
 
     def _passing(
-        self, bound: int, may_pass: Callable[[], bool] | None, output: OutputSpec[Any] | None
+        self, bound: int, may_pass: Callable[[], bool | None] | None, output: OutputSpec[Any] | None
     ) -> Passing | None:
         """What the agent may pass on as its answer (`run(pass_results=...)`), if anything."""
         if bound <= 0 or self.acceptance is not None or output is not None or self.cite:

@@ -15,11 +15,14 @@ result its tools returned, in order, as they returned it.
 
 A refusal costs the agent little it would not have spent: it writes its answer next, as it would
 have. The tool stays on its menu, so that the tools leading every request stay the same and a
-provider's prompt cache keeps holding the agent's history; a caller that runs many agents offers
-it to all of them alike, so that they share one prefix, and says through `may_pass` which of
-them may pass their results on (an orchestrator: those whose results no other subtask reads).
-`may_pass` is asked when the agent calls the tool, as a recorded choice, so a replay takes the
-same path. A tool of the caller's own with that name wins: the built-in one is then not offered.
+provider's prompt cache keeps holding the agent's history. A caller that cannot yet tell whether
+it will read the results itself (`may_pass`: an orchestrator's sub-agent started while the plan
+was still streaming in) is asked once more before the agent's second decision: if it now knows
+that it does, the tool leaves the menu for good (the one change comes after the agent's first
+request, so that its later requests share one prefix); if it still does not know, the tool stays.
+It is asked again when the agent calls the tool, and results it does not know it will not read
+are refused. Its answers are recorded choices, so a replay takes the same path. A tool of the
+caller's own with that name wins: the built-in one is then not offered.
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ from agents._report import AgentReport
 from agents._steps import AgentState, tell
 from agents._verdict import AnswerRules
 
-__all__ = ["Passing", "passed"]
+__all__ = ["Passing", "passed", "withdrawn"]
 
-_OPTIONS = ("pass", "write")
+_NOT_KNOWN = "not known"
+_OPTIONS = ("pass", "write", _NOT_KNOWN)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -43,16 +47,24 @@ class Passing:
 
     Attributes:
         bound: The most characters its results may total.
-        may_pass: The caller's word, when the agent calls the tool: whether it reads this agent's
-            results themselves (None: it does).
+        may_pass: The caller's word, before the agent's second decision and when it calls the
+            tool: whether it reads this agent's results themselves (None from it: not known yet;
+            no `may_pass`: it does).
         results: The results of its successful calls so far (paor's own tools' left out).
         asked: The turn that just ended called `answer_with_results`.
     """
 
     bound: int
-    may_pass: Callable[[], bool] | None = None
+    may_pass: Callable[[], bool | None] | None = None
     results: list[str] = field(default_factory=list)
     asked: bool = False
+
+
+async def withdrawn(s: AgentState, effects: Effects) -> None:
+    """Before a decision: at the second, take `answer_with_results` off the menu for good if the
+    caller now knows that it does not read the agent's results themselves."""
+    if s.steps == 1 and s.passing is not None and await _may_pass(s, s.passing, effects) is False:
+        s.passing = None
 
 
 async def passed(s: AgentState, rules: AnswerRules, effects: Effects) -> AgentReport | None:
@@ -73,16 +85,19 @@ async def passed(s: AgentState, rules: AnswerRules, effects: Effects) -> AgentRe
     return None
 
 
-async def _may_pass(s: AgentState, passing: Passing, effects: Effects) -> bool:
-    """Whether the caller still reads the results themselves (a recorded choice)."""
+async def _may_pass(s: AgentState, passing: Passing, effects: Effects) -> bool | None:
+    """Whether the caller reads the results themselves; None: not known yet (a recorded
+    choice)."""
     may_pass = passing.may_pass
     if may_pass is None:
         return True
 
     async def pick() -> str:
-        return "pass" if may_pass() else "write"
+        said = may_pass()
+        return _NOT_KNOWN if said is None else ("pass" if said else "write")
 
-    return await effects.choice(s.site(), pick, options=_OPTIONS) == "pass"
+    chosen = await effects.choice(s.site(), pick, options=_OPTIONS)
+    return None if chosen == _NOT_KNOWN else chosen == "pass"
 
 
 def _problem(s: AgentState, passing: Passing, text: str, rules: AnswerRules) -> str | None:

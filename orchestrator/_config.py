@@ -92,9 +92,10 @@ class RunConfig(BaseModel):
             answer that restates them (one serial model call less per such subtask). The
             results must fit `result_chars`, its last calls must all have succeeded, and what
             the task asks must be in them; otherwise it writes its answer, as it would have.
-            Not in cited runs.
-            None (the default): on for a hosted endpoint; off for a server on this machine,
-            whose small models end on results that do not answer (see the evaluations page).
+            Not in cited runs. None (the default): on for a hosted endpoint; off for a server
+            on this machine, where every prompt token costs the model time and the small
+            models tried never called the tool (see the evaluations page). A run records the
+            value it took (`RunInfo.config`), so a replay offers what the run offered.
         result_chars: The most characters of one subtask's result that the sub-agents depending
             on it and the final writer read (None: the whole result). The cut keeps a small
             model's prompt short; lift it when results are long and the model's window is not

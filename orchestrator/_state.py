@@ -275,11 +275,11 @@ class RunState:
     ) -> AgentCall:
         """The sub-agent run `record`'s subtask is: its brief, what it reads and may spend, and
         whether it may end by passing its tool results on (`pass_results`, up to that many
-        characters). Every sub-agent of a run that passes results is offered the tool alike, so
-        their prompts share one prefix; whether this one's results may stand is asked when it
-        calls the tool (`passes_on`)."""
+        characters; `passes_on`). One started while the plan streamed in (live runs only) is
+        offered that before its readers are known, and asked again once the plan has come."""
         sub = record.subtask
         call = sub.call
+        early = record.held is not None
         return AgentCall(
             task=sub.brief(),
             context=self.context_for(sub.depends_on),
@@ -296,16 +296,18 @@ class RunState:
             if call is None
             else call.call(f"{sub.id}-call", self.answers(sub.depends_on)),
             output_schema=sub.output_schema,
-            pass_results=pass_results,
-            may_pass=partial(self.passes_on, sub) if pass_results else None,
+            pass_results=0 if self.passes_on(sub) is False else pass_results,
+            may_pass=partial(self.passes_on, sub) if early and pass_results else None,
         )
 
-    def passes_on(self, sub: Subtask) -> bool:
+    def passes_on(self, sub: Subtask) -> bool | None:
         """Whether `sub`'s sub-agent may pass its tool results on as its answer: its subtask only
-        gathers (no answer shape or check asked, not the goal itself), the plan has come (one
-        started while it streamed in waits for it), and no other subtask reads its result."""
-        if sub.output_schema or sub.acceptance or sub.expected_output or self.plan is None:
+        gathers (no answer shape or check asked, not the goal itself) and no other subtask reads
+        its result. None while the first plan streams in (its readers are not known yet)."""
+        if sub.output_schema or sub.acceptance or sub.expected_output:
             return False
+        if self.plan is None:
+            return None
         return not self.read_by_others(sub.id) and not same_question(sub.goal, self.goal)
 
     def read_by_others(self, subtask_id: str) -> bool:

@@ -6,8 +6,8 @@ returned as its answer, with no closing model call. The results stand only when 
 all succeeded, they fit N characters, they cover what the task asks, and the caller still reads
 them; otherwise the model is told why, and it writes its answer (the tool stays on its menu,
 which leads every request: a provider's prompt cache keeps holding the agent's history). In an
-orchestrator's run every sub-agent is offered it alike (one shared prompt prefix), and only a
-subtask that gathers and that no other subtask reads may pass its results on.
+orchestrator's run only a subtask that gathers and that no other subtask reads is offered it (one
+started while the plan streamed in, until the plan says otherwise).
 """
 
 from __future__ import annotations
@@ -164,10 +164,33 @@ async def test_a_caller_that_reads_the_results_itself_gets_a_written_answer() ->
         "Find alpha.", pass_results=1000, may_pass=may_pass
     )
     model.assert_complete()
-    assert asked == [False]  # asked once: when the agent called the tool
+    assert "answer_with_results" in _menu(model.requests[0])  # offered until asked again
     assert "other steps may read your answer" in _told(model.requests[1])
-    assert _menu(model.requests[1]) == _menu(model.requests[0])  # still offered: one prefix
+    assert "answer_with_results" not in _menu(model.requests[1])  # withdrawn for good
+    assert asked == [False, False]  # when it called the tool, and before its second decision
     assert report.answer == "alpha is the value"
+
+
+@pytest.mark.parametrize("reads", [True, False, None])
+async def test_the_offer_is_settled_once_before_the_second_decision(reads: bool | None) -> None:
+    """Offered, then withdrawn before the second request only if the caller knows by then that
+    it reads the results itself (not known yet: it stays, and a call would be judged then)."""
+    asked: list[bool | None] = []
+
+    def may_pass() -> bool | None:
+        asked.append(reads)
+        return reads
+
+    model = ScriptedModel(
+        [call("lookup", key="alpha"), call("lookup", key="beta"), "alpha and beta are known"]
+    )
+    await Executor(model, [lookup]).run(
+        "Find alpha and beta.", pass_results=1000, may_pass=may_pass
+    )
+    menus = ["answer_with_results" in _menu(r) for r in model.requests]
+    kept = reads is not False
+    assert menus == [True, kept, kept]  # one change at most, after the first request
+    assert len(asked) == 1
 
 
 class _Value(BaseModel):
@@ -214,16 +237,11 @@ async def test_a_run_passes_the_results_of_a_subtask_only_the_writer_reads() -> 
     assert "the value of alpha" in opening(written)
 
 
-async def test_a_subtask_another_reads_is_offered_the_tool_alike_but_writes_its_answer() -> None:
-    """Every sub-agent of the run is offered the tool, so their prompts share one prefix; one
-    whose result another subtask reads is refused, and writes its answer."""
+async def test_a_subtask_another_reads_is_not_offered_the_tool() -> None:
     team = Team(
         [plan(sub("a"), sub("b", "a"))],
         {
-            "a": script(
-                calls(("lookup", {"key": "alpha"}), ("answer_with_results", {})),
-                "a is the value of alpha",
-            ),
+            "a": script(call("lookup", key="alpha"), "a is the value of alpha"),
             "b": script(calls(("lookup", {"key": "beta"}), ("answer_with_results", {}))),
         },
     )
@@ -232,11 +250,10 @@ async def test_a_subtask_another_reads_is_offered_the_tool_alike_but_writes_its_
     )
     team.assert_clean()
     assert result.status == "complete"
-    menus = [_menu(team.of("a")[0]), _menu(team.of("b")[0])]
-    assert menus == [["lookup", "report_issue", "answer_with_results"]] * 2
+    assert "answer_with_results" not in _menu(team.of("a")[0])
+    assert "answer_with_results" in _menu(team.of("b")[0])  # nothing reads b but the writer
     answers = {r.agent_id: r.answer for r in result.reports}
     assert answers == {"a": "a is the value of alpha", "b": "the value of beta"}
-    assert "other steps may read your answer" in _told(team.of("a")[1])
 
 
 async def test_off_by_default_for_a_model_of_ones_own() -> None:
@@ -274,22 +291,27 @@ async def _quiet(event: AgentEvent) -> None:
     return None
 
 
-def test_a_subtask_passes_its_results_on_once_the_plan_has_come_and_none_reads_them() -> None:
-    """Started while the plan streamed in, a subtask's readers are not known yet: it may not
-    pass its results on until the plan has come; then only if no other subtask reads them."""
+def test_an_early_start_is_offered_the_tool_and_asked_again_once_the_plan_has_come() -> None:
+    """Started while the plan streamed in, a subtask's readers are not known yet: it is offered
+    the tool, and may pass its results on once the plan has come and nothing else reads them;
+    one started from the whole plan is offered the tool or not, and not asked again."""
     s = _state()
     a = Subtask(id="a", goal="Find alpha.")
     early = Record(subtask=a, status="running", held=[])
     call = s.agent_call(early, _quiet, text=False, pass_results=500)
     assert call.pass_results == 500
     assert call.may_pass is not None
-    assert not call.may_pass()  # no plan yet
+    assert call.may_pass() is None  # no plan yet: not known
     s.adopt(Plan(subtasks=(a,)))
     assert call.may_pass()  # nothing reads it
     s.adopt(Plan(subtasks=(a, Subtask(id="b", goal="Use alpha.", depends_on=("a",)))))
     assert not call.may_pass()  # b reads a's answer
-    none = s.agent_call(s.records["b"], _quiet, text=False, pass_results=0)
-    assert (none.pass_results, none.may_pass) == (0, None)  # the run passes nothing on
+    late = s.agent_call(s.records["a"], _quiet, text=False, pass_results=500)
+    assert (late.pass_results, late.may_pass) == (0, None)
+    b = s.agent_call(s.records["b"], _quiet, text=False, pass_results=500)
+    assert (b.pass_results, b.may_pass) == (500, None)
+    off = s.agent_call(early, _quiet, text=False, pass_results=0)
+    assert (off.pass_results, off.may_pass) == (0, None)  # the run passes nothing on
 
 
 @pytest.mark.parametrize(
@@ -357,3 +379,16 @@ def test_a_run_records_the_default_it_took_so_a_replay_asks_the_same() -> None:
     assert with_model_defaults(RunConfig(), hosted).pass_results is True
     assert with_model_defaults(RunConfig(), ScriptedModel([])).pass_results is False
     assert with_model_defaults(RunConfig(pass_results=False), hosted).pass_results is False
+
+
+async def test_results_not_known_to_be_read_only_by_the_caller_are_refused() -> None:
+    model = ScriptedModel(
+        [calls(("lookup", {"key": "alpha"}), ("answer_with_results", {})), "alpha is the value"]
+    )
+    report = await Executor(model, [lookup]).run(
+        "Find alpha.", pass_results=1000, may_pass=lambda: None
+    )
+    model.assert_complete()
+    assert "other steps may read your answer" in _told(model.requests[1])
+    assert "answer_with_results" in _menu(model.requests[1])  # still not known: it stays
+    assert report.answer == "alpha is the value"
