@@ -122,7 +122,7 @@ class AnswerCheck:
     @staticmethod
     def dropped(answer: str, task: str, results: Iterable[tuple[str, str]]) -> str | None:
         """The first name a task in several parts asks about that `answer` leaves out though
-        one of `results` ((question, answer) pairs) is about it: the answer neither names it
-        nor says anything that result's answer says ("Tokyo", for Japan). None when nothing
+        one of `results` ((question, answer) pairs) is about it: the answer says nothing that
+        result's answer says ("Tokyo", for Japan), whether or not it names it. None when nothing
         is left out (see `agents._coverage`)."""
         return dropped(task, answer, results)

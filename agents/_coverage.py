@@ -83,9 +83,12 @@ def uncovered(task: str, answer: str, looked: Iterable[str]) -> str | None:
 
 def dropped(task: str, answer: str, results: Iterable[tuple[str, str]]) -> str | None:
     """The first thing `task` lists side by side that `answer` leaves out though a result is
-    about it: the answer neither names it nor shares a word (other than the task's own) with
-    the answer of any result whose question names it. `results` are (question, answer) pairs;
-    a thing no result is about is `uncovered`'s business."""
+    about it: the answer shares no word (other than the task's own) with the answer of any
+    result whose question names it. Naming the thing is not saying what was found: "Paris,
+    Japan", from Qwen2.5-Coder-0.5B when the results were "Paris" and "Tokyo", leaves Japan
+    out; an answer that names it is held only to results that add a word to the task's.
+    `results` are (question, answer) pairs; a thing no result is about is `uncovered`'s
+    business."""
     listed = parts(task)
     if not listed:
         return None
@@ -94,9 +97,9 @@ def dropped(task: str, answer: str, results: Iterable[tuple[str, str]]) -> str |
     stemmed = [(set(text_stems(question)), set(text_stems(found))) for question, found in results]
     for name in listed:
         stems = set(text_stems(name))
-        if stems <= said:
-            continue
         about = [found - asked for question, found in stemmed if stems <= question]
+        if stems <= said:
+            about = [found for found in about if found]
         if about and not any(found & said for found in about):
             return name
     return None

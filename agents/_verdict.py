@@ -3,7 +3,8 @@
     unusable     paor's own text, a copy of the task or the prompt, a raw call, nothing
     ungrounded   no tool result backs it, when the task needed one (`require_evidence`)
     invented     numbers or names no tool result (nor the task) showed
-    uncovered    a task in several parts has a part nothing looked at (`agents._coverage`)
+    uncovered    a task in several parts has a part nothing looked at, or that the answer
+                 says nothing a tool found about (`agents._coverage`)
     unsupported  in a cited run, nothing a passage says holds it up (`agents._support`)
     acceptance   the caller's `AcceptanceCheck`
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from agents._answer_check import AnswerCheck
 from agents._answers import unseen_numbers
 from agents._brief import asked
-from agents._coverage import uncovered, unseen_names
+from agents._coverage import dropped, uncovered, unseen_names
 from agents._report import AcceptanceCheck
 from agents._steps import AgentState
 from memory import AssistantMessage, Message
@@ -129,17 +130,27 @@ def _invented(s: AgentState, answer: str) -> str | None:
 
 def _left_out(s: AgentState, answer: str) -> str | None:
     """The coverage rule (see `agents._coverage`): only where the agent looked at something (a
-    tool ran, or its task came with results), since that is what a part must be found in."""
+    tool ran, or its task came with results), since that is what a part must be found in; and
+    a part a tool result is about (its call or its text names it) that the answer says nothing
+    of what it found ("Paris, Japan" when the tool said "Tokyo" for Japan)."""
     if not (s.evidence or s.context.strip()):
         return None
     looked = [s.context, *_looked_at(s.transcript.messages)]
     looked += [f"{e.source} {e.excerpt}" for e in s.evidence]
-    name = uncovered(asked(s.task), answer, looked)
+    task = asked(s.task)
+    name = uncovered(task, answer, looked)
+    if name is not None:
+        return (
+            f"your answer says nothing about {name}, which the task asks about, and nothing you "
+            f"looked at mentions it; look {name} up too, then answer every part of the task"
+        )
+    found = [(f"{e.source} {e.excerpt}", e.excerpt) for e in s.evidence]
+    name = dropped(task, answer, found)
     if name is None:
         return None
     return (
-        f"your answer says nothing about {name}, which the task asks about, and nothing you "
-        f"looked at mentions it; look {name} up too, then answer every part of the task"
+        f"your answer says nothing your tools found about {name}, which the task asks about; "
+        "say what they found"
     )
 
 

@@ -259,8 +259,8 @@ def _dropped(goal: str, answer: str, reports: Sequence[AgentReport]) -> str:
     if name is None:
         return ""
     return (
-        f"your answer says nothing about {name}, which the goal asks about; say what the "
-        "results found about it"
+        f"your answer says nothing the results found about {name}, which the goal asks about; "
+        "say what they found"
     )
 
 

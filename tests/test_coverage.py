@@ -96,6 +96,26 @@ async def test_an_answer_that_leaves_a_part_out_twice_is_partial_and_says_which(
     assert "says nothing about Japan" in report.notes[-1]
 
 
+async def test_an_answer_naming_a_part_but_not_what_the_tool_found_is_sent_back() -> None:
+    """Qwen2.5-Coder-0.5B answered "Paris, Japan" after the tool said Tokyo for Japan: the
+    answer names every part yet says nothing found about one of them."""
+    both = calls(("capital", {"country": "France"}), ("capital", {"country": "Japan"}))
+    model = ScriptedModel([both, reply("Paris, Japan"), reply("Paris and Tokyo")])
+    report = await Executor(model, tools=[capital]).run(TWO)
+    model.assert_complete()
+    assert report.status == "done"
+    told = model.requests[2].messages[-1].content or ""
+    assert "says nothing your tools found about Japan" in told
+
+
+async def test_an_answer_that_names_a_part_but_drops_its_finding_twice_is_partial() -> None:
+    both = calls(("capital", {"country": "France"}), ("capital", {"country": "Japan"}))
+    model = ScriptedModel([both, reply("Paris, Japan"), reply("Paris, Japan")])
+    report = await Executor(model, tools=[capital]).run(TWO)
+    assert report.status == "partial"
+    assert "says nothing your tools found about Japan" in report.notes[-1]
+
+
 async def test_parts_looked_up_in_one_turn_are_covered() -> None:
     model = ScriptedModel(
         [
@@ -161,6 +181,12 @@ def test_a_result_the_answer_draws_on_covers_its_part() -> None:
     assert dropped("Paris and Tokyo.", TWO, results) is None
     assert dropped("France: Paris. Japan: Tokyo.", TWO, results) is None
     assert dropped("Paris.", TWO, results) == "Japan"
+    # Naming a part is not saying what was found (Qwen2.5-Coder-0.5B's "Paris, Japan").
+    assert dropped("Paris, Japan.", TWO, results) == "Japan"
+    # A result that adds nothing to the task's own words gives a named part nothing to say.
+    empty = [results[0], (results[1][0], "The capital of Japan.")]
+    assert dropped("Paris; Japan: none found.", TWO, empty) is None
+    assert dropped("Paris.", TWO, empty) == "Japan"
     # A part no result is about is not the synthesis's to say (the run's note says it).
     assert dropped("Paris.", TWO, results[:1]) is None
 
@@ -184,14 +210,14 @@ async def test_a_synthesis_that_drops_a_part_is_sent_back() -> None:
     assert result.status == "complete", result.reason
     assert result.answer == "Paris and Tokyo."
     retry = [r for r in model.requests if r.purpose == "synthesis"][-1]
-    assert "says nothing about Japan" in (retry.messages[-1].content or "")
+    assert "says nothing the results found about Japan" in (retry.messages[-1].content or "")
 
 
 async def test_a_synthesis_that_drops_a_part_twice_is_not_the_answer() -> None:
     model = _two_capitals("The capital of France is Paris.", "The capital of France is Paris.")
     result = await Orchestrator(model, tools=[capital]).run(TWO)
     assert result.status == "incomplete"
-    assert "says nothing about Japan" in (result.reason or "")
+    assert "says nothing the results found about Japan" in (result.reason or "")
     assert "Tokyo" in result.answer  # the results as they were reported
 
 
