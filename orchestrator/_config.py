@@ -94,7 +94,7 @@ class RunConfig(BaseModel):
             the task asks must be in them; otherwise it writes its answer, as it would have.
             Not in cited runs. None (the default): on for a hosted endpoint; off for a server
             on this machine, where every prompt token costs the model time and the small
-            models tried never called the tool (see the evaluations page). A run records the
+            models tried seldom call the tool (see the evaluations page). A run records the
             value it took (`RunInfo.config`), so a replay offers what the run offered.
         result_chars: The most characters of one subtask's result that the sub-agents depending
             on it and the final writer read (None: the whole result). The cut keeps a small
