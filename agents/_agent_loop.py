@@ -37,7 +37,7 @@ from agents._steps import EXCERPT_CHARS, AgentState, digest_of, send_delta, tell
 from agents._stop import Stop
 from agents._streaming import streaming
 from agents._toolbox import Toolbox, ToolResult
-from agents._turn import bounded, offered, settle_turn, start_turn
+from agents._turn import bounded, offered, run_inline, settle_turn, start_turn
 from agents._verdict import LOOK_INTRO, AnswerRules
 from agents.models._model import ChatModel, ModelRequest, ModelResponse
 from memory import AssistantMessage, Compactor, Message, ToolCall, Transcript, UserMessage
@@ -324,9 +324,9 @@ class AgentLoop:
         """Run a turn's calls, concurrently, and give each its result in the transcript."""
         s.now = await self.effects.now(s.site())
         start_turn(s, calls, self.toolbox, self.control, s.allowed)
-        if len(s.in_flight) == 1:
-            # The usual turn: one call needs no task group (same cancellation, less overhead).
-            await s.run_tool(self.effects, *s.in_flight[0])
+        if (inline := run_inline(s.in_flight)) is not None:
+            for prepared, site in inline:  # no task group (same cancellation, less memory)
+                await s.run_tool(self.effects, prepared, site)
         else:
             async with anyio.create_task_group() as tg:
                 for prepared, site in s.in_flight:

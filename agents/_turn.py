@@ -12,9 +12,10 @@ completed. `bounded` is the model's message as the transcript keeps it.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
+from agents._effects import EffectSite
 from agents._events import BreakerOpened, IssueReported, ToolCalled
 from agents._own_text import strip_markers
 from agents._signals import ANSWER_WITH_RESULTS, ASK_USER
@@ -25,10 +26,11 @@ from agents._tracing import REDACTED, digest, logger, redact, redact_text
 from agents.models._model import Usage
 from memory import AssistantMessage, ToolCall
 
-__all__ = ["bounded", "settle_turn", "start_turn"]
+__all__ = ["bounded", "offered", "run_inline", "settle_turn", "start_turn"]
 
 _log = logger("paor.agent")
 _ERROR_CHARS = 300
+_Launch = tuple[PreparedCall, EffectSite]
 # paor's own tools that may be called with others, and those whose results are no finding
 _ALONGSIDE = frozenset({ASK_USER.name, ANSWER_WITH_RESULTS.name})
 _NOT_EVIDENCE = frozenset({"report_issue", ANSWER_WITH_RESULTS.name})
@@ -110,6 +112,16 @@ def start_turn(
         launched += 0 if is_control else 1
         s.in_flight.append((prepared, s.site()))
     s.budget.charge(Usage(tool_calls=launched))
+
+
+def run_inline(in_flight: Sequence[_Launch]) -> list[_Launch] | None:
+    """The turn's calls in the order to run them one by one in the agent's own task, when that is
+    how they run: the usual turn of one call, beside which `answer_with_results` (a signal that
+    returns at once) may come; None when two or more calls run concurrently. A task of its own
+    for each sub-agent's one lookup is memory that 10,000 waiting sub-agents add up."""
+    signals = [c for c in in_flight if c[0].tool is ANSWER_WITH_RESULTS]
+    others = [c for c in in_flight if c[0].tool is not ANSWER_WITH_RESULTS]
+    return others + signals if len(others) <= 1 else None
 
 
 def offered(control: Toolbox, s: AgentState) -> frozenset[str] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 from pydantic import BaseModel
 
@@ -74,6 +75,27 @@ async def test_answer_with_results_with_the_last_call_ends_the_agent_with_every_
     assert "answer_with_results" in _menu(model.requests[0])
     assert any("passed its tool results on" in n for n in report.notes)
     assert [e.tool for e in report.evidence] == ["lookup", "lookup"]  # paor's tool is no evidence
+
+
+async def test_one_lookup_beside_the_tool_runs_in_the_agents_own_task() -> None:
+    """A turn of one lookup and `answer_with_results` needs no task group: a task of its own for
+    each of 10,000 waiting sub-agents' lookups is memory (`benchmarks/_memory.py`)."""
+    tasks: list[int] = []
+
+    @tool
+    async def where(key: str) -> str:
+        """Say where it ran.
+
+        Args:
+            key: Anything.
+        """
+        tasks.append(anyio.get_current_task().id)
+        return f"the value of {key}"
+
+    turn = calls(("answer_with_results", {}), ("where", {"key": "alpha"}))
+    report = await Executor(ScriptedModel([turn]), [where]).run("Find alpha.", pass_results=1000)
+    assert report.answer == "the value of alpha"
+    assert tasks == [anyio.get_current_task().id]
 
 
 async def test_without_pass_results_the_tool_is_neither_offered_nor_run() -> None:
