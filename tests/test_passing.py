@@ -27,19 +27,9 @@ from orchestrator import Orchestrator, RunConfig
 from orchestrator._plan import Plan, Subtask
 from orchestrator._setup import _passed_chars, with_model_defaults
 from orchestrator._state import Record, RunState
-from tests._team import WRITER, Team, opening, plan, script, sub
+from tests._team import WRITER, Team, lookup, opening, plan, script, sub
 
 pytestmark = pytest.mark.anyio
-
-
-@tool
-async def lookup(key: str) -> str:
-    """Look a fact up.
-
-    Args:
-        key: What to look up.
-    """
-    return f"the value of {key}"
 
 
 @tool
