@@ -1,6 +1,7 @@
 """Cache-aware prompts: a run's sub-agents offered the same tools send one byte-identical prefix
-(tools, instructions, the run's known facts) with what differs at the end; `CacheWarming` holds the requests that share a long
-cold prefix until the first of them is answered, and never holds a short or a warm one."""
+(tools, instructions, the run's known facts) with what differs at the end; `CacheWarming` holds
+the requests that share a long cold prefix until the first of them is answered, and never holds
+a short or a warm one."""
 
 from __future__ import annotations
 
