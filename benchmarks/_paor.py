@@ -234,7 +234,7 @@ class LeanModel:
         marker = opening.content.split("]", 1)[0].removeprefix("Task: [")
         kind, _, name = marker.partition(":")
         step = sum(isinstance(m, AssistantMessage) for m in request.messages)
-        finishes = any(spec.name == "finish" for spec in request.tools)
+        finishes = any(spec.name == "answer_with_results" for spec in request.tools)
         return Who("agent" if kind == "sub" else "mono", name, step, finishes=finishes)
 
 

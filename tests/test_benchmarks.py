@@ -11,12 +11,12 @@ import pytest
 
 from agents import Executor, OpenAIChatModel
 from agents.errors import MalformedResponse
-from agents.models import ModelRequest, RetryingModel
+from agents.models import ModelRequest, RetryingModel, ToolSpec
 from benchmarks._catalogue import SCENARIOS, s0
 from benchmarks._clock import sleep_until
 from benchmarks._endpoints import SimChatModel, SimServer
 from benchmarks._figures import dispatch_gaps, prefix_share, prompt_tokens
-from benchmarks._paor import lookup_tool, run_orchestrator
+from benchmarks._paor import LeanModel, lookup_tool, run_orchestrator
 from benchmarks._scenarios import Scenario, Sub
 from benchmarks._sim import (
     ZERO_LATENCY,
@@ -33,7 +33,7 @@ from benchmarks._sim import (
     tokens,
     tool_text,
 )
-from memory import UserMessage
+from memory import SystemMessage, UserMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -172,6 +172,21 @@ def test_critical_path_follows_the_latency_model() -> None:
     assert scenario.critical_path() == pytest.approx(expected)
     assert latency.model_call("k", 5) == latency.model_call("k", 5)
     assert LatencyModel(seed=4).model_call("k", 5) != LatencyModel(seed=3).model_call("k", 5)
+
+
+async def test_the_lean_model_ends_a_sub_agent_offered_answer_with_results_on_its_lookup() -> None:
+    """The overhead and memory runs' model plays a sub-agent's finishing turns, as the simulator
+    does, when paor offers it `answer_with_results` (c, which nothing reads, may end on it)."""
+    tools = tuple(
+        ToolSpec(name=name, description=".", parameters={"type": "object"})
+        for name in ("lookup", "answer_with_results")
+    )
+    opening = (SystemMessage(content="."), UserMessage(content="Task: [sub:c] find it"))
+    model = LeanModel(TINY.script())
+    offered = await model.complete(ModelRequest(messages=opening, tools=tools))
+    assert [c.name for c in offered.message.tool_calls] == ["lookup", "answer_with_results"]
+    plain = await model.complete(ModelRequest(messages=opening, tools=tools[:1]))
+    assert [c.name for c in plain.message.tool_calls] == ["lookup"]
 
 
 def test_requests_are_classified_by_format_tools_and_marker() -> None:
