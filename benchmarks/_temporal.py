@@ -45,7 +45,7 @@ from benchmarks._paor import lookup_tool
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._batch import BatchTask, run_batch
 from orchestrator._research import research_executor
-from orchestrator.temporal import Registry, TemporalBackend, build_worker, connect
+from orchestrator.temporal import Registry, TemporalBackend, connect
 from orchestrator.temporal._batch import batch_on_temporal
 
 SYNTHESIS = RunConfig().synthesis_instructions
@@ -168,7 +168,7 @@ async def _started() -> AsyncIterator[tuple[_Bench, float]]:
         bench = _Bench(client=await connect(env.client.service_client.config.target_host))
         models = {"default": bench.instant, "team": bench.team}
         registry = Registry.of(models, [bench.tool(), *research_tools(CORPUS)])
-        async with build_worker(bench.client, registry, task_queue=QUEUE):
+        async with registry.worker(bench.client, task_queue=QUEUE):
             yield bench, time.perf_counter() - start
 
 

@@ -10,16 +10,15 @@ import sys
 
 import anyio
 
-from orchestrator.temporal import build_worker, connect
+from orchestrator.temporal import connect
 from tests._temporal_team import registry
 
 
 async def main(target: str) -> None:
     """Serve the test registry on the default task queue."""
     client = await connect(target)
-    worker = build_worker(
+    worker = registry().worker(
         client,
-        registry(),
         passthrough=["tests"],
         heartbeat_every=0.3,
         sticky_timeout=1.0,

@@ -57,7 +57,7 @@ _PACKAGES = (agents, memory, orchestrator)
 _MAX_LINES = 450
 # The public surface (every public module's `__all__`, `testing` and `temporal` included), held
 # where it stands so that it can only shrink; the goal is 150.
-_MAX_PUBLIC_NAMES = 177
+_MAX_PUBLIC_NAMES = 175
 
 
 def _library_files() -> list[Path]:

@@ -9,7 +9,7 @@ import pytest
 
 from agents.mcp import MCPServer
 from agents.testing import call, observation, reply
-from orchestrator.temporal import Registry, TemporalBackend, build_worker, connect
+from orchestrator.temporal import Registry, TemporalBackend, connect
 from tests._team import Team, plan, script, sub
 from tests.test_mcp import SERVER
 from tests.test_temporal import anyio_backend, server  # noqa: F401  (fixtures)
@@ -30,7 +30,7 @@ async def test_sub_agents_on_temporal_share_the_worker_s_mcp_server(
     client = await connect(server)
     async with MCPServer.stdio("t", sys.executable, [SERVER], allow=["pid", "echo"]) as mcp:
         registry = Registry.of({"default": team.model}, mcp.tools)
-        async with build_worker(client, registry, task_queue="mcp", sticky_timeout=1.0):
+        async with registry.worker(client, task_queue="mcp", sticky_timeout=1.0):
             result = await TemporalBackend(client=client, task_queue="mcp").run(
                 "g", tools=["pid", "echo"], run_id="mcp1"
             )

@@ -417,7 +417,7 @@ async def test_temporal_activity_spans_join_the_callers_trace(
     code makes no paor span (its replays would repeat them)."""
     from temporalio.testing import WorkflowEnvironment
 
-    from orchestrator.temporal import TemporalBackend, build_worker, connect
+    from orchestrator.temporal import TemporalBackend, connect
     from tests._temporal_team import registry
 
     monkeypatch.setenv("PAOR_TEST_CALLS", str(tmp_path / "calls.txt"))
@@ -429,7 +429,7 @@ async def test_temporal_activity_spans_join_the_callers_trace(
         client = await connect(env.client.service_client.config.target_host)
         caller = trace.get_tracer("tests")
         with caller.start_as_current_span("caller") as span:
-            async with build_worker(client, registry(), task_queue="otel", sticky_timeout=1.0):
+            async with registry().worker(client, task_queue="otel", sticky_timeout=1.0):
                 result = await TemporalBackend(
                     client=client, task_queue="otel", execution_timeout=60
                 ).run("g", model="parallel", tools=["search"], run_id="t1")

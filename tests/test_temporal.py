@@ -31,8 +31,6 @@ from orchestrator.temporal import (
     Registry,
     RunInput,
     TemporalBackend,
-    build_replayer,
-    build_worker,
     connect,
 )
 from orchestrator.temporal._batch import batch_on_temporal
@@ -115,7 +113,7 @@ async def test_parallel_plan_on_two_worker_processes_matches_in_process(
     keys = sorted(k for k in (line.split()[1] for line in _lines(calls)) if "/" in k)  # remote
     assert [k.split("/")[0] for k in keys] == ["p1.a", "p1.b", "p1.c"]
     assert all(k.startswith(f"p1.{a}/tool:{a}#") for k, a in zip(keys, "abc", strict=True))
-    replayer = build_replayer(registry(), passthrough=["tests"])
+    replayer = registry().replayer(passthrough=["tests"])
     for workflow_id in ("p1", "p1.a", "p1.b", "p1.c"):
         history = await client.get_workflow_handle(workflow_id).fetch_history()
         await replayer.replay_workflow(history)  # raises if a workflow is not deterministic
@@ -134,7 +132,7 @@ async def test_started_run_streams_its_events(server: str, calls: Path) -> None:
         goal="g", run_id="e1", model="parallel", tools=("search",), config=RunConfig(limits=LIMITS)
     )
     async with (
-        build_worker(client, registry(), task_queue="events", sticky_timeout=1.0),
+        registry().worker(client, task_queue="events", sticky_timeout=1.0),
         await TemporalBackend(client=client, task_queue="events").start(given) as run,
     ):
         remote = _run_level([e async for e in run])
@@ -155,7 +153,7 @@ async def test_replan_stops_an_obsolete_child_agent_which_reports_what_it_has(
     client = await connect(server)
     given = RunInput(goal="g", run_id="o1", model="replanning", tools=("slow",))
     async with (
-        build_worker(client, registry(), task_queue="obsolete", sticky_timeout=1.0),
+        registry().worker(client, task_queue="obsolete", sticky_timeout=1.0),
         await start(client, given, task_queue="obsolete") as run,
     ):
         events = _run_level([e async for e in run])
@@ -183,7 +181,7 @@ async def test_a_long_sub_agent_continues_as_new_and_reports_as_in_process(
     client = await connect(server)
     given = RunInput(goal="g", run_id="l1", model="long", tools=("search",), agent_history_limit=20)
     async with (
-        build_worker(client, registry(), task_queue="long", sticky_timeout=1.0),
+        registry().worker(client, task_queue="long", sticky_timeout=1.0),
         await start(client, given, task_queue="long") as run,
     ):
         events = [e.type async for e in run]
@@ -203,7 +201,7 @@ async def test_a_run_without_a_plan_ends_failed_with_its_reason(server: str) -> 
     """A planner that never plans ends the run "failed" at once, with a one-line reason: the
     workflow completes with that result (nothing for Temporal to retry), as in process."""
     client = await connect(server)
-    async with build_worker(client, registry(), task_queue="no-plan", sticky_timeout=1.0):
+    async with registry().worker(client, task_queue="no-plan", sticky_timeout=1.0):
         result = await TemporalBackend(client=client, task_queue="no-plan").run(
             "g", model="no_plan", run_id="n1"
         )
@@ -243,7 +241,7 @@ async def test_retryable_model_failure_is_retried_by_temporal(server: str, calls
     """A 429 with Retry-After from the model is retried by Temporal, and the run completes."""
     served = registry()
     client = await connect(server)
-    async with build_worker(client, served, task_queue="flaky", sticky_timeout=1.0):
+    async with served.worker(client, task_queue="flaky", sticky_timeout=1.0):
         outcome = await TemporalBackend(client=client, task_queue="flaky").run(
             "g", model="flaky", tools=["search"], run_id="f1"
         )
@@ -264,7 +262,7 @@ async def test_an_unreadable_reply_is_charged_on_temporal_as_in_process(
     )
     assert local.usage.prompt_tokens >= 100  # the unreadable plan's tokens are in
     client = await connect(server)
-    async with build_worker(client, registry(), task_queue="garbled", sticky_timeout=1.0):
+    async with registry().worker(client, task_queue="garbled", sticky_timeout=1.0):
         outcome = await TemporalBackend(client=client, task_queue="garbled").run(
             "g", model="garbled", tools=["search"], run_id="m1"
         )
@@ -346,7 +344,7 @@ async def test_research_report_matches_in_process(server: str) -> None:
     local = await research(TOPIC, model=FunctionModel(team), corpus=CORPUS, limits=limits)
     client = await connect(server)
     served = Registry.of({"default": FunctionModel(team)}, research_tools(CORPUS))
-    async with build_worker(client, served, task_queue="research", sticky_timeout=1.0):
+    async with served.worker(client, task_queue="research", sticky_timeout=1.0):
         backend = TemporalBackend(client=client, task_queue="research", execution_timeout=60)
         remote = await research(TOPIC, corpus=CORPUS, limits=limits, backend=backend)
     assert remote.result.status == "complete", remote.result.reason
@@ -371,7 +369,7 @@ async def test_cli_research_on_temporal_writes_the_report(server: str, tmp_path:
     argv += ["--temporal", server, "--task-queue", "cli"]
     client = await connect(server)
     served = Registry.of({"default": FunctionModel(team)}, research_tools(corpus))
-    async with build_worker(client, served, task_queue="cli", sticky_timeout=1.0):
+    async with served.worker(client, task_queue="cli", sticky_timeout=1.0):
         status = await anyio.to_thread.run_sync(main, argv)
     assert status == 0
     assert out.read_text(encoding="utf-8") == local.markdown
@@ -386,7 +384,7 @@ def _batch_worker(client: Client, task_queue: str) -> tuple[FunctionModel, Worke
     """A worker of the instant model (as "default") and the research tools, and that model."""
     model = FunctionModel(_instant)
     served = Registry.of({"default": model}, research_tools(CORPUS))
-    return model, build_worker(client, served, task_queue=task_queue, sticky_timeout=1.0)
+    return model, served.worker(client, task_queue=task_queue, sticky_timeout=1.0)
 
 
 @pytest.mark.slow
@@ -588,7 +586,7 @@ async def test_a_typed_run_on_temporal_returns_its_output_as_the_type(server: st
     """The output type travels as its name and JSON schema: the workflow asks for and validates
     the object, and the caller gets it back as the type."""
     client = await connect(server)
-    async with build_worker(client, registry(), task_queue="typed", sticky_timeout=1.0):
+    async with registry().worker(client, task_queue="typed", sticky_timeout=1.0):
         backend = TemporalBackend(client=client, task_queue="typed", execution_timeout=60)
         result = await backend.run(
             "g", model="typed", tools=["search"], limits=LIMITS, run_id="ty1", output_type=Combined
@@ -609,7 +607,7 @@ async def test_a_typed_subtask_on_temporal_gives_its_dependent_the_object(server
     the subtask depending on it is given that object as data."""
     client = await connect(server)
     DATA_SEEN.clear()
-    async with build_worker(client, registry(), task_queue="typed-sub", sticky_timeout=1.0):
+    async with registry().worker(client, task_queue="typed-sub", sticky_timeout=1.0):
         result = await TemporalBackend(
             client=client, task_queue="typed-sub", execution_timeout=60
         ).run(

@@ -20,7 +20,7 @@ from agents.testing import FunctionModel, Turn, call, observation, reply
 from agents.toolkits import Corpus, research_tools
 from orchestrator import RunConfig
 from orchestrator.cli import main
-from orchestrator.temporal import Registry, RunInput, build_replayer, build_worker, connect
+from orchestrator.temporal import Registry, RunInput, connect
 from orchestrator.temporal._approvals import decide_on_temporal, waiting_on_temporal
 from orchestrator.temporal._client import start
 from tests.test_research import team
@@ -86,7 +86,7 @@ async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path
     seen: list[str] = []
     with anyio.fail_after(GUARD_S):
         async with (
-            build_worker(client, _registry(ledger), task_queue="approvals", sticky_timeout=1.0),
+            _registry(ledger).worker(client, task_queue="approvals", sticky_timeout=1.0),
             await start(client, given, task_queue="approvals") as run,
         ):
             async for event in run:
@@ -118,7 +118,7 @@ async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path
     ]
     looked = [r for r in run.result.reports if r.agent_id == "look"]
     assert looked[0].answer == "Looked."
-    replayer = build_replayer(_registry(ledger), passthrough=["tests"])
+    replayer = _registry(ledger).replayer(passthrough=["tests"])
     for workflow_id in ("ap1", "ap1.pay", "ap1.look"):
         history = await client.get_workflow_handle(workflow_id).fetch_history()
         await replayer.replay_workflow(history)  # raises if a workflow is not deterministic
@@ -139,7 +139,7 @@ async def test_cli_research_on_temporal_waits_then_paor_approve_finishes_it(
     client = await connect(server)
     served = Registry.of({"default": FunctionModel(team)}, research_tools(corpus))
     with anyio.fail_after(GUARD_S):
-        async with build_worker(client, served, task_queue="cli-approve", sticky_timeout=1.0):
+        async with served.worker(client, task_queue="cli-approve", sticky_timeout=1.0):
             assert await anyio.to_thread.run_sync(main, argv) == 3
             last = capsys.readouterr().out.strip().splitlines()[-1]
             assert last.startswith("paused: run ")
@@ -174,7 +174,7 @@ async def test_a_run_on_temporal_asks_at_most_its_limit_over_all_its_sub_agents(
     served = _registry(ledger, two)
     with anyio.fail_after(GUARD_S):
         async with (
-            build_worker(client, served, task_queue="asking", sticky_timeout=1.0),
+            served.worker(client, task_queue="asking", sticky_timeout=1.0),
             await start(client, given, task_queue="asking") as run,
         ):
             async for event in run:

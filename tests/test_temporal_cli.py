@@ -10,7 +10,7 @@ import pytest
 
 from agents.errors import RunError
 from orchestrator.cli import main
-from orchestrator.temporal import RunInput, TemporalBackend, build_worker, connect
+from orchestrator.temporal import RunInput, TemporalBackend, connect
 from orchestrator.temporal._client import start
 from orchestrator.temporal._remote import run_result
 from orchestrator.temporal._workflows import RunWorkflow
@@ -27,7 +27,7 @@ async def test_show_prints_a_finished_runs_plan_reports_and_answer(
 ) -> None:
     """`paor show RUN --temporal`: status, goal, plan, each sub-agent's report and the answer."""
     client = await connect(server)
-    async with build_worker(client, registry(), task_queue="show", sticky_timeout=1.0):
+    async with registry().worker(client, task_queue="show", sticky_timeout=1.0):
         result = await TemporalBackend(client=client, task_queue="show").run(
             "g", model="parallel", tools=["search"], run_id="s1"
         )
@@ -61,7 +61,7 @@ async def test_unknown_or_finished_runs_are_one_line_errors(
     """`show` or `resume` of a run the server lacks, or `resume` of a completed one: one line,
     exit status 2."""
     client = await connect(server)
-    async with build_worker(client, registry(), task_queue="ended", sticky_timeout=1.0):
+    async with registry().worker(client, task_queue="ended", sticky_timeout=1.0):
         handle = client.get_workflow_handle("done1")
         if not [w async for w in client.list_workflows("WorkflowId = 'done1'")]:
             await TemporalBackend(client=client, task_queue="ended").run(
@@ -85,7 +85,7 @@ async def test_resume_restarts_a_terminated_run_without_repeating_finished_work(
     runs again."""
     client = await connect(server)
     given = RunInput(goal="g", run_id="t1", model="chain", tools=("search", "slow"))
-    async with build_worker(client, registry(), task_queue="restart", sticky_timeout=1.0):
+    async with registry().worker(client, task_queue="restart", sticky_timeout=1.0):
         # The stream may hear of the termination before the loop leaves it (a race the test
         # itself starts): then it ends with the run's one-line RunError, which is right.
         with contextlib.suppress(RunError):

@@ -25,7 +25,6 @@ from orchestrator.temporal import (
     BlobError,
     Registry,
     TemporalBackend,
-    build_worker,
     connect,
 )
 from orchestrator.temporal._codec import (
@@ -179,7 +178,7 @@ def _team(tool_name: str = "read_big") -> FunctionModel:
 async def _run(client: Client, run_id: str, queue: str) -> str:
     """Run the big-file team on `queue` with a worker of `client`; the answer."""
     registry = Registry.of({"big": _team()}, tools=[read_big])
-    async with build_worker(client, registry, task_queue=queue, sticky_timeout=1.0):
+    async with registry.worker(client, task_queue=queue, sticky_timeout=1.0):
         outcome = await TemporalBackend(client=client, task_queue=queue, execution_timeout=30).run(
             "g", model="big", tools=["read_big"], run_id=run_id
         )
@@ -267,7 +266,7 @@ async def test_without_a_store_the_tool_fails_once_with_advice(server: str) -> N
     client = await connect(server)
     team = _team()
     registry = Registry.of({"big": team}, tools=[read_big])
-    async with build_worker(client, registry, task_queue="guarded", sticky_timeout=1.0):
+    async with registry.worker(client, task_queue="guarded", sticky_timeout=1.0):
         await TemporalBackend(client=client, task_queue="guarded", execution_timeout=30).run(
             "g", model="big", tools=["read_big"], run_id="big2"
         )
@@ -296,7 +295,7 @@ async def test_a_long_result_the_model_reads_the_start_of_is_cut_in_the_activity
     )
     client = await connect(server)
     registry = Registry.of({"big": _team("fetch_big")}, tools=[fetch_big])
-    async with build_worker(client, registry, task_queue="cut", sticky_timeout=1.0):
+    async with registry.worker(client, task_queue="cut", sticky_timeout=1.0):
         outcome = await TemporalBackend(client=client, task_queue="cut", execution_timeout=30).run(
             "g", model="big", tools=["fetch_big"], run_id="big4", config=unheld
         )
@@ -343,7 +342,7 @@ async def test_without_a_store_an_oversized_model_request_ends_the_agent_with_ad
     and the run ends at once."""
     client = await connect(server)
     registry = Registry.of({"twice": _twice()}, tools=[read_one_mb])
-    async with build_worker(client, registry, task_queue="wft", sticky_timeout=1.0):
+    async with registry.worker(client, task_queue="wft", sticky_timeout=1.0):
         outcome = await TemporalBackend(client=client, task_queue="wft", execution_timeout=30).run(
             "g", model="twice", tools=["read_one_mb"], run_id="big3"
         )

@@ -5,11 +5,11 @@ Needs the `temporal` extra. Start workers on as many machines as you like, then 
 ```python
 from pathlib import Path
 
-from orchestrator.temporal import Registry, TemporalBackend, build_worker, connect
+from orchestrator.temporal import Registry, TemporalBackend, connect
 
 client = await connect("127.0.0.1:7233", blobs=Path("/shared/blobs"))  # a folder all machines share
 registry = Registry.of({"default": model}, tools=[search_docs])
-async with build_worker(client, registry):  # or `paor worker --temporal 127.0.0.1:7233`
+async with registry.worker(client):  # or `paor worker --temporal 127.0.0.1:7233`
     backend = TemporalBackend(client=client)
     result = await backend.run("goal", tools=["search_docs"])
     report = await backend.research("topic", corpus=corpus)  # `paor research --temporal`
@@ -23,7 +23,6 @@ from orchestrator.temporal._backend import TemporalBackend
 from orchestrator.temporal._client import connect
 from orchestrator.temporal._codec import BlobError, BlobStore
 from orchestrator.temporal._inputs import RunInput
-from orchestrator.temporal._worker import build_replayer, build_worker
 
 __all__ = [
     "BlobError",
@@ -31,7 +30,5 @@ __all__ = [
     "Registry",
     "RunInput",
     "TemporalBackend",
-    "build_replayer",
-    "build_worker",
     "connect",
 ]

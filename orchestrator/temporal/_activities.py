@@ -16,7 +16,11 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError
+from temporalio.worker import Replayer, Worker
 
 from agents import ChatModel, Tool, ToolContext
 from agents.effects import EffectSite, LiveEffects
@@ -107,10 +111,71 @@ class Registry:
         """The tool called `name` (a non-retryable error if this worker lacks it)."""
         return _lookup(self.tools, name, "tool")
 
+    def worker(
+        self,
+        client: Client,
+        *,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        passthrough: Iterable[str] = (),
+        heartbeat_every: float = 1.0,
+        sticky_timeout: float = 5.0,
+        identity: str | None = None,
+    ) -> Worker:
+        """A worker serving this registry on `task_queue`: run it with `await worker.run()` (or
+        `async with worker`).
+
+        Args:
+            client: A client made by `connect` (it carries the pydantic data converter).
+            task_queue: The queue to poll (every worker of a queue needs the same registry).
+            passthrough: More modules the sandbox should share (those defining your tools and
+                models).
+            heartbeat_every: Seconds between a running tool's heartbeats.
+            sticky_timeout: Seconds a run's next workflow task waits for this worker before any
+                worker may take it (how soon a dead worker's runs move on).
+            identity: The worker's name in Temporal's records.
+        """
+        from orchestrator.temporal._worker import WORKFLOWS, sandbox  # the workflows import us
+
+        register(task_queue, self)
+        activities = Activities(self, heartbeat_every=heartbeat_every)
+        return Worker(
+            client,
+            task_queue=task_queue,
+            workflows=WORKFLOWS,
+            activities=[activities.model_call, activities.tool_call],
+            workflow_runner=sandbox(passthrough),
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
+            identity=identity,
+        )
+
+    def replayer(
+        self,
+        *,
+        passthrough: Iterable[str] = (),
+        data_converter: DataConverter = pydantic_data_converter,
+    ) -> Replayer:
+        """A `Replayer` of paor workflow histories recorded by workers of this registry: `await
+        replayer.replay_workflow(history)` raises if today's code would not make the recorded
+        decisions (check a new version against old runs).
+
+        Args:
+            passthrough: More modules the sandbox should share (as for `worker`).
+            data_converter: The client's (`client.data_converter`: it holds the blob codec).
+        """
+        from orchestrator.temporal._worker import REPLAY_BUILD, WORKFLOWS, sandbox
+
+        register(f"replay-{REPLAY_BUILD}", self)  # the queue a replayed workflow sees
+        return Replayer(
+            workflows=WORKFLOWS,
+            build_id=REPLAY_BUILD,
+            data_converter=data_converter,
+            workflow_runner=sandbox(passthrough),
+        )
+
 
 def registry_for(task_queue: str) -> Registry:
     """The registry the worker of `task_queue` in this process was built with (a replayer's runs
-    on a queue of its own: `build_replayer` registers it)."""
+    on a queue of its own: `Registry.replayer` registers it)."""
     return _lookup(_REGISTRIES, task_queue, "worker registry for task queue")
 
 

@@ -53,7 +53,6 @@ from orchestrator.temporal._follow import follow_deciding
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._remote import RemoteRun, run_result
 from orchestrator.temporal._research import follow_research, research_input
-from orchestrator.temporal._worker import build_worker
 from orchestrator.temporal._workflows import RunWorkflow
 
 __all__ = ["approvals", "approve", "batch", "research", "resume", "runs", "show", "worker"]
@@ -220,7 +219,7 @@ async def worker(
     corpus = Corpus.from_folder(args.docs) if args.docs else Corpus.python_docs()
     async with mcp_tools(args.mcp) as mcp, open_model() as model:
         registry = Registry.of({"default": model}, [*research_tools(corpus), *mcp])
-        async with build_worker(client, registry, task_queue=args.task_queue):
+        async with registry.worker(client, task_queue=args.task_queue):
             print(f"paor worker: serving {args.task_queue!r} on {args.temporal}", file=sys.stderr)
             await anyio.sleep_forever()
 

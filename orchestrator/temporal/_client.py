@@ -16,10 +16,10 @@ from agents import ConfigurationError
 from orchestrator._config import RunConfig
 from orchestrator._limits import Limits
 from orchestrator._state import RunResult
+from orchestrator.temporal._activities import DEFAULT_TASK_QUEUE
 from orchestrator.temporal._codec import DEFAULT_INLINE_LIMIT, BlobStore, PayloadGuard, codec_for
 from orchestrator.temporal._inputs import RunInput
 from orchestrator.temporal._remote import RemoteRun
-from orchestrator.temporal._worker import DEFAULT_TASK_QUEUE
 from orchestrator.temporal._workflows import RunWorkflow
 
 __all__ = [
@@ -70,7 +70,7 @@ async def connect(
 ) -> Client:
     """A client of the Temporal server at `target` ("HOST:PORT"), with paor's data converter.
 
-    Workers built from the client (`build_worker`) use its data converter, codec included, for
+    Workers built from the client (`Registry.worker`) use its data converter, codec included, for
     workflows and activities alike. Give the client and every worker the same `blobs`.
 
     Args:
