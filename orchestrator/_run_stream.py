@@ -299,7 +299,7 @@ def _run_ended(result: RunResult) -> dict[str, Any]:
 
 async def drain(stream: RunStream[OutputT]) -> RunResult[OutputT]:
     """Run `stream` to its end, its events unread; its result."""
-    async with stream as events:
+    async with stream.unread() as events:
         async for _event in events:
             pass
     return stream.result

@@ -18,7 +18,7 @@ from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, call, reply
 from memory import InMemoryFactStore, Journal
 from orchestrator import Event, Limits, Orchestrator, RunConfig
-from orchestrator._stream import EventStream
+from orchestrator._stream import _BUFFER, EventStream
 from orchestrator.events import (
     BudgetExhausted,
     BudgetWarning,
@@ -852,6 +852,28 @@ async def test_a_stream_consumer_takes_buffered_events_without_a_turn_each() -> 
         tg.cancel_scope.cancel()
     assert seen == list(range(100))
     assert ticks_during <= 1
+
+
+async def test_a_drained_stream_never_holds_its_producer() -> None:
+    """`run()` drains a stream nobody reads (`unread`): its events are buffered without bound, so
+    sub-agents ending together are not held, each with its whole state, until the drain's next
+    turn. A stream with a reader holds its producer once the buffer is full (back-pressure)."""
+
+    class Burst(EventStream):
+        sent = 0
+
+        async def _produce(self) -> None:
+            with self._send:
+                for i in range(1000):
+                    await self._send.send(BudgetExhausted(run_id="r", step=i, reason="x"))
+                    self.sent += 1
+
+    for stream, expected in ((Burst().unread(), 1000), (Burst(), _BUFFER)):
+        async with stream as events:
+            await anyio.wait_all_tasks_blocked()
+            sent_unread = stream.sent
+            assert [event.step async for event in events] == list(range(1000))
+        assert sent_unread == expected
 
 
 def _halting_team(entered: anyio.Event) -> tuple[Team, list[Tool]]:
