@@ -19,6 +19,7 @@ prints).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -212,8 +213,15 @@ def _is_call(answer: str, tools: set[str]) -> bool:
 def _coded_call(answer: str, tools: set[str]) -> bool:
     """Whether the answer opens with a call of a known tool written as code, whole or cut short
     (`capital("France")`, `[capital({`), which is no answer whatever follows it."""
+    if "(" not in answer or not tools:
+        return False
+    return _opening_call(frozenset(tools)).match(answer.strip()) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _opening_call(tools: frozenset[str]) -> re.Pattern[str]:
     names = "|".join(re.escape(name) for name in sorted(tools))
-    return bool(names) and re.match(rf"\W{{0,3}}(?:{names})\(", answer.strip()) is not None
+    return re.compile(rf"\W{{0,3}}(?:{names})\(")
 
 
 def _json_call(answer: str) -> bool:

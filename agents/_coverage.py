@@ -118,13 +118,14 @@ def unseen_names(answer: str, seen: Iterable[str]) -> list[str]:
         names = [m[0] for m in _NAME.finditer(text)]
     else:
         names = [name for name, _, _ in named(text)]
-    shown = set().union(*(text_stems(s) for s in seen))
-    unseen = [
+    candidates = [
         n
         for n in names
         if n.lower() not in _REPLIES
         and not n.isupper()  # an acronym ("API", "EUR") is as often a term as a name
         and not all(map(is_number, text_stems(n)))  # "Forty-two": `unseen_numbers`' business
-        and not shown.issuperset(text_stems(n))
     ]
-    return list(dict.fromkeys(unseen))
+    if not candidates:  # most answers: what was shown (every result, whole) need not be read
+        return []
+    shown = set().union(*(text_stems(s) for s in seen))
+    return list(dict.fromkeys(n for n in candidates if not shown.issuperset(text_stems(n))))

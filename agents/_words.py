@@ -8,6 +8,7 @@ answer's side and the passages', and `quantities` finds each number with the uni
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -122,6 +123,7 @@ def text_stems(text: str) -> list[str]:
     return [stem(t) for t in text_tokens(text) if t not in STOPWORDS]
 
 
+@functools.lru_cache(maxsize=16384)  # words repeat: every check stems the task and results again
 def stem(token: str) -> str:
     """A crude suffix fold, the same on both sides: days/day, working/work, remotely/remote."""
     if is_number(token) or "@" in token:

@@ -19,6 +19,7 @@ tried, and the nesting depth of what is parsed.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
@@ -89,10 +90,20 @@ def looks_like_call(text: str, tools: Collection[str]) -> bool:
     """Whether `text` seems meant as a tool call: a call tag, or JSON naming a tool on the menu."""
     if any(marker in text for marker in _MARKERS):
         return True
+    if '"' not in text:  # most replies: no JSON, so no tool named in it
+        return False
+    naming = _naming(frozenset(tools))
+    return naming is not None and naming.search(text) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _naming(tools: frozenset[str]) -> re.Pattern[str] | None:
+    """A JSON key that names a tool (`"name": "search"`) naming one of `tools`."""
+    if not tools:
+        return None
     keys = "|".join(_NAME_KEYS)
-    return any(
-        re.search(rf'"(?:{keys})"\s*:\s*{re.escape(json.dumps(name))}', text) for name in tools
-    )
+    names = "|".join(re.escape(json.dumps(name)) for name in sorted(tools))
+    return re.compile(rf'"(?:{keys})"\s*:\s*(?:{names})')
 
 
 def json_values(text: str) -> Iterator[Any]:
