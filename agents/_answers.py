@@ -152,8 +152,10 @@ def unseen_numbers(answer: str, seen: Iterable[str]) -> list[str]:
     Returns:
         The unseen numbers, as written, in the answer's order (empty when all were seen).
     """
-    shown = {_value(n) for text in seen for n in _NUMBER.findall(text)}
     written = _NUMBER.findall(_LIST_MARKER.sub("", CITED.sub("", answer)))
+    if not written:  # no number to check: what was shown need not be read
+        return []
+    shown = {_value(n) for text in seen for n in _NUMBER.findall(text)}
     unseen = [n for n in dict.fromkeys(written) if _value(n) not in shown]
     if not unseen:
         return []

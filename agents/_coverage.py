@@ -21,6 +21,7 @@ counterpart of `agents._answers.unseen_numbers`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from itertools import pairwise
@@ -61,13 +62,18 @@ def named(task: str) -> list[tuple[str, int, int]]:
 def parts(task: str) -> list[str]:
     """The things `task` lists side by side, each once, in order: names joined by commas, "and"
     or "or" ("France and Japan"; "London, Paris or Zurich")."""
+    return list(_parts(task))
+
+
+@functools.lru_cache(maxsize=256)  # one task is read by several checks, on every answer
+def _parts(task: str) -> tuple[str, ...]:
     found: dict[tuple[str, ...], str] = {}
     names = named(task)
     for (one, _, end), (other, start, _) in pairwise(names):
         if _JOIN.fullmatch(task[end:start]):
             for name in (one, other):
                 found.setdefault(tuple(text_stems(name)), name)
-    return list(found.values())
+    return tuple(found.values())
 
 
 def uncovered(task: str, answer: str, looked: Iterable[str]) -> str | None:
