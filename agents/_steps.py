@@ -204,7 +204,9 @@ class AgentState:
             tool_calls=calls,
             protocol=response.protocol,
         )
-        await self.emit(
+        if self.events is None:  # an agent alone: no event is built for no one
+            return
+        await self.events(
             ModelCalled(
                 run_id=self.run_id,
                 agent_id=self.agent_id,

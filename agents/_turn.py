@@ -239,9 +239,13 @@ async def _trace_result(
         error=result.error,
         digest=digest(result.content),
     )
+    if result.breaker_opened:
+        _log.warning("breaker_opened", tool=call.name)
+    if s.events is None:  # an agent alone: no event is built for no one
+        return
     problem = None if result.ok else redact_text(result.content.split("\n", 1)[0][:_ERROR_CHARS])
     ids = {"run_id": s.run_id, "agent_id": s.agent_id, "step": s.steps}
-    await s.emit(
+    await s.events(
         ToolCalled(
             **ids,
             tool=call.name,
@@ -253,8 +257,7 @@ async def _trace_result(
         )
     )
     if result.breaker_opened:
-        _log.warning("breaker_opened", tool=call.name)
-        await s.emit(BreakerOpened(**ids, tool=call.name, reason=result.content[-300:]))
+        await s.events(BreakerOpened(**ids, tool=call.name, reason=result.content[-300:]))
 
 
 def _raw(call: ToolCall, sensitive: Collection[str]) -> str:
