@@ -206,7 +206,7 @@ class AgentState:
         )
         if self.events is None:  # an agent alone: no event is built for no one
             return
-        await self.events(
+        await self.emit(
             ModelCalled(
                 run_id=self.run_id,
                 agent_id=self.agent_id,

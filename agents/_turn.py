@@ -245,7 +245,7 @@ async def _trace_result(
         return
     problem = None if result.ok else redact_text(result.content.split("\n", 1)[0][:_ERROR_CHARS])
     ids = {"run_id": s.run_id, "agent_id": s.agent_id, "step": s.steps}
-    await s.events(
+    await s.emit(
         ToolCalled(
             **ids,
             tool=call.name,
@@ -257,7 +257,7 @@ async def _trace_result(
         )
     )
     if result.breaker_opened:
-        await s.events(BreakerOpened(**ids, tool=call.name, reason=result.content[-300:]))
+        await s.emit(BreakerOpened(**ids, tool=call.name, reason=result.content[-300:]))
 
 
 def _raw(call: ToolCall, sensitive: Collection[str]) -> str:
