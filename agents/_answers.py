@@ -48,6 +48,8 @@ _CALL_NAME_KEYS = frozenset({"name", "tool", "function", "tool_name"})
 _CALL_BODY_KEYS = frozenset({"arguments", "parameters", "args", "input", "reason", "kind"})
 # A number as written: "25", "1,500", "2.5". Not part of a word ("v2", "mp3", "25th").
 _NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # "1,500" and "1,500.5"
+_DECIMAL_COMMA = re.compile(r"\d+,\d+")  # "2,5", where it cannot be thousands
 _LIST_MARKER = re.compile(r"^[ \t]*\d+[.)][ \t]", re.M)
 # Sums and ratios are tried only among this few numbers seen: among hundreds (a page of policy
 # text), nearly any number is the sum of two, and the check would pass everything.
@@ -83,9 +85,9 @@ class Parrot:
         """Remember one more text an answer must not copy."""
         self._shingles.update(_shingles(_words(text), self.words))
 
-    def copied(self, answer: str) -> str | None:
-        """The first copied phrase in `answer`, if any."""
-        tokens = _words(answer)
+    def copied(self, answer: str, *, words: list[str] | None = None) -> str | None:
+        """The first copied phrase in `answer` (whose words are `words`, when read), if any."""
+        tokens = _words(answer) if words is None else words
         for start, shingle in enumerate(_shingles(tokens, self.words)):
             if shingle in self._shingles:
                 return " ".join(tokens[start : start + self.words])
@@ -118,17 +120,18 @@ def unusable_answer(
             f'your answer repeats paor\'s own text ("{own[:80]}"), not an answer; answer the task '
             "in your own words from what the tools returned"
         )
-    if task and _copies_task(answer, task):
+    said = _words(answer)
+    if task and _copies_task(said, task):
         return "your answer only restates the task; answer it with what you found"
     placeholder = _PLACEHOLDER.search(answer)
     if placeholder:
         return f"your answer holds the placeholder {placeholder.group(0)!r}; write the real answer"
-    if not _words(answer):
+    if not said:
         return "your answer has no content; answer the task in words"
-    repeated = _repeated(answer)
+    repeated = _repeated(answer, said)
     if repeated:
         return f'your answer repeats "{repeated[:80]}" over and over; write each point once'
-    copied = parrot.copied(answer) if parrot else None
+    copied = parrot.copied(answer, words=said) if parrot else None
     if copied:
         return (
             f'your answer copies the instructions ("{copied}"); answer the task itself, in your '
@@ -155,10 +158,13 @@ def unseen_numbers(answer: str, seen: Iterable[str]) -> list[str]:
     written = _NUMBER.findall(_LIST_MARKER.sub("", CITED.sub("", answer)))
     if not written:  # no number to check: what was shown need not be read
         return []
-    shown = {_value(n) for text in seen for n in _NUMBER.findall(text)}
+    wanted = {_value(n) for n in written}
+    shown: set[float | None] = set()
+    for text in seen:  # read until every number written was seen (the task often shows them)
+        shown.update(map(_value, _NUMBER.findall(text)))
+        if wanted <= shown:
+            return []
     unseen = [n for n in dict.fromkeys(written) if _value(n) not in shown]
-    if not unseen:
-        return []
     values = sorted(v for v in shown if v is not None)
     if len(values) > _ARITHMETIC_SEEN:
         return unseen
@@ -168,9 +174,11 @@ def unseen_numbers(answer: str, seen: Iterable[str]) -> list[str]:
 def _value(number: str) -> float | None:
     """A written number's value ("1,500" and "1500" alike; "2,5" read as 2.5 when it cannot be
     thousands), or None if it reads as neither."""
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", number):
+    if number.isdecimal():  # digits alone, the usual case
+        return float(number)
+    if _THOUSANDS.fullmatch(number):
         number = number.replace(",", "")
-    elif re.fullmatch(r"\d+,\d+", number):
+    elif _DECIMAL_COMMA.fullmatch(number):
         number = number.replace(",", ".")
     try:
         return float(number)
@@ -246,20 +254,20 @@ def _json_call(answer: str) -> bool:
     )
 
 
-def _copies_task(answer: str, task: str) -> bool:
-    """Whether `answer` restates the task (or one line of it) and adds nothing: every word is
-    the task's, in nearly the task's order, a phrase of four words or more lifted from it, or
-    the things the task lists side by side and nothing else."""
-    said = _words(answer)
+def _copies_task(said: list[str], task: str) -> bool:
+    """Whether an answer of the words `said` restates the task (or one line of it) and adds
+    nothing: every word is the task's, in nearly the task's order, a phrase of four words or more
+    lifted from it, or the things the task lists side by side and nothing else."""
     if len(said) < 2:
         return False
-    if set(said) == {w for name in parts(task) for w in _words(name)}:
+    listed, lines = _task_words(task)
+    words = set(said)
+    if words == listed:
         return True  # the things the task lists, listed back ("Egypt, Norway, Chile")
-    for line in (task, *(_LABEL.sub("", line) for line in task.splitlines())):
-        asked = _words(line)
+    for asked, vocabulary in lines:
         if said == asked:
             return True  # the task word for word, however short
-        if len(said) < _COPY_MIN_WORDS or not set(said) <= set(asked):
+        if len(said) < _COPY_MIN_WORDS or not words <= vocabulary:
             continue
         if _within(said, asked):
             return True  # a phrase lifted from the task ("hotel under 120 EUR a night")
@@ -268,25 +276,39 @@ def _copies_task(answer: str, task: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=256)
+def _task_words(task: str) -> tuple[frozenset[str], tuple[tuple[list[str], frozenset[str]], ...]]:
+    """The words of the things `task` lists, and the words of the task and of each of its lines
+    (labels taken off) with their sets: what every answer to it is compared with, read once.
+    The lists are never changed."""
+    listed = frozenset(w for name in parts(task) for w in _words(name))
+    lines = (task, *(_LABEL.sub("", line) for line in task.splitlines()))
+    return listed, tuple((asked, frozenset(asked)) for asked in map(_words, lines))
+
+
 def _within(said: list[str], asked: list[str]) -> bool:
     """Whether `said` occurs in `asked` as a run of consecutive words."""
     n = len(said)
     return any(asked[i : i + n] == said for i in range(len(asked) - n + 1))
 
 
-def _repeated(answer: str) -> str | None:
+def _repeated(answer: str, words: list[str] | None = None) -> str | None:
     """A sentence the answer says `_REPEATS` times or more, or a phrase of `_GROOVE_WORDS` words
     it says `_GROOVE_TIMES` times or more (a small model stuck in a groove, inside one sentence
-    or across several)."""
+    or across several). `words` are the answer's, when already read."""
     counts: dict[tuple[str, ...], int] = {}
-    for sentence in _SENTENCE.split(answer):
-        words = tuple(_words(sentence))
-        if len(words) >= 3:
-            counts[words] = counts.get(words, 0) + 1
-            if counts[words] >= _REPEATS:
+    sentences = _SENTENCE.split(answer)
+    for sentence in sentences if len(sentences) >= _REPEATS else ():
+        key = tuple(_words(sentence))
+        if len(key) >= 3:
+            counts[key] = counts.get(key, 0) + 1
+            if counts[key] >= _REPEATS:
                 return sentence.strip()
+    said = _words(answer) if words is None else words
+    if len(said) < _GROOVE_WORDS + _GROOVE_TIMES - 1:  # too short to say a phrase that often
+        return None
     phrases: dict[tuple[str, ...], int] = {}
-    for phrase in _shingles(_words(answer)[:_GROOVE_SCAN], _GROOVE_WORDS):
+    for phrase in _shingles(said[:_GROOVE_SCAN], _GROOVE_WORDS):
         phrases[phrase] = phrases.get(phrase, 0) + 1
         if phrases[phrase] >= _GROOVE_TIMES:
             return " ".join(phrase)

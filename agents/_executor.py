@@ -243,8 +243,10 @@ class Executor(Configured):
         """
         check_decider(self.approver)
         output = self.output if output_type is None else _spec(output_type)
-        run_id = run_id or uuid.uuid4().hex[:12]
-        agent_id = agent_id or f"agent-{uuid.uuid4().hex[:8]}"
+        if not (run_id and agent_id):
+            token = uuid.uuid4().hex  # one draw of randomness names both
+            run_id = run_id or token[:12]
+            agent_id = agent_id or f"agent-{token[12:20]}"
         passing = self._passing(pass_results, may_pass, output)
         if telemetry.tracer() is None or telemetry.in_agent():
             return await self._run(task, context, shared, run_id, agent_id, budget, events,

@@ -71,6 +71,10 @@ STATUS_WORDS = frozenset(
 is how a model rightly closes an action task."""
 
 _PHRASE = re.compile("|".join(re.escape(p).replace(r"\ ", r"\s+") for p in OWN_PHRASES), re.I)
+_LOWER_PHRASES = tuple(" ".join(p.split()).lower() for p in OWN_PHRASES)
+# The letters that a case-blind pattern takes for an ASCII one though their lower case is not it
+# (long s, dotless i): text holding one is searched with `_PHRASE` itself.
+_LONG_S, _DOTLESS_I = "\u017f", "\u0131"
 # The synthesis prompt shows each result as "## subtask-id (done)" then "Task: ...": a model that
 # copies that layout writes it back at the start of a line.
 _LAYOUT = re.compile(
@@ -99,7 +103,29 @@ def own_text(text: str) -> str | None:
     Returns:
         The text found, as it appears (for a message that quotes it); None when `text` holds none.
     """
-    found = _PHRASE.search(text) or _LAYOUT.search(text) or _OBSERVE_LINE.search(text)
+    flat = " ".join(text.split())
+    low = flat.lower()
+    exact = len(low) != len(flat) or _LONG_S in low or _DOTLESS_I in low
+    phrase = _phrase_of(text) if exact else _first_phrase(flat, low)
+    if phrase is not None:
+        return phrase
+    found = _LAYOUT.search(text) or ("observe" in low and _OBSERVE_LINE.search(text))
+    return " ".join(found.group(0).split()) if found else None
+
+
+def _first_phrase(flat: str, low: str) -> str | None:
+    """What `_PHRASE` finds first in text whose whitespace runs are single spaces (`flat`) and
+    whose lower case (`low`) is as long: the leftmost phrase, the earlier listed at one place.
+    Substring tests, many times faster than the case-blind alternation on a long answer."""
+    held = [phrase for phrase in _LOWER_PHRASES if phrase in low]
+    if not held:
+        return None
+    at, _, phrase = min((low.find(phrase), order, phrase) for order, phrase in enumerate(held))
+    return flat[at : at + len(phrase)]
+
+
+def _phrase_of(text: str) -> str | None:
+    found = _PHRASE.search(text)
     return " ".join(found.group(0).split()) if found else None
 
 

@@ -286,3 +286,44 @@ def test_the_things_a_task_lists_listed_back_are_no_answer(answer: str) -> None:
     task = "Find the capitals of Egypt, Norway and Chile"
     assert "only restates the task" in (AnswerCheck().unusable(answer, task=task) or "")
     assert AnswerCheck().unusable("Cairo, Oslo, Santiago", task=task) is None
+
+
+def test_paors_phrases_are_found_as_the_case_blind_pattern_finds_them() -> None:
+    """`own_text` searches lower-cased text for the phrases instead of running the case-blind
+    alternation (`_PHRASE`); on any text it finds the same phrase, at the same place. Random
+    texts mix the phrases, cased and spaced at random, with prose, the letters whose case folds
+    are odd (long s, dotless and dotted capital I, the Kelvin sign) included."""
+    import random
+
+    from agents import _own_text
+
+    rng = random.Random(7)
+    filler = [
+        "the",
+        "refund",
+        "window",
+        "is",
+        "30",
+        "days",
+        "\u017fo",
+        "\u0130stanbul",
+        "\u212aelvin",
+    ]
+    phrases = list(_own_text.OWN_PHRASES)
+    for _ in range(3000):
+        words: list[str] = []
+        for _ in range(rng.randint(0, 12)):
+            if rng.random() < 0.15:
+                words.append(rng.choice(phrases))
+            else:
+                words.append(rng.choice(filler))
+        text = rng.choice([" ", "\n", "  ", "\t"]).join(words)
+        text = "".join(c.upper() if rng.random() < 0.2 else c for c in text)
+        pattern = _own_text._PHRASE.search(text)
+        expected = " ".join(pattern.group(0).split()) if pattern else None
+        flat = " ".join(text.split())
+        if len(flat.lower()) == len(flat) and "\u017f" not in flat and "\u0131" not in flat:
+            assert _own_text._first_phrase(flat, flat.lower()) == expected, text
+        found = own_text(text)
+        if expected is not None:
+            assert found == expected, text

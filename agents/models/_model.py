@@ -65,7 +65,8 @@ class Usage(_Frozen):
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
+        # Sums of validated counts are valid: built without validating again (once a call).
+        return Usage.model_construct(
             requests=self.requests + other.requests,
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,

@@ -14,6 +14,7 @@ providers bill them. `PRICES` holds OpenAI's published standard-tier prices; a r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -52,12 +53,23 @@ class Price(BaseModel):
         """The price of model `name` under `table` (default `PRICES`): its own entry, else the
         longest entry it is a dated or suffixed version of ("gpt-4o-mini-2024-07-18" is
         "gpt-4o-mini", not "gpt-4o"); None when the table has none."""
-        table = PRICES if table is None else table
-        name = name.rsplit("/", 1)[-1].strip().lower()
-        if name in table:
-            return table[name]
-        matches = [key for key in table if name.startswith(f"{key}-")]
-        return table[max(matches, key=len)] if matches else None
+        if table is None or table is PRICES:
+            return _public_price(name)
+        return _price_in(name, table)
+
+
+def _price_in(name: str, table: Mapping[str, Price]) -> Price | None:
+    name = name.rsplit("/", 1)[-1].strip().lower()
+    if name in table:
+        return table[name]
+    matches = [key for key in table if name.startswith(f"{key}-")]
+    return table[max(matches, key=len)] if matches else None
+
+
+@functools.lru_cache(maxsize=64)
+def _public_price(name: str) -> Price | None:
+    """`Price.of` under the public table, which never changes: looked up once a model name."""
+    return _price_in(name, PRICES)
 
 
 def _p(input: float, cached_input: float, output: float) -> Price:

@@ -38,6 +38,8 @@ _MAX_CALLS = 16
 _NAME = re.compile(r"[\w.\-]{1,64}")
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCED = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
+_OPENING = re.compile(r"[\[{]")
+_DECODER = json.JSONDecoder()  # holds no state between calls
 _MARKERS = ("<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<function=")
 _NAME_KEYS = ("name", "tool", "function", "tool_name")
 _ARG_KEYS = ("arguments", "parameters", "args", "input", "tool_input")
@@ -114,16 +116,16 @@ def json_values(text: str) -> Iterator[Any]:
 
 def _candidates(text: str) -> Iterator[tuple[Any, tuple[int, int]]]:
     """JSON values in `text` that may hold calls, each with the span it takes; tags first."""
-    wrapped = [*_TAGGED.finditer(text), *_FENCED.finditer(text)]
+    tagged = _TAGGED.finditer(text) if "<tool_call>" in text else ()
+    wrapped = [*tagged, *(_FENCED.finditer(text) if "```" in text else ())]
     for match in wrapped[:_MAX_CANDIDATES]:
         value = _parse(match.group(1))
         if value is not None:
             yield value, match.span()
-    decoder = json.JSONDecoder()
-    starts = [m.start() for m in re.finditer(r"[\[{]", text)]
+    starts = [m.start() for m in _OPENING.finditer(text)]
     for start in starts[: max(0, _MAX_CANDIDATES - len(wrapped))]:
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, end = _DECODER.raw_decode(text, start)
         except (ValueError, RecursionError):
             continue
         if _depth_ok(value):
