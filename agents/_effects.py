@@ -128,6 +128,7 @@ class AgentCall:
             characters (see `Executor.run`; 0: it writes its answer).
         may_pass: Whether the caller still reads its results themselves (see `Executor.run`;
             in this process only).
+        signals: Whether `report_issue` is on its menu (see `Executor.run`).
     """
 
     task: str
@@ -145,6 +146,7 @@ class AgentCall:
     output_schema: dict[str, Any] | None = None
     pass_results: int = 0
     may_pass: Callable[[], bool | None] | None = None
+    signals: bool = True
 
     async def run_here(self, executor: Executor) -> AgentReport:
         """Run the sub-agent in this process, in the caller's task."""
@@ -168,6 +170,7 @@ class AgentCall:
             ),
             pass_results=self.pass_results,
             may_pass=self.may_pass,
+            signals=self.signals,
         )
 
 

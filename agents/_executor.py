@@ -196,6 +196,7 @@ class Executor(Configured):
         output_type: Any = None,
         pass_results: int = 0,
         may_pass: Callable[[], bool | None] | None = None,
+        signals: bool = True,
     ) -> AgentReport:
         """Run the agent on `task` until it answers or an exit is reached.
 
@@ -234,6 +235,9 @@ class Executor(Configured):
                 itself (None: not known yet): asked before the agent's second decision (False:
                 the tool leaves the menu for good, and the agent writes its answer), and when
                 it calls the tool (anything but True: it is refused). Recorded choices.
+            signals: False leaves the built-in `report_issue` off this run's menu where the
+                executor offers it (`Executor(signals=True)`): for a caller that has nothing
+                an issue could change (an orchestrator's plan of one subtask).
 
         Returns:
             The report; never raises for model, tool or budget failures.
@@ -251,12 +255,12 @@ class Executor(Configured):
         if telemetry.tracer() is None or telemetry.in_agent():
             return await self._run(task, context, shared, run_id, agent_id, budget, events,
                                    text, stop, allowed_tools, call, require_evidence,
-                                   output, passing)  # fmt: skip
+                                   output, passing, signals)  # fmt: skip
         # A lone executor (not a run's sub-agent, whose span the run opened) opens its own.
         with telemetry.agent_span(AgentCall(task=task, run_id=run_id, agent_id=agent_id)) as span:
             report = await self._run(task, context, shared, run_id, agent_id, budget, events,
                                      text, stop, allowed_tools, call, require_evidence,
-                                     output, passing)  # fmt: skip
+                                     output, passing, signals)  # fmt: skip
             telemetry.agent_done(span, report)
             return report
 
@@ -276,11 +280,12 @@ class Executor(Configured):
         require_evidence: bool | None,
         output: OutputSpec[Any] | None,
         passing: Passing | None,
+        signals: bool,
     ) -> AgentReport:
         with structlog.contextvars.bound_contextvars(run_id=run_id, agent_id=agent_id):
             s = AgentState(
                 run_id=run_id, agent_id=agent_id, task=task, events=events, text=text,
-                approver=self.approver, question_limit=self.questions,
+                approver=self.approver, question_limit=self.questions, signals=signals,
             )  # fmt: skip
             s.allowed = narrow(self.allowed_tools, allowed_tools)
             s.direct = call

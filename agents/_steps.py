@@ -91,6 +91,7 @@ class AgentState:
     context: str = ""  # earlier results that came with the task (`Executor.run(context=...)`)
     require_evidence: bool | None = None  # the evidence rule for this run (`Executor.run`)
     passing: Passing | None = None  # it may pass its results on as its answer (`agents._passing`)
+    signals: bool = True  # `report_issue` stays on its menu (where the executor offers it)
     turn: tuple[ToolCall, ...] = ()
     results: dict[str, ToolResult] = field(default_factory=dict)
     in_flight: list[tuple[PreparedCall, EffectSite]] = field(default_factory=list)

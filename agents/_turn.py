@@ -18,7 +18,7 @@ from typing import Any, Literal
 from agents._effects import EffectSite
 from agents._events import BreakerOpened, IssueReported, ToolCalled
 from agents._own_text import strip_markers
-from agents._signals import ANSWER_WITH_RESULTS, ASK_USER
+from agents._signals import ANSWER_WITH_RESULTS, ASK_USER, SIGNALS
 from agents._steps import AgentState
 from agents._toolbox import PreparedCall, Toolbox, ToolResult
 from agents._tools import MAX_ARG_CHARS, ToolOutcome
@@ -34,6 +34,7 @@ _Launch = tuple[PreparedCall, EffectSite]
 # paor's own tools that may be called with others, and those whose results are no finding
 _ALONGSIDE = frozenset({ASK_USER.name, ANSWER_WITH_RESULTS.name})
 _NOT_EVIDENCE = frozenset({"report_issue", ANSWER_WITH_RESULTS.name})
+_SIGNALS = frozenset(signal.name for signal in SIGNALS)
 
 
 def bounded(message: AssistantMessage, toolbox: Toolbox) -> AssistantMessage:
@@ -125,10 +126,14 @@ def run_inline(in_flight: Sequence[_Launch]) -> list[_Launch] | None:
 
 
 def offered(control: Toolbox, s: AgentState) -> frozenset[str] | None:
-    """The names of paor's own tools the agent may call now (None: all of them)."""
-    if s.passing is not None or ANSWER_WITH_RESULTS.name not in control.names:
-        return None
-    return frozenset(name for name in control.names if name != ANSWER_WITH_RESULTS.name)
+    """The names of paor's own tools the agent may call now (None: all of them): not
+    `answer_with_results` unless it may pass its results on, nor `report_issue` in a run
+    without signals (`Executor.run(signals=False)`)."""
+    names = control.names
+    hidden = _SIGNALS.intersection(names) if not s.signals else frozenset()
+    if s.passing is None and ANSWER_WITH_RESULTS.name in names:
+        hidden |= {ANSWER_WITH_RESULTS.name}
+    return frozenset(name for name in names if name not in hidden) if hidden else None
 
 
 def _needs_approval(prepared: PreparedCall) -> bool:

@@ -102,7 +102,8 @@ class Orchestrator(Configured):
         effects: Effects | None = None,
     ) -> Executor:
         """The executor a run's sub-agents use under `config` (default: the Orchestrator's).
-        It offers `report_issue` only when the run may replan: no one else acts on an issue;
+        It offers `report_issue` only when the run may replan: no one else acts on an issue
+        (and a run does not offer it to a plan's sole subtask, whose issue nothing could use);
         its first look and its citations follow the tools unless `config` says otherwise."""
         config = config or self.config
         look = self.toolbox.first_look if config.first_look == "tools" else config.first_look

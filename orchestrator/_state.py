@@ -276,7 +276,8 @@ class RunState:
         """The sub-agent run `record`'s subtask is: its brief, what it reads and may spend, and
         whether it may end by passing its tool results on (`pass_results`, up to that many
         characters; `passes_on`). One started while the plan streamed in (live runs only) is
-        offered that before its readers are known, and asked again once the plan has come."""
+        offered that before its readers are known, and asked again once the plan has come.
+        The sole subtask of a plan is not offered `report_issue`: nothing later could change."""
         sub = record.subtask
         call = sub.call
         early = record.held is not None
@@ -298,6 +299,7 @@ class RunState:
             output_schema=sub.output_schema,
             pass_results=0 if self.passes_on(sub) is False else pass_results,
             may_pass=partial(self.passes_on, sub) if early and pass_results else None,
+            signals=early or self.plan is None or len(self.plan.subtasks) > 1,
         )
 
     def passes_on(self, sub: Subtask) -> bool | None:

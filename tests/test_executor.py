@@ -561,6 +561,28 @@ async def test_signals_can_be_turned_off() -> None:
     assert _tool_names(model.requests[0]) == ["search"]
 
 
+async def test_a_run_without_signals_neither_offers_nor_runs_report_issue() -> None:
+    """`run(signals=False)` takes `report_issue` off that run's menu, where the executor offers
+    it; a model that calls it anyway is told the menu, and nothing is reported."""
+    model = ScriptedModel(
+        [
+            call("report_issue", kind="blocked", reason="The API needs a key."),
+            call("search", query="a"),
+            reply("Found: result for a [search]."),
+        ]
+    )
+    executor = Executor(model, tools=[search])
+    report = await executor.run("Search for a.", signals=False)
+    model.assert_complete()
+    assert _tool_names(model.requests[0]) == ["search"]
+    [refused] = _results(model.requests[1]).values()
+    assert refused.content.startswith("Unknown tool 'report_issue'")
+    assert (report.status, report.invalidates) == ("done", None)
+    model = ScriptedModel([reply("ok")])
+    await Executor(model, tools=[search], require_evidence=False).run("t")  # the default: on
+    assert _tool_names(model.requests[0]) == ["search", "report_issue"]
+
+
 async def test_allowed_tools_restrict_the_menu() -> None:
     """allowed_tools hides other tools from the model and refuses calls to them."""
     model = ScriptedModel([call("search", query="a"), reply("ok")])

@@ -1,14 +1,17 @@
 """`report_issue` is offered only where someone acts on it: to a run's sub-agents when the run
-may replan, never to a batch task (no planner reads its issue), so the other requests do not
+may replan and their plan has more than the one subtask (an issue has nothing later to change in a
+plan of one), never to a batch task (no planner reads its issue), so the other requests do not
 carry its schema."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import anyio
 import pytest
 
 from agents.models import ModelRequest
-from agents.testing import FunctionModel, by_purpose
+from agents.testing import FunctionModel, Turn, by_purpose, call
 from agents.toolkits import Corpus, Document
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._research import research_executor
@@ -25,16 +28,26 @@ def offered(requests: list[ModelRequest]) -> set[str]:
     return {spec.name for r in requests if r.purpose == "step" for spec in r.tools}
 
 
-def model(requests: list[ModelRequest]) -> FunctionModel:
-    def step(request: ModelRequest) -> str:
+ANSWER = "The key k is the value of k."
+TWO = (subtask("a", "Look up the key k."), subtask("b", "Look up the key j."))
+
+
+def model(
+    requests: list[ModelRequest], plan: tuple[dict[str, Any], ...] = TWO, *, looks: bool = True
+) -> FunctionModel:
+    """Plans `plan`; each sub-agent looks k up (with `looks`), then answers."""
+
+    def step(request: ModelRequest) -> Turn:
         requests.append(request)
-        return "The key is 7."
+        if looks and not any(message.role == "tool" for message in request.messages):
+            return call("lookup", key="k")
+        return ANSWER
 
     return FunctionModel(
         by_purpose(
-            plan=plan_reply(subtask("a", "Look up the key k.")),
+            plan=plan_reply(*plan),
             step=step,
-            synthesis=synthesis_reply("The key is 7."),
+            synthesis=synthesis_reply(ANSWER),
         )
     )
 
@@ -45,22 +58,44 @@ async def test_a_run_offers_report_issue_only_when_it_may_replan(
 ) -> None:
     requests: list[ModelRequest] = []
     config = RunConfig(limits=Limits(max_replans=replans))
+    orchestrator = Orchestrator(model(requests), [lookup], config=config)
     with anyio.fail_after(GUARD_S):
-        result = await Orchestrator(model(requests), [lookup], config=config).run("What is k?")
-    assert result.answer == "The key is 7."
+        result = await orchestrator.run("Look up the keys k and j, then compare them.")
+    assert result.answer == ANSWER
     names = offered(requests)
     assert "lookup" in names
     assert ("report_issue" in names) is wanted
+
+
+@pytest.mark.parametrize(
+    "goal",
+    [
+        "Look up the keys k and j, then compare them.",  # planned: a plan of one subtask
+        "What is the key k?",  # one short question: its own plan, with no planning call
+    ],
+)
+async def test_the_sole_subtask_of_a_plan_is_not_offered_report_issue(goal: str) -> None:
+    requests: list[ModelRequest] = []
+    orchestrator = Orchestrator(
+        model(requests, (subtask("a", "Look up the keys k and j."),)), [lookup]
+    )
+    with anyio.fail_after(GUARD_S):
+        result = await orchestrator.run(goal)
+    assert result.answer == ANSWER
+    assert requests
+    names = offered(requests)
+    assert "lookup" in names
+    assert "report_issue" not in names
 
 
 async def test_a_batch_task_is_not_offered_report_issue() -> None:
     """The executor `paor batch` runs each task on (its Temporal twin is built the same way)."""
     requests: list[ModelRequest] = []
     corpus = Corpus([Document(id="keys", title="Keys", text="The key k is 7.")])
-    executor = research_executor(model(requests), corpus, grounded=False)
+    executor = research_executor(model(requests, looks=False), corpus, grounded=False)
     with anyio.fail_after(GUARD_S):
         report = await executor.run("What is k?")
-    assert report.answer == "The key is 7."
+    assert report.answer == ANSWER
     names = offered(requests)
     assert "search_docs" in names
     assert "report_issue" not in names

@@ -423,7 +423,7 @@ async def test_single_subtask_fallback_when_planning_fails() -> None:
         asked.append(request)
         if request.output is not None:
             return '{"subtasks": []}'  # invalid every time: the planner never succeeds
-        return "The whole goal, answered." if request.tools else "Summary."
+        return "The whole goal, answered." if request.purpose == "step" else "Summary."
 
     orch = Orchestrator(
         FunctionModel(decide),

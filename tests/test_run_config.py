@@ -30,8 +30,11 @@ def lookup(key: str) -> str:
     return f"value of {key}"
 
 
-def _team() -> FunctionModel:
-    plan = plan_reply(subtask("a", "Find fact a."))
+def _team(*more: str) -> FunctionModel:
+    """Plans "Find fact a." (and a subtask for each of `more`), answers each, then the goal."""
+    plan = plan_reply(
+        subtask("a", "Find fact a."), *(subtask(f"s{i}", goal) for i, goal in enumerate(more))
+    )
     given: dict[str, Any] = {
         "plan": plan,
         "step": lambda r: f"Answer to {task_of(r)}",
@@ -175,12 +178,14 @@ def test_result_chars_below_a_useful_size_is_refused() -> None:
 @pytest.mark.anyio
 async def test_a_replay_takes_the_configuration_the_run_was_recorded_with(tmp_path: Path) -> None:
     """An Orchestrator built with other defaults replays a run as it was configured (here no
-    replans, so its agents were not offered `report_issue`): no drift; a `config=` given to
-    the replay still wins, and then the first request that differs is reported."""
+    replans, so the agents of its plan of two were not offered `report_issue`): no drift; a
+    `config=` given to the replay still wins, and then each agent's first request that differs
+    is reported."""
     config = RunConfig(limits=Limits(max_replans=0))
+    team = _team("Find fact b.")
     async with Journal(tmp_path / "j.db") as journal:
         with anyio.fail_after(GUARD_S):
-            recorded = await Orchestrator(_team(), [lookup], journal=journal, config=config).run(
+            recorded = await Orchestrator(team, [lookup], journal=journal, config=config).run(
                 "goal"
             )
             replayer = Orchestrator(FunctionModel(by_purpose()), [lookup], journal=journal)
@@ -190,4 +195,4 @@ async def test_a_replay_takes_the_configuration_the_run_was_recorded_with(tmp_pa
     assert same.result is not None
     assert same.result.answer == recorded.answer
     assert not other.ok
-    assert [d.kind for d in other.drift] == ["model"]
+    assert sorted((d.agent_id, d.kind) for d in other.drift) == [("a", "model"), ("s0", "model")]

@@ -152,3 +152,12 @@ def test_a_subtask_schema_crosses_to_its_temporal_child_workflow() -> None:
         AgentInput.of(RunInput(run_id="r", goal="g"), call).model_dump_json()
     )
     assert given.call(Stop()).output_schema == PRICE
+    assert given.call(Stop()).signals  # `report_issue` offered unless the run turns it off
+
+
+def test_a_sub_agent_without_report_issue_has_none_in_its_temporal_child_workflow() -> None:
+    call = AgentCall(task=FLIGHT, run_id="r", agent_id="flight", signals=False)
+    given = AgentInput.model_validate_json(
+        AgentInput.of(RunInput(run_id="r", goal="g"), call).model_dump_json()
+    )
+    assert not given.call(Stop()).signals

@@ -144,6 +144,7 @@ class AgentInput(BaseModel):
         output_schema: The JSON Schema its answer is also written as, or None.
         pass_results: It may end with its tool results as its answer, up to this many characters
             (0: it writes its answer); whether the run still reads them is not asked here.
+        signals: Whether `report_issue` is on its menu (see `Executor.run`).
         allowance: What it may spend.
         carried: Its effect records so far, when it continued as new (served before going live).
     """
@@ -160,6 +161,7 @@ class AgentInput(BaseModel):
     require_evidence: bool | None = None
     output_schema: dict[str, Any] | None = None
     pass_results: int = 0
+    signals: bool = True
     allowance: Allowance = Allowance()
     carried: tuple[EffectRecord, ...] = ()
 
@@ -178,6 +180,7 @@ class AgentInput(BaseModel):
             require_evidence=call.require_evidence,
             output_schema=call.output_schema,
             pass_results=call.pass_results,
+            signals=call.signals,
             allowance=Allowance.of(call.budget),
         )
 
@@ -196,4 +199,5 @@ class AgentInput(BaseModel):
             require_evidence=self.require_evidence,
             output_schema=self.output_schema,
             pass_results=self.pass_results,
+            signals=self.signals,
         )
