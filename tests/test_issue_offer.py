@@ -68,20 +68,21 @@ async def test_a_run_offers_report_issue_only_when_it_may_replan(
 
 
 @pytest.mark.parametrize(
-    "goal",
+    ("goal", "planned"),
     [
-        "Look up the keys k and j, then compare them.",  # planned: a plan of one subtask
-        "What is the key k?",  # one short question: its own plan, with no planning call
+        ("Look up the keys k and j, then compare them.", True),  # a plan of one subtask
+        ("What is the key k?", False),  # one short question: its own plan, no planning call
     ],
 )
-async def test_the_sole_subtask_of_a_plan_is_not_offered_report_issue(goal: str) -> None:
+async def test_the_sole_subtask_of_a_plan_is_not_offered_report_issue(
+    goal: str, planned: bool
+) -> None:
     requests: list[ModelRequest] = []
-    orchestrator = Orchestrator(
-        model(requests, (subtask("a", "Look up the keys k and j."),)), [lookup]
-    )
+    team = model(requests, (subtask("a", "Look up the keys k and j."),))
     with anyio.fail_after(GUARD_S):
-        result = await orchestrator.run(goal)
+        result = await Orchestrator(team, [lookup]).run(goal)
     assert result.answer == ANSWER
+    assert any(r.purpose == "plan" for r in team.requests) is planned
     assert requests
     names = offered(requests)
     assert "lookup" in names
