@@ -1,7 +1,7 @@
 """The executor's loop: one ReAct sub-agent with its own history, as a small state machine.
 
     Direct (a task that is one tool call) ──▶ Finish
-    (Look ──▶) Decide ──tool calls──▶ Act ──▶ Decide
+    (a first call: Act, or Look ──▶) Decide ──tool calls──▶ Act ──▶ Decide
       │                            └─stuck twice / limit─▶ WrapUp
       ├──answer──▶ Check ──accepted──▶ Finish
       │              └──rejected──▶ Decide (a bounded number of times)
@@ -33,14 +33,14 @@ from agents._first_look import FirstLook
 from agents._guards import AgentLimits, StopReason
 from agents._passing import passed, withdrawn
 from agents._report import AgentReport, ReportStatus
-from agents._steps import EXCERPT_CHARS, AgentState, digest_of, send_delta, tell
+from agents._steps import AgentState, digest_of, send_delta, tell
 from agents._stop import Stop
 from agents._streaming import streaming
 from agents._toolbox import Toolbox, ToolResult
 from agents._turn import bounded, offered, run_inline, settle_turn, start_turn
 from agents._verdict import LOOK_INTRO, AnswerRules
 from agents.models._model import ChatModel, ModelRequest, ModelResponse
-from memory import AssistantMessage, Compactor, Message, ToolCall, Transcript, UserMessage
+from memory import Compactor, Message, ToolCall, Transcript, UserMessage
 
 __all__ = ["AgentLoop"]
 
@@ -157,10 +157,12 @@ class AgentLoop:
         return step
 
     def _first_step(self, s: AgentState) -> _Step:
-        """Decide, or first take the `first_look` (when its tool is on this agent's menu); a
-        task that is one tool call makes that call and nothing else."""
+        """Decide, after the caller's `first_call` (the agent's own turn) or the `first_look` (its
+        tool on this agent's menu); a task that is one tool call makes it and nothing else."""
         if s.direct is not None:
             return _Direct(s.direct)
+        if s.first_call is not None:
+            return _Act(s.own_turn(s.first_call))
         look = self.first_look
         if look is None or self.toolbox.get(look.tool) is None:
             return _Decide()
@@ -349,21 +351,13 @@ class AgentLoop:
 
     async def _call_once(self, s: AgentState, call: ToolCall) -> ToolResult:
         """Make `call` for the model, as a turn of its own; its result."""
-        asked = s.unique_ids(AssistantMessage(tool_calls=(call,)))
-        s.transcript.append(asked)
-        (call,) = asked.tool_calls
+        (call,) = s.own_turn(call)
         await self._run_turn(s, (call,))
         return s.results[call.id]
 
     async def _direct(self, s: AgentState, call: ToolCall) -> _Step:
-        """The task is one tool call: its result is the answer (a failure, a failed report)."""
-        result = await self._call_once(s, call)
-        if not result.ok:
-            s.notes.append(
-                f"{call.name} failed: {' '.join(result.content.split())[:EXCERPT_CHARS]}"
-            )
-            return _Finish(s.report(status="failed", answer=""))
-        return _Finish(s.report(status="done", answer=result.content))
+        """The task is one tool call: its result is the answer, if it is one (`called`)."""
+        return _Finish(self.rules.called(s, call.name, await self._call_once(s, call)))
 
     def _check(self, s: AgentState, answer: str) -> _Step:
         """Accept the answer, send it back with the reason, or end `partial` with the reason: an

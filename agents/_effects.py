@@ -121,6 +121,8 @@ class AgentCall:
         stop: Setting it ends the sub-agent early with a partial report.
         allowed_tools: Restrict its menu further.
         call: The task is this one tool call, made without a model (see `Executor.run`).
+        first_call: The agent's first turn is this tool call, made without a model (see
+            `Executor.run`).
         require_evidence: Whether its answer must rest on a tool result (see `Executor.run`).
         output_schema: A JSON Schema its answer is also given as (`AgentReport.output`),
             instead of the executor's output type; JSON data, so that it crosses processes.
@@ -142,6 +144,7 @@ class AgentCall:
     stop: Stop | None = None
     allowed_tools: Collection[str] | None = None
     call: ToolCall | None = None
+    first_call: ToolCall | None = None
     require_evidence: bool | None = None
     output_schema: dict[str, Any] | None = None
     pass_results: int = 0
@@ -162,6 +165,7 @@ class AgentCall:
             stop=self.stop,
             allowed_tools=self.allowed_tools,
             call=self.call,
+            first_call=self.first_call,
             require_evidence=self.require_evidence,
             output_type=(
                 None

@@ -192,6 +192,7 @@ class Executor(Configured):
         stop: anyio.Event | Stop | None = None,
         allowed_tools: Collection[str] | None = None,
         call: ToolCall | None = None,
+        first_call: ToolCall | None = None,
         require_evidence: bool | None = None,
         output_type: Any = None,
         pass_results: int = 0,
@@ -221,6 +222,10 @@ class Executor(Configured):
             call: The task is this one tool call: it runs as the agent's only turn (checked,
                 approved, bounded and journaled like any call) and its result is the answer,
                 with no model call. A call that fails makes a failed report.
+            first_call: The agent's first turn is this tool call, made for it before its first
+                decision (a planner wrote it out): it is shown as the agent's own call, with its
+                result, and is checked, approved, bounded and journaled like any call. Taken
+                instead of the executor's `first_look`.
             require_evidence: For this run, instead of the executor's `require_evidence`.
             output_type: For this run, instead of the executor's `output_type` (a type, or an
                 `agents.models.OutputSpec`, e.g. of a JSON Schema).
@@ -254,13 +259,13 @@ class Executor(Configured):
         passing = self._passing(pass_results, may_pass, output)
         if telemetry.tracer() is None or telemetry.in_agent():
             return await self._run(task, context, shared, run_id, agent_id, budget, events,
-                                   text, stop, allowed_tools, call, require_evidence,
-                                   output, passing, signals)  # fmt: skip
+                                   text, stop, allowed_tools, call, first_call,
+                                   require_evidence, output, passing, signals)  # fmt: skip
         # A lone executor (not a run's sub-agent, whose span the run opened) opens its own.
         with telemetry.agent_span(AgentCall(task=task, run_id=run_id, agent_id=agent_id)) as span:
             report = await self._run(task, context, shared, run_id, agent_id, budget, events,
-                                     text, stop, allowed_tools, call, require_evidence,
-                                     output, passing, signals)  # fmt: skip
+                                     text, stop, allowed_tools, call, first_call,
+                                     require_evidence, output, passing, signals)  # fmt: skip
             telemetry.agent_done(span, report)
             return report
 
@@ -277,6 +282,7 @@ class Executor(Configured):
         stop: anyio.Event | Stop | None,
         allowed_tools: Collection[str] | None,
         call: ToolCall | None,
+        first_call: ToolCall | None,
         require_evidence: bool | None,
         output: OutputSpec[Any] | None,
         passing: Passing | None,
@@ -288,7 +294,7 @@ class Executor(Configured):
                 approver=self.approver, question_limit=self.questions, signals=signals,
             )  # fmt: skip
             s.allowed = narrow(self.allowed_tools, allowed_tools)
-            s.direct = call
+            s.direct, s.first_call = call, first_call
             s.passing = passing
             s.context = context
             s.require_evidence = (

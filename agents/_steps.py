@@ -88,6 +88,7 @@ class AgentState:
     seen_ids: set[str] = field(default_factory=set)
     allowed: frozenset[str] | None = None
     direct: ToolCall | None = None  # the task is this one tool call (see `Executor.run`)
+    first_call: ToolCall | None = None  # its first turn, written out (see `Executor.run`)
     context: str = ""  # earlier results that came with the task (`Executor.run(context=...)`)
     require_evidence: bool | None = None  # the evidence rule for this run (`Executor.run`)
     passing: Passing | None = None  # it may pass its results on as its answer (`agents._passing`)
@@ -133,6 +134,13 @@ class AgentState:
         if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):
             return message  # frozen: nothing to copy when every id was already unique
         return message.model_copy(update={"tool_calls": tuple(calls)})
+
+    def own_turn(self, call: ToolCall) -> tuple[ToolCall, ...]:
+        """Record `call`, made for the model, as a turn of its own (its id made unique); that
+        turn's calls."""
+        asked = self.unique_ids(AssistantMessage(tool_calls=(call,)))
+        self.transcript.append(asked)
+        return asked.tool_calls
 
     async def run_tool(self, effects: Effects, prepared: PreparedCall, site: EffectSite) -> None:
         """Run one prepared call through the effect boundary and keep its outcome."""

@@ -9,7 +9,9 @@
     acceptance   the caller's `AcceptanceCheck`
 
 The executor sends a failing answer back with the reason, then reports it `partial`; a last word
-given after a limit is `done` only in a cited run, and only when it passes them all (`holds_up`).
+given after a limit is `done` only in a cited run, and only when it passes them all (`holds_up`);
+a task that was one tool call is `done` with the call's result only when that result passes the
+rules an answer must rest on (`called`), else `partial`: no model is there to look further.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from agents._answer_check import AnswerCheck
 from agents._answers import unseen_numbers
 from agents._brief import asked
 from agents._coverage import dropped, uncovered, unseen_names
-from agents._report import AcceptanceCheck
-from agents._steps import AgentState
+from agents._report import AcceptanceCheck, AgentReport
+from agents._steps import EXCERPT_CHARS, AgentState
+from agents._toolbox import ToolResult
 from memory import AssistantMessage, Message
 
 __all__ = ["LOOK_INTRO", "AnswerRules"]
@@ -61,6 +64,19 @@ class AnswerRules:
             or _left_out(s, answer)
             or self._unsupported(s, answer)
         )
+
+    def called(self, s: AgentState, tool: str, result: ToolResult) -> AgentReport:
+        """The report of a task that was one call of `tool`: failed when the call failed; done
+        with its result when that passes the rules an answer rests on (`unfounded`: a result
+        that covers one part of a task in two is not the task's answer); else partial."""
+        if not result.ok:
+            s.notes.append(f"{tool} failed: {' '.join(result.content.split())[:EXCERPT_CHARS]}")
+            return s.report(status="failed", answer="")
+        problem = self.unfounded(s, result.content)
+        if problem is None:
+            return s.report(status="done", answer=result.content)
+        s.notes.append(f"{tool}'s result is not the task's whole answer: {problem}")
+        return s.report(status="partial", answer=result.content, stop_reason="acceptance")
 
     def holds_up(self, s: AgentState, answer: str) -> bool:
         """Whether a last word, given after a loop or a limit stopped the agent, is as good as

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -73,12 +73,17 @@ class Sub:
         asked = self.asks or f"Look up the {self.steps} facts of {self.id} and report them."
         return f"[sub:{self.id}] {asked}"
 
-    def draft(self, calls: bool = False) -> dict[str, object]:
-        """The subtask as the scripted planner writes it; with `calls` (a planner that may write a
-        subtask out as one tool call), a single lookup with nothing to report is that call."""
+    def draft(self, calls: Collection[str] = ()) -> dict[str, object]:
+        """The subtask as the scripted planner writes it. With "call" among `calls` (a planner
+        that may write a subtask out as one tool call), a single lookup with nothing to report
+        is that call; with "first_call", any other subtask whose goal names its first key (one
+        that looks up its own facts) starts with that lookup."""
         out: dict[str, object] = {"id": self.id, "goal": self.goal, "depends_on": list(self.deps)}
-        if calls and self.direct:
-            out["call"] = {"tool": "lookup", "arguments": {"key": self.lookups()[0]}}
+        first = {"tool": "lookup", "arguments": {"key": self.lookups()[0]}}
+        if "call" in calls and self.direct:
+            out["call"] = first
+        elif "first_call" in calls and not self.asks:
+            out["first_call"] = first
         return out
 
     @property
@@ -139,7 +144,7 @@ class Replan:
     remove: tuple[str, ...] = ()
     add: tuple[Sub, ...] = ()
 
-    def reply(self, calls: bool = False) -> Reply:
+    def reply(self, calls: Collection[str] = ()) -> Reply:
         """The scripted replan reply (`calls`: see `Sub.draft`)."""
         body = {
             "remove": list(self.remove),
@@ -379,7 +384,7 @@ class ScenarioScript:
             for s in scenario.subs.values()
             for finish in (False, True)
         }
-        self._plans = {
+        self._plans: dict[tuple[tuple[str, ...], bool], Reply] = {
             (calls, chains): Reply(
                 content=json.dumps(
                     {
@@ -391,7 +396,7 @@ class ScenarioScript:
                     }
                 )
             )
-            for calls in (False, True)
+            for calls in ((), ("call",), ("call", "first_call"))
             for chains in (False, True)
         }
 

@@ -150,7 +150,7 @@ class Who:
     kind: Kind
     name: str
     step: int
-    calls: bool = False  # a planner whose schema lets a subtask be one tool call (not in the key)
+    calls: tuple[str, ...] = ()  # the written-out calls a planner's schema has (not in the key)
     chains: bool = False  # a planner asked to write the longest chains first (not in the key)
     finishes: bool = False  # a sub-agent offered paor's `answer_with_results` tool (not in the key)
 
@@ -233,12 +233,13 @@ class SimRequest:
         return (title if title in ("plan", "replan") else name) or None
 
     @property
-    def takes_calls(self) -> bool:
-        """Whether the requested plan schema lets a subtask be one tool call (paor's
-        `direct_calls`): its subtask definition has a "call" property."""
+    def takes_calls(self) -> tuple[str, ...]:
+        """The tool calls the requested plan schema lets a subtask have written out (paor's
+        `direct_calls`): "call" (the subtask is that call) and "first_call" (its agent starts
+        with it), as its subtask definition has those properties."""
         spec = (self.response_format or {}).get("json_schema", {}).get("schema") or {}
-        draft = spec.get("$defs", {}).get("SubtaskDraft", {})
-        return "call" in draft.get("properties", {})
+        fields = spec.get("$defs", {}).get("SubtaskDraft", {}).get("properties", {})
+        return tuple(f for f in ("call", "first_call") if f in fields)
 
     @property
     def offers_finish(self) -> bool:

@@ -6,7 +6,7 @@ capitals at once ("What are the capitals of France and Japan?"), two for one. A 
 every capital asked for and no other city (the tool's own or a well-known wrong one: "Sydney",
 "Mumbai"); the figure that matters is how many complete runs are wrong.
 
-    python -m benchmarks.parts_eval [--gguf PATH] --out FILE
+    python -m benchmarks.parts_eval [--gguf PATH] [--direct-calls] --out FILE
 
 Without `--gguf` the embedded SmolLM2 answers. Each question has `--deadline` seconds.
 """
@@ -75,12 +75,20 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 async def evaluate(
-    gguf: Path | None, deadline: float, config: RunConfig | None = None
+    gguf: Path | None,
+    deadline: float,
+    config: RunConfig | None = None,
+    *,
+    direct_calls: bool = False,
 ) -> list[dict[str, Any]]:
     """Each question's row: its status, answer and seconds, by an `Orchestrator` with its
-    defaults (or `config`); with how many sub-agents passed their results on as their answer
-    (`RunConfig.pass_results`) and how many were refused and wrote one."""
+    defaults (or `config`; `direct_calls` turns `RunConfig.direct_calls` on); with how many
+    sub-agents passed their results on as their answer (`RunConfig.pass_results`) and how many
+    were refused and wrote one, and how many subtasks the planner wrote out as one tool call or
+    started with one (`Subtask.call`, `Subtask.first_call`)."""
     rows: list[dict[str, Any]] = []
+    if direct_calls:
+        config = (config or RunConfig()).model_copy(update={"direct_calls": True})
     async with open_model(gguf=gguf) as model:
         for question, wanted in QUESTIONS:
             started = time.monotonic()
@@ -91,6 +99,9 @@ async def evaluate(
                 notes = [n for r in result.reports for n in r.notes]
                 row["passed"] = sum(n.startswith("passed its tool results on") for n in notes)
                 row["refused"] = sum(n.startswith("results not passed on") for n in notes)
+                planned = {sub.id: sub for plan in result.plans for sub in plan.subtasks}.values()
+                row["calls"] = sum(sub.call is not None for sub in planned)
+                row["first_calls"] = sum(sub.first_call is not None for sub in planned)
             row.setdefault("status", "timeout")
             row.setdefault("answer", "")
             row["seconds"] = round(time.monotonic() - started, 1)
@@ -101,4 +112,5 @@ async def evaluate(
 
 
 if __name__ == "__main__":
-    run_eval(__doc__ or "", evaluate, summary, per="question")
+    switches = {"direct_calls": "the planner may write tool calls out (RunConfig.direct_calls)"}
+    run_eval(__doc__ or "", evaluate, summary, per="question", switches=switches)

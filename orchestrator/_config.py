@@ -70,7 +70,9 @@ class RunConfig(BaseModel):
         questions: How many clarifying questions a run may ask the user, its planner's and its
             sub-agents' together (the run's approver answers them).
         direct_calls: The planner may write a subtask out as one tool call (`Subtask.call`),
-            which then runs without a sub-agent's model calls (LLMCompiler's tasks).
+            which then runs without a sub-agent's model calls (LLMCompiler's tasks), or write out
+            the tool call a subtask starts with (`Subtask.first_call`), made as its sub-agent's
+            first turn without a model decision.
         typed_subtasks: The planner may give a subtask an output schema (a JSON Schema,
             `Subtask.output_schema`): its sub-agent's result is then also an object of it,
             validated, and the subtasks that depend on it receive that object as JSON data.

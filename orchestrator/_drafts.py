@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Collection, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from agents import AgentReport
-from orchestrator._plan import Plan, SubtaskDraft
+from orchestrator._plan import AskingPlanDraft, Plan, PlanDraft, SubtaskDraft
 
 __all__ = [
     "ReplanDraft",
@@ -19,6 +20,7 @@ __all__ = [
     "parse_draft",
     "plan_status",
     "removable_ids",
+    "run_schema",
     "validation_problems",
 ]
 
@@ -40,6 +42,42 @@ def base_schema(schema: type[BaseModel]) -> str:
     pydantic's titles or the classes' docstrings, which are written for paor's developers and
     would cost every plan's prompt (the planner's instructions say what each field is for)."""
     return json.dumps(_bare(schema.model_json_schema()))
+
+
+def run_schema(
+    schema: type[BaseModel],
+    *,
+    tools: Collection[str],
+    max_subtasks: int,
+    calls: bool,
+    schemas: bool,
+    removable: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A draft's JSON schema with a run's limits in it: the plan size, tool names and the ids a
+    replan may remove as enums, so a grammar-constrained model cannot break them; a subtask's
+    written-out calls (`calls`) and output schema (`schemas`) only where the run offers them."""
+    json_schema: dict[str, Any] = json.loads(base_schema(schema))  # a fresh copy to edit
+    if schema in (PlanDraft, AskingPlanDraft):  # a question comes with a plan all the same
+        json_schema["properties"]["subtasks"].update(minItems=1, maxItems=max_subtasks)
+    if schema is ReplanDraft:
+        remove = json_schema["properties"]["remove"]
+        remove["items"] = {"enum": list(removable)} if removable else {"type": "string"}
+        remove["maxItems"] = len(removable)
+    defs = json_schema.get("$defs", {})
+    draft = defs.get("SubtaskDraft")
+    if draft is not None:
+        names, fields = sorted(tools), draft["properties"]
+        fields["tools"]["items"] = {"enum": names} if names else {"type": "string"}
+        fields["tools"]["maxItems"] = len(names)
+        if not schemas:
+            fields.pop("output_schema", None)
+        if not calls or not names:  # a subtask is always a sub-agent
+            for key in ("call", "first_call"):
+                fields.pop(key, None)
+            defs.pop("CallDraft", None)
+        else:
+            defs["CallDraft"]["properties"]["tool"] = {"enum": names}
+    return json_schema
 
 
 def _bare(node: Any, *, names: bool = False) -> Any:

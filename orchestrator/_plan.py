@@ -22,7 +22,16 @@ from agents.executor import strip_markers, task_brief
 from agents.models import OutputSpec
 from memory import ToolCall
 
-__all__ = ["Plan", "PlanDiff", "PlanDraft", "PlanError", "PlannedCall", "Subtask", "SubtaskDraft"]
+__all__ = [
+    "Plan",
+    "PlanDiff",
+    "PlanDraft",
+    "PlanError",
+    "PlannedCall",
+    "Subtask",
+    "SubtaskDraft",
+    "fresh_id",
+]
 
 _ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,40}$"
 MAX_PROBLEMS = 10
@@ -41,8 +50,9 @@ class _Frozen(BaseModel):
 
 
 class PlannedCall(_Frozen):
-    """A subtask that is one tool call the planner wrote out (LLMCompiler's task): it runs without
-    a sub-agent's model calls, and its result is the tool's output.
+    """A tool call the planner wrote out (LLMCompiler's task). A subtask that is this one call
+    runs without a sub-agent's model calls, and its result is the tool's output; a subtask's
+    first call is made for its sub-agent, as the agent's first turn.
 
     Attributes:
         tool: The tool's name.
@@ -90,6 +100,8 @@ class Subtask(_Frozen):
         acceptance: What a good result must contain (shown to the sub-agent).
         expected_output: The shape of the result (shown to the sub-agent).
         call: The one tool call this subtask is, if the planner wrote it out.
+        first_call: The tool call its sub-agent's first turn is, if the planner wrote it out
+            (one model decision fewer on the subtask's path; never with `call`).
         output_schema: A JSON Schema the result is also written as (`AgentReport.output`);
             the subtasks depending on this one receive that object as JSON data. The planner
             writes one under `RunConfig(typed_subtasks=True)`; a person reviewing a plan may
@@ -103,6 +115,7 @@ class Subtask(_Frozen):
     acceptance: str = ""
     expected_output: str = ""
     call: PlannedCall | None = None
+    first_call: PlannedCall | None = None
     output_schema: dict[str, Any] | None = None
 
     def brief(self) -> str:
@@ -131,6 +144,7 @@ class SubtaskDraft(BaseModel):
     acceptance: str = ""
     expected_output: str = ""
     call: CallDraft | None = None
+    first_call: CallDraft | None = None
     output_schema: dict[str, Any] | None = None
 
 
@@ -203,10 +217,11 @@ def build_plan(
     schemas: bool = True,
 ) -> Plan:
     """A plan from the kept subtasks and a draft's subtasks (raises pydantic errors on bad ids);
-    without `calls` a subtask's written-out tool call is left out, and without `schemas` its
-    output schema (neither was offered). paor's own markers (`[OBSERVE]` lines, status labels)
-    are taken out of what the model wrote, and an expected output or acceptance line that adds
-    nothing to its goal is dropped (`_adds`)."""
+    without `calls` a subtask's written-out tool calls are left out, and without `schemas` its
+    output schema (neither was offered); so is a first call beside the one call a subtask is.
+    paor's own markers (`[OBSERVE]` lines, status labels) are taken out of what the model wrote,
+    and an expected output or acceptance line that adds nothing to its goal is dropped
+    (`_adds`)."""
     added = tuple(
         Subtask(
             id=d.id.strip(),
@@ -215,16 +230,21 @@ def build_plan(
             tools=tuple(dict.fromkeys(d.tools)),
             acceptance=_adds(strip_markers(d.acceptance), d.goal),
             expected_output=_adds(strip_markers(d.expected_output), d.goal),
-            call=None
-            if d.call is None or not calls
-            else PlannedCall(
-                tool=d.call.tool.strip(), arguments=json.dumps(d.call.arguments, ensure_ascii=False)
-            ),
+            call=_planned(d.call) if calls else None,
+            first_call=_planned(d.first_call) if calls and d.call is None else None,
             output_schema=d.output_schema if schemas else None,
         )
         for d in draft.subtasks
     )
     return Plan(version=version, subtasks=(*keep, *added), rationale=draft.rationale)
+
+
+def _planned(draft: CallDraft | None) -> PlannedCall | None:
+    if draft is None:
+        return None
+    return PlannedCall(
+        tool=draft.tool.strip(), arguments=json.dumps(draft.arguments, ensure_ascii=False)
+    )
 
 
 def _adds(line: str, goal: str) -> str:
@@ -291,7 +311,7 @@ def salvage(draft: PlanDraft, *, taken: Collection[str], room: int) -> tuple[Pla
         if goal in goals:
             notes.append(f"left out {sub.id}: it repeats another subtask's goal")
             continue
-        new_id = _fresh(sub.id.strip(), used)
+        new_id = fresh_id(sub.id.strip(), used)
         if new_id != sub.id.strip():
             notes.append(f"renamed {sub.id} to {new_id}: the id was taken")
         used.add(new_id)
@@ -311,7 +331,8 @@ def salvage(draft: PlanDraft, *, taken: Collection[str], room: int) -> tuple[Pla
     return PlanDraft(subtasks=kept, rationale=draft.rationale), notes
 
 
-def _fresh(subtask_id: str, used: set[str]) -> str:
+def fresh_id(subtask_id: str, used: set[str]) -> str:
+    """`subtask_id`, or when it is in `used` the first of "id-2", "id-3", ... that is not."""
     if subtask_id not in used:
         return subtask_id
     stem = subtask_id[:36]
@@ -331,8 +352,9 @@ def _subtask_problems(sub: Subtask, ids: set[str], tools: Collection[str]) -> li
             f"subtask {sub.id} names unknown tools {', '.join(bad_tools)}; "
             f"valid: {', '.join(tools) or '(none)'}"
         )
-    if sub.call is not None:
-        found += _call_problems(sub, sub.call, tools)
+    for call in (sub.call, sub.first_call):
+        if call is not None:
+            found += _call_problems(sub, call, tools)
     if sub.output_schema is not None:
         found += _schema_problems(sub, sub.output_schema)
     return found

@@ -17,7 +17,7 @@ subtask's goal, so the agent knows what it is about (a plan is never refused for
 alone). `one_question` tells a goal that needs no plan at all: one short question for one fact
 is its own one-subtask plan (a small planner splits it into rewordings that compete for the same
 model). `first_plan_repairs` drops dependencies a first plan cannot have (a tool's name, an id no
-subtask has), as a replan's are, and says so.
+subtask has), as a replan's are, renames a repeated id nothing depends on, and says so.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Collection, Mapping
 from difflib import SequenceMatcher
 
 from agents.executor import AnswerCheck
-from orchestrator._plan import Plan, PlanDraft, Subtask, SubtaskDraft
+from orchestrator._plan import Plan, PlanDraft, Subtask, SubtaskDraft, fresh_id
 
 __all__ = [
     "anchored",
@@ -115,10 +115,14 @@ def first_plan_repairs(draft: PlanDraft, tools: Collection[str]) -> tuple[PlanDr
 
     A small model lists the tools a subtask needs under `depends_on` (a subtask named after a
     tool then depends on itself). Such a dependency can only be dropped: it names no other
-    subtask, and the subtask runs as soon as its real ones are done.
+    subtask, and the subtask runs as soon as its real ones are done. A small model also gives
+    several subtasks one id (Qwen2.5-Coder-0.5B named them after the schema's "call"): where no
+    subtask depends on that id, which one is meant is no question, and the later ones are
+    renamed ("call-2"), or left out where they repeat the goal too.
     """
+    draft, notes = _unique_ids(draft)
     known = {d.id.strip() for d in draft.subtasks}
-    notes, kept = [], []
+    kept = []
     for sub in draft.subtasks:
         own = sub.id.strip()
         kinds: dict[str, list[str]] = {}
@@ -140,6 +144,30 @@ def first_plan_repairs(draft: PlanDraft, tools: Collection[str]) -> tuple[PlanDr
             sub = sub.model_copy(
                 update={"depends_on": [d for d in sub.depends_on if d not in dropped]}
             )
+        kept.append(sub)
+    return (draft.model_copy(update={"subtasks": kept}) if notes else draft), notes
+
+
+def _unique_ids(draft: PlanDraft) -> tuple[PlanDraft, list[str]]:
+    """The draft with each repeated id that no subtask depends on made unique (left out where
+    its goal is repeated too), and what was changed."""
+    needed = {dep.strip() for sub in draft.subtasks for dep in sub.depends_on}
+    used = {sub.id.strip() for sub in draft.subtasks}
+    ids: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    notes, kept = [], []
+    for sub in draft.subtasks:
+        own, goal = sub.id.strip(), " ".join(sub.goal.split())
+        if own in ids and own not in needed:
+            if (own, goal) in seen:
+                notes.append(f"left out a second {_shown(own)}: it repeats its goal")
+                continue
+            new = fresh_id(own, used)
+            used.add(new)
+            notes.append(f"renamed a repeated id {_shown(own)} to {_shown(new)}")
+            sub = sub.model_copy(update={"id": new})
+        ids.add(own)
+        seen.add((own, goal))
         kept.append(sub)
     return (draft.model_copy(update={"subtasks": kept}) if notes else draft), notes
 

@@ -28,10 +28,10 @@ from agents.telemetry import logger
 from memory import AssistantMessage, Message, SystemMessage, UserMessage
 from orchestrator._drafts import (
     ReplanDraft,
-    base_schema,
     parse_draft,
     plan_status,
     removable_ids,
+    run_schema,
     validation_problems,
 )
 from orchestrator._plan import (
@@ -53,7 +53,14 @@ from orchestrator._plan_checks import (
     subtask_ids,
 )
 from orchestrator._plan_stream import SubtaskScanner
-from orchestrator._prompts import CHAINS_FIRST, DIRECT_CALLS, MAY_ASK, PLANNER_INSTRUCTIONS, TYPED
+from orchestrator._prompts import (
+    CHAINS_FIRST,
+    DIRECT_CALLS,
+    MAY_ASK,
+    PLANNER_INSTRUCTIONS,
+    TYPED,
+    rejected,
+)
 from orchestrator._synthesis import (
     RESULT_CHARS,
     SYNTHESIS_INSTRUCTIONS,
@@ -152,7 +159,7 @@ class Planner:
         Raises:
             PlanError: No valid plan within the repair budget, or the model failed.
         """
-        prompt = f"{goal_text(goal, known)}\n\n{self._menu(unavailable)}{_feedback(feedback)}"
+        prompt = f"{goal_text(goal, known)}\n\n{self._menu(unavailable)}{rejected(feedback)}"
         schema: type[PlanDraft] = AskingPlanDraft if may_ask else PlanDraft
         if may_ask:
             prompt += f"\n\n{MAY_ASK}"
@@ -236,7 +243,7 @@ class Planner:
                 "subtasks (new ids) that route around the problem. Keep everything still valid. "
                 'Reply with JSON: {"remove": [ids], "add": [subtasks], "rationale": "..."}',
             ]
-        ) + _feedback(feedback)
+        ) + rejected(feedback)
         removable = removable_ids(plan, status, trigger, invalidated=invalidated)
         remaining = {i for i, st in status.items() if st in _LIVE}
         taken = set(reserved) | set(plan.ids)
@@ -322,7 +329,15 @@ class Planner:
     ) -> T:
         system = self.instructions.replace("{max_subtasks}", str(self.max_subtasks))
         messages: list[Message] = [SystemMessage(content=system), UserMessage(content=prompt)]
-        output = OutputSchema(name=name, schema_=self._schema(schema, removable))
+        shaped = run_schema(
+            schema,
+            tools=self.tools,
+            max_subtasks=self.max_subtasks,
+            calls=self.calls is not None,
+            schemas=self.schemas,
+            removable=removable,
+        )
+        output = OutputSchema(name=name, schema_=shaped)
         found: list[str] = []
         for attempt in range(self.max_repairs + 1):
             try:
@@ -350,31 +365,6 @@ class Planner:
         raise PlanError(
             f"no valid {name} after {self.max_repairs + 1} attempts: {'; '.join(found)}"
         )
-
-    def _schema(self, schema: type[BaseModel], removable: Sequence[str] = ()) -> dict[str, Any]:
-        """The JSON schema with this run's limits in it: the plan size, tool names and the ids a
-        replan may remove as enums, so a grammar-constrained model cannot break them."""
-        json_schema: dict[str, Any] = json.loads(base_schema(schema))  # a fresh copy to edit
-        if schema in (PlanDraft, AskingPlanDraft):  # a question comes with a plan all the same
-            json_schema["properties"]["subtasks"].update(minItems=1, maxItems=self.max_subtasks)
-        if schema is ReplanDraft:
-            remove = json_schema["properties"]["remove"]
-            remove["items"] = {"enum": list(removable)} if removable else {"type": "string"}
-            remove["maxItems"] = len(removable)
-        defs = json_schema.get("$defs", {})
-        draft = defs.get("SubtaskDraft")
-        if draft is not None:
-            names = sorted(self.tools)
-            draft["properties"]["tools"]["items"] = {"enum": names} if names else {"type": "string"}
-            draft["properties"]["tools"]["maxItems"] = len(names)
-            if not self.schemas:
-                draft["properties"].pop("output_schema", None)
-            if self.calls is None or not names:  # a subtask is always a sub-agent
-                draft["properties"].pop("call", None)
-                defs.pop("CallDraft", None)
-            else:
-                defs["CallDraft"]["properties"]["tool"] = {"enum": names}
-        return json_schema
 
     def _worded(
         self, plan: Plan, goal: str, *, last: bool, only: Collection[str] | None = None
@@ -442,9 +432,3 @@ class Planner:
         menu = "Tools the agents can use:\n" + ("\n".join(lines) or "(none)")
         offers = ([] if calls is None else [DIRECT_CALLS]) + ([TYPED] if self.schemas else [])
         return "\n\n".join([menu, *offers])
-
-
-def _feedback(feedback: str) -> str:
-    """What a person said of the last plan they rejected, for the prompt."""
-    said = f"\n\nA person rejected your last plan. Their feedback: {feedback}\nPlan again with it."
-    return said if feedback else ""

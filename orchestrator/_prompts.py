@@ -4,7 +4,7 @@ The research command's own prompts live with it (`orchestrator._research`); the 
 with the synthesis (`orchestrator._synthesis`).
 """
 
-__all__ = ["CHAINS_FIRST", "DIRECT_CALLS", "MAY_ASK", "PLANNER_INSTRUCTIONS", "TYPED"]
+__all__ = ["CHAINS_FIRST", "DIRECT_CALLS", "MAY_ASK", "PLANNER_INSTRUCTIONS", "TYPED", "rejected"]
 
 PLANNER_INSTRUCTIONS = (
     "You are the planner of a team of research and action agents. Split the goal into a few "
@@ -18,9 +18,11 @@ DIRECT_CALLS = (
     "A subtask that is exactly one tool call whose arguments you already know needs no agent: "
     'write the call in "call" ({"tool": name, "arguments": {...}}) and it runs as it is, its '
     'result being the tool\'s output. An argument written "$ID" is replaced by the result of '
-    'subtask ID, which it must depend on. Leave "call" out wherever a step needs reasoning.'
+    'subtask ID, which it must depend on. Leave "call" out wherever a step needs reasoning; '
+    'if you know such a subtask\'s first tool call, write it in "first_call" the same way: its '
+    "agent starts from its result."
 )
-"""With `direct_calls`: a subtask may be one tool call, written out."""
+"""With `direct_calls`: a subtask may be one tool call, or start with one, written out."""
 CHAINS_FIRST = (
     "Each subtask that needs no other starts as soon as you have written it: write first the "
     "ones that begin the longest chains of steps."
@@ -39,3 +41,9 @@ MAY_ASK = (
     "plan again with the answer. Otherwise leave it out."
 )
 """With `questions`: the planner may ask the user one question instead of planning."""
+
+
+def rejected(feedback: str) -> str:
+    """What a person said of the last plan they rejected, for the prompt ("" if nothing)."""
+    said = f"\n\nA person rejected your last plan. Their feedback: {feedback}\nPlan again with it."
+    return said if feedback else ""

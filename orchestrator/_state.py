@@ -19,8 +19,9 @@ from agents.approvals import ApprovalRequest, Approver, RunWaits
 from agents.effects import Addresses, AgentCall, Effects
 from agents.events import AgentEvent
 from agents.guards import Stop
+from memory import ToolCall
 from orchestrator._events import BudgetWarning, Event
-from orchestrator._plan import Plan, PlanDiff, Subtask
+from orchestrator._plan import Plan, PlanDiff, PlannedCall, Subtask
 from orchestrator._plan_checks import evidence_rule, same_question
 from orchestrator._planner import Planner
 from orchestrator._synthesis import RESULT_CHARS
@@ -279,7 +280,6 @@ class RunState:
         offered that before its readers are known, and asked again once the plan has come.
         The sole subtask of a plan is not offered `report_issue`: nothing later could change."""
         sub = record.subtask
-        call = sub.call
         early = record.held is not None
         return AgentCall(
             task=sub.brief(),
@@ -293,14 +293,19 @@ class RunState:
             stop=record.stop,
             allowed_tools=sub.tools or None,
             require_evidence=evidence_rule(sub, self.goal),
-            call=None
-            if call is None
-            else call.call(f"{sub.id}-call", self.answers(sub.depends_on)),
+            call=self._made(sub, sub.call),
+            first_call=self._made(sub, sub.first_call),
             output_schema=sub.output_schema,
             pass_results=0 if self.passes_on(sub) is False else pass_results,
             may_pass=partial(self.passes_on, sub) if early and pass_results else None,
             signals=early or self.plan is None or len(self.plan.subtasks) > 1,
         )
+
+    def _made(self, sub: Subtask, planned: PlannedCall | None) -> ToolCall | None:
+        """A call of `sub` the planner wrote out, its references to results filled in."""
+        if planned is None:
+            return None
+        return planned.call(f"{sub.id}-call", self.answers(sub.depends_on))
 
     def passes_on(self, sub: Subtask) -> bool | None:
         """Whether `sub`'s sub-agent may pass its tool results on as its answer: its subtask only

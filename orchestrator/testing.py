@@ -44,6 +44,7 @@ def subtask(
     acceptance: str = "",
     expected_output: str = "",
     call: tuple[str, Mapping[str, Any]] | None = None,
+    first_call: tuple[str, Mapping[str, Any]] | None = None,
     output_schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One subtask of a plan or a replan, as the planner model writes it.
@@ -58,6 +59,7 @@ def subtask(
         expected_output: The shape of the result.
         call: The one tool call the subtask is, as (tool, arguments), for an orchestrator with
             `direct_calls=True`.
+        first_call: The tool call its sub-agent starts with, as (tool, arguments), likewise.
         output_schema: The JSON Schema its result is written as, for an orchestrator with
             `typed_subtasks=True`.
     """
@@ -69,8 +71,9 @@ def subtask(
         "acceptance": acceptance,
         "expected_output": expected_output,
     }
-    if call is not None:
-        drafted["call"] = {"tool": call[0], "arguments": dict(call[1])}
+    for name, made in (("call", call), ("first_call", first_call)):
+        if made is not None:
+            drafted[name] = {"tool": made[0], "arguments": dict(made[1])}
     if output_schema is not None:
         drafted["output_schema"] = dict(output_schema)
     return _checked(drafted, SubtaskDraft)

@@ -77,4 +77,23 @@ def test_an_evaluation_writes_its_model_its_summary_and_every_row(
     run_eval("An evaluation.", evaluate, summary, per="plan")
     assert seen == [(tmp_path / "qwen.gguf", 9.0)]
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report == {"model": "qwen", "summary": summary(rows), "rows": rows}
+    assert report == {"model": "qwen", "switches": {}, "summary": summary(rows), "rows": rows}
+
+
+def test_an_evaluations_switches_reach_it_and_its_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A switch is off unless given; given, `evaluate` gets it as a keyword argument, and the
+    results file says which switches the rows ran under."""
+    got: list[bool] = []
+
+    async def evaluate(gguf: Path | None, deadline: float, *, fast: bool) -> list[dict[str, Any]]:
+        got.append(fast)
+        return []
+
+    out = tmp_path / "results.json"
+    for given in ([], ["--fast"]):
+        monkeypatch.setattr(sys, "argv", ["eval", "--out", str(out), *given])
+        run_eval("An evaluation.", evaluate, summary, per="plan", switches={"fast": "go fast"})
+        assert json.loads(out.read_text(encoding="utf-8"))["switches"] == {"fast": bool(given)}
+    assert got == [False, True]

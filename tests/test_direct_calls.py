@@ -205,3 +205,39 @@ def test_the_plan_keeps_a_call_as_json_text() -> None:
     assert json.loads(a.call.arguments) == {"key": "ünï", "n": [1, 2]}
     made = a.call.call("a-call", {})
     assert (made.name, json.loads(made.arguments)) == ("lookup", {"key": "ünï", "n": [1, 2]})
+
+
+@tool
+async def capital(country: str) -> str:
+    """The capital city of a country.
+
+    Args:
+        country: The country's name.
+    """
+    return {"brazil": "Brasilia", "india": "New Delhi"}[country.lower()]
+
+
+async def test_a_call_answering_one_part_of_a_two_part_task_is_not_done() -> None:
+    """The planner wrote one call for a question in two parts: its result covers Brazil only,
+    and nothing looked at India, so it is a partial result and the run does not claim the
+    answer (Qwen2.5-Coder-0.5B wrote such a plan, and "Brasilia" came back complete)."""
+    question = "What are the capitals of Brazil and India?"
+    team = Team([plan(sub("a", goal=question, call=("capital", {"country": "Brazil"})))], {})
+    config = RunConfig(limits=Limits(max_replans=0), direct_calls=True)
+    result = await Orchestrator(team.model, [capital], config=config).run(question)
+    team.assert_clean()
+    assert result.status != "complete"
+    (a,) = result.reports
+    assert a.status == "partial"
+    assert any("not the task's whole answer" in n and "india" in n.lower() for n in a.notes)
+
+
+async def test_a_call_answering_its_whole_task_is_done() -> None:
+    question = "What is the capital of Brazil?"
+    team = Team([plan(sub("a", goal=question, call=("capital", {"country": "Brazil"})))], {})
+    config = RunConfig(limits=Limits(max_replans=0), direct_calls=True)
+    orch = Orchestrator(team.model, [capital], config=config)
+    result = await orch.run("Find the capital of Brazil for the report.")
+    team.assert_clean()
+    (a,) = result.reports
+    assert (a.status, a.answer) == ("done", "Brasilia")

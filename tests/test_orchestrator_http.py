@@ -116,6 +116,7 @@ async def test_concurrent_subtasks_a_replan_and_a_synthesis_over_http() -> None:
         )
         # Without `direct_calls` a subtask cannot be written out as a tool call.
         draft["$defs"]["SubtaskDraft"]["properties"].pop("call")
+        draft["$defs"]["SubtaskDraft"]["properties"].pop("first_call")
         draft["$defs"].pop("CallDraft")
         # Without `typed_subtasks` a subtask has no output schema.
         draft["$defs"]["SubtaskDraft"]["properties"].pop("output_schema")

@@ -62,7 +62,10 @@ def feedback(request: ModelRequest) -> str:
             id="dangling-pronoun",
         ),
         pytest.param(
-            plan(sub("a"), sub("a")), "subtask ids must be unique and new: a", Limits(), id="dup"
+            plan(sub("a"), sub("a", goal="Find fact z."), sub("b", "a")),
+            "subtask ids must be unique and new: a",
+            Limits(),
+            id="dup",
         ),
         pytest.param(
             plan(sub("a"), sub("b"), sub("c")),
@@ -193,6 +196,31 @@ async def test_a_first_plan_depending_on_tools_is_repaired_and_says_so() -> None
     assert len(team.of(PLANNER)) == 1
 
 
+async def test_a_first_plans_repeated_id_that_nothing_depends_on_is_renamed() -> None:
+    """Subtasks sharing an id that no subtask depends on are told apart (Qwen2.5-Coder-0.5B
+    named every subtask "call"); an id repeated where another subtask depends on it is
+    ambiguous, and goes back to the planner."""
+    team = Team(
+        [
+            plan(sub("call"), sub("call", goal="Find fact call-2."), sub("call")),
+            plan(sub("x"), sub("x", goal="Find fact z."), sub("y", "x")),
+            plan(sub("x"), sub("y", "x")),
+        ],
+        {"call": script("A"), "call-2": script("B"), "x": script("X"), "y": script("Y")},
+    )
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(team.model, [lookup]).run("goal")
+    assert [s.id for s in result.plans[0].subtasks] == ["call", "call-2"]
+    assert "plan v1: renamed a repeated id call to call-2" in result.notes
+    assert "plan v1: left out a second call: it repeats its goal" in result.notes
+    assert [r.answer for r in result.reports] == ["A", "B"]
+    assert len(team.of(PLANNER)) == 1
+    with anyio.fail_after(GUARD_S):
+        again = await Orchestrator(team.model, [lookup]).run("goal")
+    assert [s.id for s in again.plans[0].subtasks] == ["x", "y"]
+    assert "subtask ids must be unique and new: x" in feedback(team.of(PLANNER)[2])
+
+
 async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> None:
     """The planner is asked for a PlanDraft as structured output, with no tools, knowing the goal,
     the tools and the size limit."""
@@ -210,8 +238,9 @@ async def test_plan_request_asks_for_structured_json_with_the_tool_menu() -> Non
     schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(
         items={"enum": ["lookup"]}, maxItems=1
     )
-    # Without `direct_calls` a subtask cannot be written out as a tool call.
+    # Without `direct_calls` a subtask cannot be, nor start with, a tool call written out.
     schema["$defs"]["SubtaskDraft"]["properties"].pop("call")
+    schema["$defs"]["SubtaskDraft"]["properties"].pop("first_call")
     schema["$defs"].pop("CallDraft")
     # Without `typed_subtasks` a subtask has no output schema.
     schema["$defs"]["SubtaskDraft"]["properties"].pop("output_schema")
@@ -274,6 +303,7 @@ async def test_invalid_replan_is_sent_back_for_repair() -> None:
     replan_schema = json.loads(base_schema(ReplanDraft))
     replan_schema["$defs"]["SubtaskDraft"]["properties"]["tools"].update(maxItems=0)
     replan_schema["$defs"]["SubtaskDraft"]["properties"].pop("call")
+    replan_schema["$defs"]["SubtaskDraft"]["properties"].pop("first_call")
     replan_schema["$defs"].pop("CallDraft")
     replan_schema["$defs"]["SubtaskDraft"]["properties"].pop("output_schema")
     replan_schema["properties"]["remove"].update(maxItems=0)  # nothing is pending or running

@@ -140,6 +140,7 @@ class AgentInput(BaseModel):
         agent_id: The sub-agent's id in its run.
         allowed_tools: Restrict its menu further, or None.
         tool_call: The one tool call its subtask is, made without a model, or None.
+        first_call: The tool call its first turn is, made without a model, or None.
         require_evidence: Whether its answer must rest on a tool result (see `Executor.run`).
         output_schema: The JSON Schema its answer is also written as, or None.
         pass_results: It may end with its tool results as its answer, up to this many characters
@@ -158,6 +159,7 @@ class AgentInput(BaseModel):
     agent_id: str
     allowed_tools: tuple[str, ...] | None = None
     tool_call: ToolCall | None = None
+    first_call: ToolCall | None = None
     require_evidence: bool | None = None
     output_schema: dict[str, Any] | None = None
     pass_results: int = 0
@@ -177,6 +179,7 @@ class AgentInput(BaseModel):
             agent_id=call.agent_id,
             allowed_tools=allowed,
             tool_call=call.call,
+            first_call=call.first_call,
             require_evidence=call.require_evidence,
             output_schema=call.output_schema,
             pass_results=call.pass_results,
@@ -196,6 +199,7 @@ class AgentInput(BaseModel):
             stop=stop,
             allowed_tools=self.allowed_tools,
             call=self.tool_call,
+            first_call=self.first_call,
             require_evidence=self.require_evidence,
             output_schema=self.output_schema,
             pass_results=self.pass_results,
