@@ -61,6 +61,24 @@ async def lookup(key: str) -> str:
     return f"the value of {key}"
 
 
+def recorded_lookup() -> tuple[Tool, list[str]]:
+    """A tool like `lookup`, and the keys it is called with, in order (clear them between
+    tests)."""
+    seen: list[str] = []
+
+    @tool(name="lookup")
+    async def look(key: str) -> str:
+        """Look a fact up.
+
+        Args:
+            key: What to look up.
+        """
+        seen.append(key)
+        return f"the value of {key}"
+
+    return look, seen
+
+
 def sub(subtask_id: str, *depends_on: str, **fields: Any) -> dict[str, Any]:
     """A subtask as the planner model writes it; its goal defaults to "Find fact <id>."."""
     return subtask(

@@ -19,22 +19,11 @@ from agents.testing import call
 from memory import Journal
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator.events import SubtaskFailed, SubtaskFinished
-from tests._team import PLANNER, WRITER, Team, opening, plan, script, sub
+from tests._team import PLANNER, WRITER, Team, opening, plan, recorded_lookup, script, sub
 
 pytestmark = pytest.mark.anyio
 
-seen: list[str] = []
-
-
-@tool
-async def lookup(key: str) -> str:
-    """Look a fact up.
-
-    Args:
-        key: What to look up.
-    """
-    seen.append(key)
-    return f"the value of {key}"
+lookup, seen = recorded_lookup()
 
 
 @tool
@@ -131,10 +120,13 @@ async def test_without_the_option_a_written_out_call_is_ignored() -> None:
     assert created.subtasks[0].call is None
 
 
-async def test_an_unknown_tool_or_a_loose_reference_goes_back_to_the_planner() -> None:
+@pytest.mark.parametrize("field", ["call", "first_call"])
+async def test_an_unknown_tool_or_a_loose_reference_goes_back_to_the_planner(field: str) -> None:
+    """In a subtask's one call or its first call alike (`Subtask.first_call`)."""
+    bad = {"a": {field: ("nosuch", {"key": "x"})}, "b": {field: ("lookup", {"key": "$a"})}}
     team = Team(
         [
-            plan(sub("a", call=("nosuch", {"key": "x"})), sub("b", call=("lookup", {"key": "$a"}))),
+            plan(sub("a", **bad["a"]), sub("b", **bad["b"])),
             plan(sub("a", call=("lookup", {"key": "alpha"}))),
         ],
         {},
@@ -179,12 +171,19 @@ async def test_bad_arguments_fail_the_subtask_with_the_tools_own_message() -> No
     assert any("lookup failed:" in note for note in a.notes)
 
 
-async def test_a_journaled_direct_call_replays_without_calling_the_tool(tmp_path: Path) -> None:
-    team = Team([plan(sub("a", call=("lookup", {"key": "alpha"})))], {})
+@pytest.mark.parametrize(("field", "requests"), [("call", 0), ("first_call", 1)])
+async def test_a_journaled_planned_call_replays_without_calling_the_tool(
+    tmp_path: Path, field: str, requests: int
+) -> None:
+    """A one-call subtask (no model call), or one that starts with the call (its answer the one
+    model call), replays from the journal."""
+    after = script(call("lookup", key="alpha"), "a is the value of alpha [lookup]")
+    team = Team([plan(sub("a", **{field: ("lookup", {"key": "alpha"})}))], {"a": after})
     async with Journal(tmp_path / "runs.db") as journal:
         orch = _orchestrator(team, journal=journal)
         first = await orch.run("Find alpha for the report.", run_id="direct")
         assert seen == ["alpha"]
+        assert len(team.of("a")) == requests
         report = await orch.replay("direct")
     assert report.ok, report.drift
     assert seen == ["alpha"]  # served from the journal

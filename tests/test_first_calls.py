@@ -3,45 +3,32 @@
 
 The call is the sub-agent's first turn, made for it with no model call: the agent's first request
 shows it as its own call with its result, through the same tool path as any call (validation,
-events, evidence, the journal); "$ID" arguments take a dependency's result; a bad call goes back to
-the planner like a bad one-call subtask; a first call beside the call a subtask is, or one the run
-did not offer, is left out; and it crosses to a Temporal child workflow.
+events, evidence, the journal); "$ID" arguments take a dependency's result; a first call beside the
+call a subtask is, or one the run did not offer, is left out; and it crosses to a Temporal child
+workflow. (A bad first call goes back to the planner like a bad one-call subtask, and a first call
+replays from the journal like one: `tests/test_direct_calls.py`.)
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from agents import Executor, tool
+from agents import Executor
 from agents.effects import AgentCall
 from agents.events import ToolCalled
 from agents.executor import FirstLook
 from agents.guards import Stop
 from agents.testing import FunctionModel, call
-from memory import AssistantMessage, Journal, ToolCall, ToolMessage
+from memory import AssistantMessage, ToolCall, ToolMessage
 from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._plan import PlanDraft, build_plan
-from orchestrator.events import SubtaskFinished
 from orchestrator.temporal import RunInput
 from orchestrator.temporal._inputs import AgentInput
-from tests._team import PLANNER, Team, plan, script, sub
+from tests._team import PLANNER, Team, plan, recorded_lookup, script, sub
 
 pytestmark = pytest.mark.anyio
 
-seen: list[str] = []
-
-
-@tool
-async def lookup(key: str) -> str:
-    """Look a fact up.
-
-    Args:
-        key: What to look up.
-    """
-    seen.append(key)
-    return f"the value of {key}"
+lookup, seen = recorded_lookup()
 
 
 @pytest.fixture(autouse=True)
@@ -49,9 +36,9 @@ def _fresh() -> None:
     seen.clear()
 
 
-def _orchestrator(team: Team, *, journal: Journal | None = None) -> Orchestrator:
+def _orchestrator(team: Team) -> Orchestrator:
     config = RunConfig(limits=Limits(max_replans=1), direct_calls=True)
-    return Orchestrator(team.model, [lookup], config=config, journal=journal)
+    return Orchestrator(team.model, [lookup], config=config)
 
 
 # The sub-agent's script, by its own step: turn 1 is what the planner wrote out for it.
@@ -96,25 +83,6 @@ async def test_a_first_call_takes_a_dependencys_result() -> None:
     assert len(team.of("b")) == 1
 
 
-async def test_a_bad_first_call_goes_back_to_the_planner() -> None:
-    team = Team(
-        [
-            plan(
-                sub("a", first_call=("nosuch", {"key": "x"})),
-                sub("b", first_call=("lookup", {"key": "$a"})),
-            ),
-            plan(sub("a", first_call=("lookup", {"key": "alpha"}))),
-        ],
-        {"a": _AFTER_ALPHA},
-    )
-    result = await _orchestrator(team).run("Find alpha for the report.")
-    team.assert_clean()
-    assert result.status == "complete"
-    repair = str(team.of(PLANNER)[1].messages[-1].content)
-    assert "subtask a calls unknown tool nosuch" in repair
-    assert "subtask b's call uses the results of a: list them in depends_on" in repair
-
-
 async def test_a_first_call_the_run_did_not_offer_is_left_out() -> None:
     """Without `direct_calls` the schema has no first call; one written anyway is ignored, and
     the sub-agent makes its own first call."""
@@ -147,22 +115,6 @@ def test_a_first_call_beside_the_call_a_subtask_is_is_left_out() -> None:
     (a,) = build_plan(draft, version=1).subtasks
     assert a.call is not None
     assert a.first_call is None
-
-
-async def test_a_journaled_first_call_replays_without_calling_the_tool(tmp_path: Path) -> None:
-    team = Team([plan(sub("a", first_call=("lookup", {"key": "alpha"})))], {"a": _AFTER_ALPHA})
-    async with Journal(tmp_path / "runs.db") as journal:
-        orch = _orchestrator(team, journal=journal)
-        first = await orch.run("Find alpha for the report.", run_id="first")
-        assert seen == ["alpha"]
-        assert len(team.of("a")) == 1  # the planner made its first call
-        report = await orch.replay("first")
-    assert report.ok, report.drift
-    assert seen == ["alpha"]  # served from the journal
-    assert report.result is not None
-    assert report.result.answer == first.answer
-    finished = [e.subtask_id for e in report.result.events if isinstance(e, SubtaskFinished)]
-    assert finished == ["a"]
 
 
 async def test_an_executors_first_call_comes_before_its_first_look() -> None:
