@@ -225,7 +225,8 @@ class Executor(Configured):
             first_call: The agent's first turn is this tool call, made for it before its first
                 decision (a planner wrote it out): it is shown as the agent's own call, with its
                 result, and is checked, approved, bounded and journaled like any call. Taken
-                instead of the executor's `first_look`.
+                instead of the executor's `first_look`; not made when `call` is given (the task
+                is then that call alone).
             require_evidence: For this run, instead of the executor's `require_evidence`.
             output_type: For this run, instead of the executor's `output_type` (a type, or an
                 `agents.models.OutputSpec`, e.g. of a JSON Schema).
