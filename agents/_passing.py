@@ -18,8 +18,12 @@ have. The tool stays on its menu, so that the tools leading every request stay t
 provider's prompt cache keeps holding the agent's history. A caller that cannot yet tell whether
 it will read the results itself (`may_pass`: an orchestrator's sub-agent started while the plan
 was still streaming in) is asked once more before the agent's second decision: if it now knows
-that it does, the tool leaves the menu for good (the one change comes after the agent's first
-request, so that its later requests share one prefix); if it still does not know, the tool stays.
+that it does not, the tool leaves the menu for good (the one change comes after the agent's first
+request, so that its later requests share one prefix), unless that first request was already long
+enough for a provider to cache (`CACHED_FROM` tokens): a changed menu would then have the whole
+history read uncached again, to save the tool's few tokens a request, and the tool stays, refused if called
+(a join's branches of long results, started as the plan streamed in, each paid that miss). If it
+still does not know, the tool stays.
 It is asked again when the agent calls the tool, and results it does not know it will not read
 are refused. Its answers are recorded choices, so a replay takes the same path. A tool of the
 caller's own with that name wins: the built-in one is then not offered.
@@ -35,8 +39,10 @@ from agents._report import AgentReport
 from agents._steps import AgentState, tell
 from agents._verdict import AnswerRules
 
-__all__ = ["Passing", "passed", "withdrawn"]
+__all__ = ["CACHED_FROM", "Passing", "passed", "withdrawn"]
 
+CACHED_FROM = 1024
+"""The shortest prompt, in tokens, that a provider caches (OpenAI's and Anthropic's minimum)."""
 _NOT_KNOWN = "not known"
 _OPTIONS = ("pass", "write", _NOT_KNOWN)
 
@@ -62,8 +68,14 @@ class Passing:
 
 async def withdrawn(s: AgentState, effects: Effects) -> None:
     """Before a decision: at the second, take `answer_with_results` off the menu for good if the
-    caller now knows that it does not read the agent's results themselves."""
-    if s.steps == 1 and s.passing is not None and await _may_pass(s, s.passing, effects) is False:
+    caller now knows that it does not read the agent's results themselves, and the agent's first
+    prompt was too short for a provider to have cached it."""
+    if s.steps != 1 or s.passing is None:
+        return
+    used = s.usage
+    if used.prompt_tokens >= CACHED_FROM * max(1, used.requests):  # a hedge's copy counts too
+        return
+    if await _may_pass(s, s.passing, effects) is False:
         s.passing = None
 
 

@@ -1,7 +1,8 @@
 """Hedged requests: a late request is sent again, the first answer taken and the other cancelled;
-failures wait for the other copy; hedges stay within their share; a `HedgedModel` around
-`OpenAIChatModel` over real HTTP beats a hang without waiting for the timeout, and charges the
-copy."""
+failures wait for the other copy; hedges stay within their share; a reply that has begun is not
+hedged, however long it takes to write; a `HedgedModel` around `OpenAIChatModel` over real HTTP
+beats a hang without waiting for the timeout, and charges the copy, but leaves a long streamed
+answer alone."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from agents import OpenAIChatModel
 from agents.errors import ModelRetryableError
 from agents.models import Admission, AdmittedModel, HedgedModel, ModelRequest, stack
-from agents.models._hedge import Hedging
+from agents.models._hedge import Hedging, first_token
 from agents.testing import Completion, FakeOpenAIServer, ScriptedModel, ServerAction, TokenUsage
 from memory import UserMessage
 
@@ -68,6 +69,31 @@ async def test_a_late_request_is_sent_again_and_the_first_answer_wins() -> None:
     assert (hedging.requests, hedging.hedged) == (1, 1)
 
 
+async def test_a_reply_that_has_begun_is_not_hedged_and_its_first_token_is_what_is_timed() -> None:
+    """A long answer takes long because it is long: once its first token has come, no copy is
+    sent, however far past the delay it ends; and the kind's latency is the wait for that token."""
+    hedging = _warm(window=5)
+
+    async def writes_long() -> str:
+        await anyio.sleep(0.005)
+        began = first_token()
+        assert began is not None
+        began()
+        await anyio.sleep(0.2)  # ten times the delay, spent writing
+        return "long answer"
+
+    copies = Copies(writes_long, _forever)
+    with anyio.fail_after(5):
+        assert await hedging.send("step", copies) == ("long answer", False)
+    assert copies.sent == 1
+    assert first_token() is None  # only inside a timed request
+    for _ in range(hedging.window):
+        await hedging.send("step", Copies(writes_long))
+    delay = hedging.delay("step")
+    assert delay is not None
+    assert delay < 0.2  # twice the wait for its first token (the answers' 0.4 s or more)
+
+
 async def test_no_hedge_before_enough_answers_of_that_kind() -> None:
     hedging = _warm(kind="plan")
     assert hedging.delay("step") is None
@@ -80,6 +106,25 @@ async def test_no_hedge_before_enough_answers_of_that_kind() -> None:
     assert await hedging.send("step", copies) == ("one", False)
     assert copies.sent == 1
     assert hedging.delay("step") is None  # one answer seen, five needed
+
+
+async def test_a_kind_not_yet_timed_is_judged_by_every_kinds_first_tokens() -> None:
+    """A run's one synthesis has no history of its own: where first tokens were timed, it is
+    late after twice the factor times their median over every kind; answers timed whole (their
+    length in them) say nothing about it."""
+    whole = _warm(kind="step")
+    assert whole.delay("synthesis") is None
+    hedging = Hedging()
+    for _ in range(hedging.min_samples):
+        hedging.observe("step", 0.01, first_token=True)
+    assert hedging.delay("synthesis") == pytest.approx(0.04)
+    assert hedging.delay("step") == pytest.approx(0.02)  # its own, where it has one
+
+    async def quick() -> str:
+        return "hedge"
+
+    with anyio.fail_after(5):
+        assert await hedging.send("synthesis", Copies(_forever, quick)) == ("hedge", True)
 
 
 async def test_an_early_failure_raises_at_once_without_a_hedge() -> None:
@@ -229,3 +274,32 @@ async def test_no_hedge_against_an_endpoint_with_rate_limits() -> None:
         await inner.aclose()
     assert seen == 6
     assert hedged.hedged == 0
+
+
+async def test_the_model_streams_a_timed_request_and_leaves_a_long_answer_alone() -> None:
+    """Over HTTP: the requests a hedge times are streamed; after five quick answers, the sixth
+    is written slowly (a second from its first token to its last), and no copy is sent."""
+    bodies: list[dict[str, Any]] = []
+
+    def decide(body: dict[str, Any]) -> ServerAction:
+        bodies.append(body)
+        slow = len(bodies) == 6
+        return Completion(
+            content=" ".join(["word"] * 40) if slow else "ok",
+            usage=TokenUsage(prompt_tokens=10, completion_tokens=40 if slow else 1),
+            stream_s=1.0 if slow else 0.0,
+        )
+
+    async with FakeOpenAIServer(decide) as server:
+        inner = OpenAIChatModel(base_url=server.base_url, api_key="k", timeout=30.0)
+        model = HedgedModel(inner)
+        for _ in range(5):
+            await model.complete(ASK)
+        with anyio.fail_after(10):
+            response = await model.complete(ASK)
+        await inner.aclose()
+    assert response.message.content == " ".join(["word"] * 40)
+    assert (response.usage.requests, response.usage.prompt_tokens) == (1, 10)
+    assert model.hedged == 0
+    assert len(bodies) == 6
+    assert all(body.get("stream") is True for body in bodies)

@@ -18,7 +18,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agents import Budget, ChatModel, Executor, OpenAIChatModel, tool
+from agents import Budget, ChatModel, Executor, OpenAIChatModel, Usage, tool
 from agents.events import AgentEvent
 from agents.models import ModelRequest
 from agents.testing import FunctionModel, ScriptedModel, Turn, call, calls
@@ -203,6 +203,32 @@ async def test_the_offer_is_settled_once_before_the_second_decision(reads: bool 
     kept = reads is not False
     assert menus == [True, kept, kept]  # one change at most, after the first request
     assert len(asked) == 1
+
+
+async def test_the_offer_stays_once_the_first_prompt_is_long_enough_to_be_cached() -> None:
+    """A first request a provider could cache (1,024 tokens and more) keeps the tool on the menu
+    even when the caller then knows it reads the answer: a changed menu would have the whole
+    history read uncached again. Called, it is refused, and the agent writes its answer."""
+    asked: list[bool] = []
+
+    def may_pass() -> bool:
+        asked.append(False)
+        return False
+
+    first = call("lookup", key="alpha").model_copy(
+        update={"usage": Usage(requests=1, prompt_tokens=1500, completion_tokens=9)}
+    )
+    model = ScriptedModel(
+        [first, calls(("lookup", {"key": "beta"}), ("answer_with_results", {})), "alpha, beta"]
+    )
+    report = await Executor(model, [lookup]).run(
+        "Find alpha and beta.", pass_results=1000, may_pass=may_pass
+    )
+    model.assert_complete()
+    assert ["answer_with_results" in _menu(r) for r in model.requests] == [True, True, True]
+    assert asked == [False]  # not before the second decision: only when it called the tool
+    assert "other steps may read your answer" in _told(model.requests[2])
+    assert report.answer == "alpha, beta"
 
 
 class _Value(BaseModel):

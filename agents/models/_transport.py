@@ -15,7 +15,8 @@ headers came) is marked not to be sent again (`resend=False`): the server went s
 working on it, and would take a copy only behind the one it has, or restart it from the first
 prompt token (one that timed out still waiting for a slot may be retried: see `_idle_timed`). A
 streamed reply that has come to only repeat itself is cut there and raises `MalformedResponse`
-(see `_streaming.Repeats`).
+(see `_streaming.Repeats`). A request a hedge is timing (`HedgedModel`) is streamed too, through
+paor's own client, so that the hedge sees when its reply begins (`_hedge.first_token`).
 
 An endpoint that answers something other than the API (a captive portal's page, a proxy's error
 page, text, broken JSON) fails with a one-line `ModelError` naming it and what it answered, on
@@ -45,6 +46,7 @@ from agents.models._bodies import (
     reply_error,
 )
 from agents.models._chunks import Chunks
+from agents.models._hedge import first_token
 from agents.models._http import ResponseTooLarge, body_of, check_allowed, new_client
 from agents.models._wire import DirectPost
 
@@ -193,9 +195,10 @@ class Transport:
         self, body: dict[str, Any], live: bool, alive: Callable[[], None] | None
     ) -> Reply:
         streamed = live_sink() if live else None
+        began = first_token() if self._direct is not None else None
         try:
-            if alive is not None:
-                return await self._streamed_locally(body, streamed, alive)
+            if alive is not None or began is not None:  # a local server, or a hedge timing it
+                return await self._streamed_directly(body, streamed, alive or _nothing, began)
             # The body is built and validated already, and only a few fields of the answer are
             # read: the client's generic `post` sends the one and returns the other as it came,
             # read here as JSON (`_bodies`). Its typed `chat.completions.create` transforms every
@@ -267,15 +270,30 @@ class Transport:
                 await take(chunk)
         return parts.body(), parts.sizes
 
-    async def _streamed_locally(
-        self, body: dict[str, Any], streamed: Streamed | None, alive: Callable[[], None]
+    async def _streamed_directly(
+        self,
+        body: dict[str, Any],
+        streamed: Streamed | None,
+        alive: Callable[[], None],
+        began: Callable[[], None] | None,
     ) -> Reply:
-        """The completion from a local server, streamed whatever the protocol, so that its idle
-        deadline sees it at work (`alive`) and a reply in a loop is cut early."""
+        """The completion streamed whatever the protocol: a local server's idle deadline sees it
+        at work (`alive`), a hedge sees its first event (`began`: `agents.models._hedge`), and
+        a reply in a loop is cut early."""
         if self._direct is None:  # a caller's own client: the SDK's stream, no pings seen
             return await self._streamed(body, streamed, alive)
         parts = Chunks()
-        whole = await self._direct.post_streamed(body, chunk_taker(parts, streamed), alive)
+        taker = chunk_taker(parts, streamed)
+        take = taker
+        if began is not None:
+            signal = began
+
+            async def take_and_signal(chunk: object) -> None:
+                signal()  # the hedge's own check makes this once
+                await taker(chunk)
+
+            take = take_and_signal
+        whole = await self._direct.post_streamed(body, take, alive)
         if whole is not None:  # a server that answered without streaming
             return whole, ()
         return parts.body(), parts.sizes

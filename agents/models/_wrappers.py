@@ -180,7 +180,9 @@ class AdmittedModel(ModelWrapper):
 class HedgedModel(ModelWrapper):
     """Sends a late request again and takes the first answer (see `agents.models._hedge`); the
     copy that lost is billed too, so the answer's usage counts twice. It keeps its own recent
-    latencies, by what each request is for; `hedged` counts the requests sent twice.
+    latencies, by what each request is for; `hedged` counts the requests sent twice. Late means
+    no token yet where the model says when its first came (`OpenAIChatModel` with its own
+    client streams such requests), else no answer yet.
 
     Never for text streamed to a live display, nor while `admission` (if given) says the
     endpoint has shown limits: a copy would spend what the others wait for. Not for a local
