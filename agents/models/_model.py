@@ -65,8 +65,9 @@ class Usage(_Frozen):
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        # Sums of validated counts are valid: built without validating again (once a call).
-        return Usage.model_construct(
+        # Validated again: pydantic-core checks six numbers faster (about 2 us) than
+        # `model_construct`'s Python path builds the model unchecked (about 3.5 us).
+        return Usage(
             requests=self.requests + other.requests,
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
