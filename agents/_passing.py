@@ -21,9 +21,9 @@ was still streaming in) is asked once more before the agent's second decision: i
 that it does not, the tool leaves the menu for good (the one change comes after the agent's first
 request, so that its later requests share one prefix), unless that first request was already long
 enough for a provider to cache (`CACHED_FROM` tokens): a changed menu would then have the whole
-history read uncached again, to save the tool's few tokens a request, and the tool stays, refused if called
-(a join's branches of long results, started as the plan streamed in, each paid that miss). If it
-still does not know, the tool stays.
+history read uncached again to save the tool's few tokens a request, so the tool stays, refused
+if called (a join's branches of long results, started as the plan streamed in, each paid that
+miss). If it still does not know, the tool stays.
 It is asked again when the agent calls the tool, and results it does not know it will not read
 are refused. Its answers are recorded choices, so a replay takes the same path. A tool of the
 caller's own with that name wins: the built-in one is then not offered.

@@ -6,6 +6,7 @@ answer alone."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -13,7 +14,14 @@ import pytest
 
 from agents import OpenAIChatModel
 from agents.errors import ModelRetryableError
-from agents.models import Admission, AdmittedModel, HedgedModel, ModelRequest, stack
+from agents.models import (
+    Admission,
+    AdmittedModel,
+    HedgedModel,
+    ModelRequest,
+    ModelResponse,
+    stack,
+)
 from agents.models._hedge import Hedging, first_token
 from agents.testing import Completion, FakeOpenAIServer, ScriptedModel, ServerAction, TokenUsage
 from memory import UserMessage
@@ -52,6 +60,22 @@ class Copies:
 async def _forever() -> str:
     await anyio.sleep_forever()
     raise AssertionError("unreachable")
+
+
+async def _sixth_answer(
+    decide: Callable[[dict[str, Any]], ServerAction],
+) -> tuple[ModelResponse, HedgedModel]:
+    """`decide` behind a `HedgedModel` around `OpenAIChatModel` over real HTTP: five requests
+    answered, then the sixth's answer, and the model."""
+    async with FakeOpenAIServer(decide) as server:
+        inner = OpenAIChatModel(base_url=server.base_url, api_key="k", timeout=30.0)
+        model = HedgedModel(inner)
+        for _ in range(5):
+            await model.complete(ASK)
+        with anyio.fail_after(10):
+            response = await model.complete(ASK)
+        await inner.aclose()
+    return response, model
 
 
 async def test_a_late_request_is_sent_again_and_the_first_answer_wins() -> None:
@@ -233,14 +257,7 @@ async def test_the_model_beats_a_hang_with_a_hedge_and_charges_the_copy() -> Non
             f"answer {seen}", usage=TokenUsage(prompt_tokens=10, completion_tokens=2)
         )
 
-    async with FakeOpenAIServer(decide) as server:
-        inner = OpenAIChatModel(base_url=server.base_url, api_key="k", timeout=30.0)
-        model = HedgedModel(inner)
-        for _ in range(5):
-            await model.complete(ASK)
-        with anyio.fail_after(10):
-            response = await model.complete(ASK)
-        await inner.aclose()
+    response, model = await _sixth_answer(decide)
     assert response.message.content == "answer 7"
     assert (response.usage.requests, response.usage.prompt_tokens) == (2, 20)
     assert model.hedged == 1
@@ -290,14 +307,7 @@ async def test_the_model_streams_a_timed_request_and_leaves_a_long_answer_alone(
             stream_s=1.0 if slow else 0.0,
         )
 
-    async with FakeOpenAIServer(decide) as server:
-        inner = OpenAIChatModel(base_url=server.base_url, api_key="k", timeout=30.0)
-        model = HedgedModel(inner)
-        for _ in range(5):
-            await model.complete(ASK)
-        with anyio.fail_after(10):
-            response = await model.complete(ASK)
-        await inner.aclose()
+    response, model = await _sixth_answer(decide)
     assert response.message.content == " ".join(["word"] * 40)
     assert (response.usage.requests, response.usage.prompt_tokens) == (1, 10)
     assert model.hedged == 0
