@@ -79,7 +79,8 @@ class _Bucket:
     at: float
 
     def refill(self, now: float) -> None:
-        self.level = min(self.capacity, self.level + (now - self.at) * self.rate)
+        """Add what flowed in since the last refill (nothing for a moment before it)."""
+        self.level = min(self.capacity, self.level + max(0.0, now - self.at) * self.rate)
         self.at = max(self.at, now)
 
     def wait_for(self, amount: float) -> float:

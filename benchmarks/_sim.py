@@ -490,8 +490,8 @@ class Simulator:
         else:
             await sleep_until(received + exchange.latency)
             exchange.answered = time.perf_counter()
-        if self.limiter is not None:
-            exchange.headers = tuple(self.limiter.headers(exchange.answered).items())
+        if self.limiter is not None:  # as they stand when the headers leave (a stream's: now)
+            exchange.headers = tuple(self.limiter.headers(time.perf_counter()).items())
         return reply, exchange
 
     def account(self, request: SimRequest) -> tuple[int, int]:

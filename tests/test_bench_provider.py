@@ -3,6 +3,8 @@ provider-aware admission against a rate-limited endpoint."""
 
 from __future__ import annotations
 
+import math
+
 import anyio
 import pytest
 
@@ -44,6 +46,15 @@ def test_the_rate_limiter_refuses_past_the_bucket_and_says_when() -> None:
     assert headers["x-ratelimit-limit-tokens"] == "1000"
     assert headers["x-ratelimit-remaining-tokens"] == "0"
     assert parse_reset(headers["x-ratelimit-reset-tokens"]) == pytest.approx(1.0)
+
+
+def test_the_limiters_headers_for_a_stream_leave_its_clock_where_it_was() -> None:
+    """A streamed reply's headers leave at its first token; a request arriving after them but
+    timed before an earlier refill (answers race) adds nothing and takes nothing away."""
+    limiter = RateLimiter(RateLimits(tokens=1000, window_s=1.0), start=0.0)
+    assert limiter.take(1000, now=0.0) is None
+    assert limiter.headers(now=0.5)["x-ratelimit-remaining-tokens"] == "500"
+    assert limiter.take(450, now=0.4) is None  # 500 there: the clock does not run backwards
 
 
 def test_reset_durations_parse_as_openai_writes_them() -> None:
@@ -184,9 +195,12 @@ async def test_a_streamed_first_answer_releases_the_held_callers_at_its_headers(
     assert await _stream_then_ask(decide, arrived) == ["second"]
 
 
-async def test_a_limited_endpoints_streamed_first_answer_is_waited_for_whole() -> None:
-    """An endpoint that shows limits in its first answer's headers is not released at them: the
-    others wait for its usage, which their token estimates start from."""
+async def test_a_limited_endpoints_streamed_first_answer_releases_the_others_at_its_headers() -> (
+    None
+):
+    """An endpoint that shows limits in its first answer's headers releases the held callers at
+    them too: a plan streaming for seconds does not hold the subtasks it has written, which are
+    admitted within what the headers allow."""
     limits = (
         ("x-ratelimit-limit-tokens", "100000"),
         ("x-ratelimit-remaining-tokens", "99000"),
@@ -198,7 +212,22 @@ async def test_a_limited_endpoints_streamed_first_answer_is_waited_for_whole() -
     def decide(body: dict[str, object]) -> Completion:
         if body.get("stream") is True:
             arrived.set()
-            return Completion(content="word " * 40, stream_s=0.5, headers=limits, usage=usage)
+            return Completion(content="word " * 40, stream_s=30.0, headers=limits, usage=usage)
         return Completion(content="quick", headers=limits, usage=usage)
 
-    assert await _stream_then_ask(decide, arrived) == ["streamed", "second"]
+    assert await _stream_then_ask(decide, arrived) == ["second"]
+
+
+def test_estimates_are_cautious_until_a_usage_then_carry_their_own_errors() -> None:
+    """Before any usage, two characters a token (half the usual) and 15% over; the first usage
+    sets the measure; after eight more, the headroom is the most the estimates fell short by."""
+    admission = Admission()
+    assert admission.estimate(400) == math.ceil(400 / 2 * 1.15)
+    admission.settle(admission.estimate(400), 400, prompt=100, completion=10)
+    assert admission.estimate(400) == math.ceil((400 / 4 + 10) * 1.15)  # measured, 15% over
+    for _ in range(8):  # each reply counts what was guessed: estimates need no headroom
+        admission.settle(admission.estimate(400), 400, prompt=100, completion=10)
+    assert admission.headroom == pytest.approx(1.0)
+    admission.settle(admission.estimate(400), 400, prompt=111, completion=10)  # 10% short
+    assert admission.headroom == pytest.approx(1.1, abs=0.01)
+    assert admission.estimate(400) >= 121  # what that reply counted

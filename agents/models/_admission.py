@@ -9,16 +9,25 @@ It models each limit as the provider does, a bucket that refills continuously: t
 size, and its refill rate comes from the reset headers (the time to refill what is missing), or the
 limit per minute when the bucket is full. Before a request is sent, `admit` waits, first come first
 served, until the bucket holds the request's estimated tokens (its body's characters over the
-characters per token measured so far, plus the completion tokens replies have averaged, with some
+characters per token measured so far, plus the completion tokens replies have averaged, with
 headroom); `settle` then puts back or takes the difference from what the reply's usage reports.
+The headroom is what the estimates have been seen to fall short by: the largest ratio of a
+reply's tokens to its estimate over the last `_ERRORS_KEPT` replies (at least 1), and 15% until
+`_ERRORS_NEEDED` have settled. A fixed 15% held every request for tokens it would not spend;
+under a tight limit the run's last and largest request, the synthesis, waited for them alone.
 Each answer's `remaining` only ever lowers the local level (an answer may describe an older moment
 than the bucket has already accounted for). A 429 with a Retry-After holds every caller until it
 has passed (at most `max_hold_s`).
 
 Until the endpoint has answered once, one request goes out at a time (`first_contact`): a burst of
 sub-agents or batch items would otherwise all be sent, and many refused, before the first answer
-says what the limits are. Once it has answered without showing a limit, nothing waits: a local
-server costs nothing.
+says what the limits are. The others go on at that answer's headers, which say them: a streamed
+plan, whose whole reply takes seconds, does not hold the subtasks it has already written. Until a
+reply's usage has said how the endpoint counts tokens, a request is estimated at
+`_UNCALIBRATED_CHARS` characters a token, half what English and JSON usually take, so that what
+is admitted on the headers alone stays within the limit; the first usage then sets the measure,
+and later ones adjust it. Once the endpoint has answered without showing a limit, nothing waits:
+a local server costs nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import email.utils
 import math
 import re
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -38,7 +48,10 @@ from agents._tracing import logger
 __all__ = ["Admission", "parse_reset", "retry_after"]
 
 _log = logger("paor.admission")
-_HEADROOM = 1.15  # estimates run high: what is left over is put back when the reply says
+_HEADROOM = 1.15  # until the estimates' own errors are known; what is over is put back
+_ERRORS_NEEDED = 8
+_ERRORS_KEPT = 32
+_UNCALIBRATED_CHARS = 2.0  # characters a token before any usage was seen
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
 _UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
@@ -95,8 +108,9 @@ class Admission:
         self._tokens: _Bucket | None = None
         self._hold_until = -math.inf
         self._lock = anyio.Lock()
-        self._chars_per_token = 4.0
+        self._chars_per_token: float | None = None  # measured from the replies' usage
         self._completion = 0.0
+        self._errors: deque[float] = deque(maxlen=_ERRORS_KEPT)  # reply tokens over estimate
         self._limited = False
         self._answered = False
         self._first: anyio.Event | None = None
@@ -140,8 +154,21 @@ class Admission:
 
     def estimate(self, body_chars: int) -> int:
         """The tokens a request whose body has `body_chars` characters will likely count."""
-        prompt = body_chars / self._chars_per_token
-        return math.ceil((prompt + self._completion) * _HEADROOM)
+        return math.ceil(self._guess(body_chars) * self.headroom)
+
+    @property
+    def headroom(self) -> float:
+        """What estimates are multiplied by: the most they have fallen short by of late (see the
+        module docstring)."""
+        if len(self._errors) < _ERRORS_NEEDED:
+            return _HEADROOM
+        return max(1.0, max(self._errors))
+
+    def _guess(self, body_chars: int) -> float:
+        measured = self._chars_per_token
+        if measured is None:
+            return body_chars / _UNCALIBRATED_CHARS
+        return body_chars / measured + self._completion
 
     async def admit(self, tokens: int) -> None:
         """Wait until a request of `tokens` estimated tokens fits the limits, then take them."""
@@ -170,8 +197,12 @@ class Admission:
         reply without usage is taken to have cost the estimate)."""
         if prompt <= 0:
             return
-        self._chars_per_token += 0.2 * (body_chars / prompt - self._chars_per_token)
-        self._completion += 0.2 * (completion - self._completion)
+        if self._chars_per_token is None:  # the first usage seen sets the measure
+            self._chars_per_token, self._completion = body_chars / prompt, float(completion)
+        else:
+            self._errors.append((prompt + completion) / max(1.0, self._guess(body_chars)))
+            self._chars_per_token += 0.2 * (body_chars / prompt - self._chars_per_token)
+            self._completion += 0.2 * (completion - self._completion)
         if self._tokens is not None:
             self._tokens.level += estimated - (prompt + completion)
 
@@ -182,13 +213,12 @@ class Admission:
 
     def observe(self, headers: Mapping[str, str], status: int) -> None:
         """Learn from one answer's headers (any status); a 429 holds every caller. Seen as the
-        headers arrive, before the body: a streamed first answer from an endpoint that shows no
-        limit releases the others at once; one that shows limits is waited for whole, since its
-        usage is what the estimates the others are admitted by start from."""
+        headers arrive, before the body: a streamed first answer releases the others at once,
+        admitted within the limits its headers show."""
         now = anyio.current_time()
         for name in ("requests", "tokens"):
             self._learn(name, headers, now)
-        if not self._answered and not self._limited:
+        if not self._answered:
             self._release()
         if status != 429:
             return
