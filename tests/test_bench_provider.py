@@ -231,3 +231,5 @@ def test_estimates_are_cautious_until_a_usage_then_carry_their_own_errors() -> N
     admission.settle(admission.estimate(400), 400, prompt=111, completion=10)  # 10% short
     assert admission.headroom == pytest.approx(1.1, abs=0.01)
     assert admission.estimate(400) >= 121  # what that reply counted
+    admission.settle(admission.estimate(400), 400, prompt=100, completion=2000)  # a long answer
+    assert admission.headroom == pytest.approx(1.5)  # bounded: it says little of the next ones

@@ -12,8 +12,9 @@ served, until the bucket holds the request's estimated tokens (its body's charac
 characters per token measured so far, plus the completion tokens replies have averaged, with
 headroom); `settle` then puts back or takes the difference from what the reply's usage reports.
 The headroom is what the estimates have been seen to fall short by: the largest ratio of a
-reply's tokens to its estimate over the last `_ERRORS_KEPT` replies (at least 1), and 15% until
-`_ERRORS_NEEDED` have settled. A fixed 15% held every request for tokens it would not spend;
+reply's tokens to its estimate over the last `_ERRORS_KEPT` replies (at least 1, at most
+`_HEADROOM_MAX`: one short prompt with a long answer must not hold the next 32 requests for
+several times their tokens), and 15% until `_ERRORS_NEEDED` have settled. A fixed 15% held every request for tokens it would not spend;
 under a tight limit the run's last and largest request, the synthesis, waited for them alone.
 Each answer's `remaining` only ever lowers the local level (an answer may describe an older moment
 than the bucket has already accounted for). A 429 with a Retry-After holds every caller until it
@@ -49,6 +50,7 @@ __all__ = ["Admission", "parse_reset", "retry_after"]
 
 _log = logger("paor.admission")
 _HEADROOM = 1.15  # until the estimates' own errors are known; what is over is put back
+_HEADROOM_MAX = 1.5
 _ERRORS_NEEDED = 8
 _ERRORS_KEPT = 32
 _UNCALIBRATED_CHARS = 2.0  # characters a token before any usage was seen
@@ -162,7 +164,7 @@ class Admission:
         module docstring)."""
         if len(self._errors) < _ERRORS_NEEDED:
             return _HEADROOM
-        return max(1.0, max(self._errors))
+        return min(_HEADROOM_MAX, max(1.0, max(self._errors)))
 
     def _guess(self, body_chars: int) -> float:
         measured = self._chars_per_token
