@@ -38,11 +38,10 @@ from agents._effects import Effects
 from agents._report import AgentReport
 from agents._steps import AgentState, tell
 from agents._verdict import AnswerRules
+from agents.models._warm import CACHED_FROM
 
-__all__ = ["CACHED_FROM", "Passing", "passed", "withdrawn"]
+__all__ = ["Passing", "passed", "withdrawn"]
 
-CACHED_FROM = 1024
-"""The shortest prompt, in tokens, that a provider caches (OpenAI's and Anthropic's minimum)."""
 _NOT_KNOWN = "not known"
 _OPTIONS = ("pass", "write", _NOT_KNOWN)
 

@@ -32,9 +32,11 @@ import anyio
 
 from agents._tracing import logger
 
-__all__ = ["CacheWarming", "prefix_of"]
+__all__ = ["CACHED_FROM", "CacheWarming", "prefix_of"]
 
 _log = logger("paor.model")
+CACHED_FROM = 1024
+"""The shortest prompt, in tokens, that a provider caches (OpenAI's and Anthropic's minimum)."""
 _CHARS_PER_TOKEN = 4  # the estimate `memory._tokens` makes without a tokenizer
 _MAX_PREFIXES = 1024  # prefixes remembered before the expired ones are dropped
 _LEADING_ROLES = ("system", "developer")
@@ -51,7 +53,7 @@ class CacheWarming:
         max_wait_s: The longest a request waits for the writer of its prefix.
     """
 
-    min_tokens: int = 1024
+    min_tokens: int = CACHED_FROM
     ttl_s: float = 300.0
     max_wait_s: float = 10.0
     waited: int = field(default=0, init=False)
