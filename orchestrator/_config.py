@@ -78,8 +78,10 @@ class RunConfig(BaseModel):
             validated, and the subtasks that depend on it receive that object as JSON data.
         stream_plans: Stream the first plan, and start each subtask with no dependencies as
             soon as the planner has written it (LLMCompiler's trick; the planner is told so, and
-            asked to write first the ones that begin the longest chains); the plan is still
-            validated whole, and an early start the final plan does not keep is stopped. None
+            asked to write first the ones that begin the longest chains), and each written after
+            all it depends on as soon as those have ended done or partial with nothing to
+            replan, if the plan is still coming; the plan is still validated whole, and an early
+            start the final plan does not keep, or that read the result of one, is stopped. None
             (the default): on where it is safe, when the planner is a hosted endpoint (an
             `OpenAIChatModel` that is not `local`); off for a server on this machine, where
             early sub-agents would wait on the planner's slot, and for models of one's own.

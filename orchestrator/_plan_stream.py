@@ -3,16 +3,22 @@
 `SubtaskScanner` reads the reply's text piece by piece and hands out each object of the top-level
 "subtasks" array the moment its closing brace arrives. It tracks only what JSON needs to find
 those objects (string and escape state, nesting depth), so each character is looked at once, and
-it never trusts what it finds: each object is validated as a subtask on its own, and the run still
-validates the whole plan when the reply is complete (see `orchestrator._run`).
+it never trusts what it finds: each object is validated as a subtask on its own (`early_subtasks`:
+one with dependencies together with those, written before it), and the run still validates the
+whole plan when the reply is complete (see `orchestrator._run_plans`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SubtaskScanner"]
+from agents.events import TextSink
+from orchestrator._drafts import parse_draft
+from orchestrator._plan import Subtask, SubtaskDraft
+
+__all__ = ["SubtaskScanner", "early_subtasks"]
 
 _KEY = "subtasks"
 _MAX_OBJECT_CHARS = 64 * 1024  # a subtask longer than this is not handed out early
@@ -84,3 +90,40 @@ class SubtaskScanner:
         except (json.JSONDecodeError, RecursionError):
             return None
         return found if isinstance(found, dict) else None
+
+
+def early_subtasks(
+    on_subtask: Callable[[Subtask], None],
+    valid: Callable[[list[SubtaskDraft]], Subtask | None],
+    *,
+    most: int,
+) -> TextSink:
+    """A text sink for a streamed plan that hands each subtask to `on_subtask` as soon as it is
+    written, if it is valid (`valid`: the last of the drafts as a subtask, if it is valid in the
+    plan they make) in the plan of itself and the handed-out subtasks it depends on, directly or
+    not; one written before something it depends on is not handed out (the run has it from the
+    whole plan), nor anything past `most`."""
+    scanner, handed = SubtaskScanner(), dict[str, SubtaskDraft]()
+
+    async def sink(text: str, restart: bool) -> None:
+        nonlocal scanner
+        if restart:
+            scanner = SubtaskScanner()
+        for raw in scanner.feed(text):
+            draft = parse_draft(json.dumps(raw), SubtaskDraft)
+            if isinstance(draft, list) or len(handed) >= most or draft.id in handed:
+                continue
+            if not all(d in handed for d in draft.depends_on):
+                continue
+            needed, wanted = set[str](), list(draft.depends_on)
+            while wanted:
+                if (dep := wanted.pop()) not in needed:
+                    needed.add(dep)
+                    wanted += handed[dep].depends_on
+            ahead = [d for d in handed.values() if d.id in needed]  # in the order they came
+            sub = valid([*ahead, draft])
+            if sub is not None:
+                handed[draft.id] = draft
+                on_subtask(sub)
+
+    return sink

@@ -10,7 +10,6 @@ Every model call goes through the effect boundary as agent `ReservedAgent.PLANNE
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
@@ -52,7 +51,7 @@ from orchestrator._plan_checks import (
     goal_problems,
     subtask_ids,
 )
-from orchestrator._plan_stream import SubtaskScanner
+from orchestrator._plan_stream import early_subtasks
 from orchestrator._prompts import (
     CHAINS_FIRST,
     DIRECT_CALLS,
@@ -153,8 +152,9 @@ class Planner:
     ) -> Plan | Question:
         """The first plan for `goal` (`feedback`: a person's reason for rejecting the last one);
         with `may_ask`, perhaps a question for the user instead. With `on_subtask`, the reply is
-        streamed and each subtask with no dependencies goes there as soon as it is written and
-        valid on its own, before the plan is complete (the plan itself may still be repaired).
+        streamed and each subtask goes there as soon as it is written and valid on its own (with
+        what it depends on written before it), before the plan is complete (the plan itself may
+        still be repaired).
 
         Raises:
             PlanError: No valid plan within the repair budget, or the model failed.
@@ -187,25 +187,20 @@ class Planner:
         return await self._structured(prompt, "plan", schema, build, on_text=early)
 
     def _early(self, on_subtask: Callable[[Subtask], None]) -> TextSink:
-        """A text sink that hands each streamed root subtask, valid on its own, to `on_subtask`."""
-        scanner, seen = SubtaskScanner(), set[str]()
+        """A text sink that hands each streamed subtask, valid on its own, to `on_subtask`
+        (`early_subtasks`)."""
+        return early_subtasks(on_subtask, self._valid_last, most=self.max_subtasks)
 
-        async def sink(text: str, restart: bool) -> None:
-            nonlocal scanner
-            if restart:
-                scanner = SubtaskScanner()
-            for raw in scanner.feed(text):
-                draft = parse_draft(json.dumps(raw), SubtaskDraft)
-                if isinstance(draft, list) or draft.depends_on or len(seen) >= self.max_subtasks:
-                    continue
-                alone = PlanDraft(subtasks=[draft])
-                checked = self._checked(functools.partial(self._build, alone, 1), reserved=seen)
-                if isinstance(checked, Plan) and not goal_problems(checked, tools=self.tools):
-                    (sub,) = checked.subtasks
-                    seen.add(sub.id)
-                    on_subtask(sub)
-
-        return sink
+    def _valid_last(self, drafts: list[SubtaskDraft]) -> Subtask | None:
+        """The last of `drafts` as a subtask, if it is valid in the plan they make."""
+        made = functools.partial(self._build, PlanDraft(subtasks=drafts), 1)
+        checked = self._checked(made, reserved=())
+        if not isinstance(checked, Plan):
+            return None
+        last = drafts[-1].id
+        return (
+            None if goal_problems(checked, tools=self.tools, only={last}) else checked.subtasks[-1]
+        )
 
     async def replan(
         self,

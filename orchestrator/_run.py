@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
@@ -49,7 +49,7 @@ from orchestrator._events import (
     SubtaskFinished,
     SubtaskStarted,
 )
-from orchestrator._run_plans import PlanSteps, span_ids
+from orchestrator._run_plans import PlanSteps, invalidation, replan_reason, span_ids
 from orchestrator._state import (
     FINISHED,
     Completion,
@@ -59,8 +59,6 @@ from orchestrator._state import (
     RunDeps,
     RunResult,
     RunState,
-    invalidation,
-    replan_reason,
 )
 from orchestrator._synthesis import goal_answered
 
@@ -116,6 +114,7 @@ class RunLoop(PlanSteps):
     pass_results: int = 0  # sub-agents that only gather may pass this much of their results on
     text: bool = False
     output: OutputSpec[Any] | None = None
+    _early_ended: Callable[[], None] = field(default=lambda: None, init=False)
 
     async def execute(self, s: RunState) -> RunResult:
         """Run to the end and return the result (a run that could make no plan ends "failed",
@@ -336,6 +335,9 @@ class RunLoop(PlanSteps):
                 report = AgentReport(
                     agent_id=sub.id, task=sub.goal, status="failed", answer="", notes=(repr(exc),)
                 )
+        if record.held is not None:  # an early start: what reads its result may start early too
+            record.report = report
+            self._early_ended()
         self.deps.done_send.send_nowait(Completion(sub.id, report, source=record))  # unbounded
 
     async def _finish(self, s: RunState) -> RunResult:

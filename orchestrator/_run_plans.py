@@ -2,8 +2,9 @@
 
 The first plan is the planner's (or, under `direct_questions`, a goal that is one question as its
 own one-subtask plan), after any questions it may put to the user, as a person approved
-or edited it under review; a streaming planner's subtasks may start before the plan is whole, and
-are kept only if the adopted plan has them as written. A replan keeps what is in play and adds or
+or edited it under review; a streaming planner's subtasks may start before the plan is whole (one
+with dependencies once they have ended well), and are kept only if the adopted plan has them as
+written and kept what they read. A replan keeps what is in play and adds or
 removes subtasks, under review when every plan is reviewed. A subtask whose dependencies died, or
 that a replan removed before it ran, is dropped. `RunLoop` (in `orchestrator._run`) takes these
 steps from `PlanSteps` and gives them its events and its sub-agent runner.
@@ -17,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio.abc
 
-from agents import telemetry
+from agents import AgentReport, telemetry
 from agents.events import AgentEvent
 from agents.telemetry import logger
 from agents.tools import Toolbox
@@ -26,9 +27,9 @@ from orchestrator._plan import Plan, PlanDiff, PlanError, Subtask
 from orchestrator._plan_checks import one_question
 from orchestrator._planner import Question
 from orchestrator._review import MAX_REJECTIONS, Reviewer, asked_for_planner
-from orchestrator._state import Record, RunDeps, RunState
+from orchestrator._state import FINISHED, Record, RunDeps, RunState
 
-__all__ = ["PlanSteps", "span_ids"]
+__all__ = ["PlanSteps", "invalidation", "replan_reason", "span_ids"]
 
 _log = logger("paor.run")
 _ONE_QUESTION = "the goal is one question: its own plan, made without a planning call"
@@ -47,6 +48,7 @@ class PlanSteps(ABC):
     single_on_plan_failure: bool
     direct_questions: bool
     stream_plans: bool
+    _early_ended: Callable[[], None]  # starts what waits for an early start that just ended
 
     @abstractmethod
     async def _emit(self, s: RunState, event: Event) -> None:
@@ -152,26 +154,45 @@ class PlanSteps(ABC):
 
     def _early_starter(self, s: RunState, tg: anyio.abc.TaskGroup) -> Callable[[Subtask], None]:
         """What starts each subtask the streaming planner has just written (see `_keep_early`):
-        in the run's context as it is now, before the plan's span (a task inherits its
-        starter's context, and the planner call's span and text sink are no sub-agent's)."""
+        one with dependencies as soon as they have all finished well, if the plan is still
+        coming (`_early_ended`); in the run's context as it is now, before the plan's span (a
+        task inherits its starter's context, and the planner call's span and text sink are no
+        sub-agent's)."""
         run = contextvars.copy_context()
 
-        def start(sub: Subtask) -> None:
-            if sub.id not in s.early and s.halt_asked is None and s.exhausted is None:
-                record = s.early[sub.id] = Record(subtask=sub, status="running", held=[])
-                run.run(tg.start_soon, self._run_subtask, s, record)
+        def release() -> None:
+            if s.plan is not None or s.halt_asked is not None or s.exhausted is not None:
+                return  # the plan has come (the loop schedules the rest), or nothing may start
+            for sub in list(s.streamed.values()):
+                if sub.id not in s.early and all(
+                    _ended_well(s.early.get(d)) for d in sub.depends_on
+                ):
+                    record = s.early[sub.id] = Record(subtask=sub, status="running", held=[])
+                    run.run(tg.start_soon, self._run_subtask, s, record)
 
+        def start(sub: Subtask) -> None:
+            s.streamed.setdefault(sub.id, sub)
+            release()
+
+        self._early_ended = release
         return start
 
     async def _keep_early(self, s: RunState) -> None:
         """Settle the early starts against the adopted plan: one the plan has, exactly as it
-        was streamed, is its subtask's run (its events are published now, after the plan's);
-        any other is stopped and its report ignored."""
-        early, s.early = s.early, {}
-        for sub_id, record in early.items():
+        was streamed, and whose dependencies were kept too, is its subtask's run (its events are
+        published now, after the plan's); any other is stopped and its report ignored."""
+        early, s.early, s.streamed = s.early, {}, {}  # nothing more starts early
+        dropped: set[str] = set()
+        for sub_id, record in early.items():  # in the order they started: dependencies first
             planned = s.records.get(sub_id)
-            if planned is None or planned.status != "pending" or planned.subtask != record.subtask:
+            if (
+                planned is None
+                or planned.status != "pending"
+                or planned.subtask != record.subtask
+                or dropped.intersection(record.subtask.depends_on)
+            ):
                 record.stop.set()  # its events stay held: it was never part of the run
+                dropped.add(sub_id)
                 _log.info("early_start_discarded", subtask_id=sub_id)
                 continue
             s.records[sub_id] = record
@@ -290,3 +311,29 @@ def span_ids(s: RunState) -> dict[str, str | int]:
 
 def _plan_attributes(plan: Plan) -> dict[str, int | tuple[str, ...]]:
     return {"paor.plan.version": plan.version, "paor.plan.subtask_ids": plan.ids}
+
+
+def _ended_well(record: Record | None) -> bool:
+    """Whether an early start has reported, done or partial, with nothing to replan around: a
+    subtask that reads its result may start before the plan has come."""
+    report = None if record is None else record.report
+    return report is not None and report.status in FINISHED and replan_reason(report) is None
+
+
+def replan_reason(report: AgentReport, answered: str | None = None) -> str | None:
+    """Why a subtask's report calls for a replan, if it does (`answered`: an invalidation a
+    replan already answered as it arrived, not a reason again)."""
+    if report.invalidates and report.invalidates != answered:
+        return invalidation(report.invalidates)
+    if report.status == "blocked":
+        return f"it is blocked: {report.answer[:300]}"
+    if report.status == "failed":
+        return f"it failed: {'; '.join(report.notes[-2:]) or report.answer[:300]}"
+    if report.stop_reason == "acceptance":
+        return f"its answer was rejected: {report.notes[-1] if report.notes else ''}"
+    return None
+
+
+def invalidation(reason: str) -> str:
+    """The replan reason for a sub-agent's finding that invalidates the plan's assumptions."""
+    return f"its result invalidates the plan's assumptions: {reason}"

@@ -37,8 +37,6 @@ __all__ = [
     "RunResult",
     "RunState",
     "SubtaskStatus",
-    "invalidation",
-    "replan_reason",
 ]
 
 OutputT = TypeVar("OutputT", default=Any)
@@ -221,6 +219,7 @@ class RunState:
     diffs: list[PlanDiff] = field(default_factory=list)
     records: dict[str, Record] = field(default_factory=dict)
     early: dict[str, Record] = field(default_factory=dict)  # started while the plan streamed
+    streamed: dict[str, Subtask] = field(default_factory=dict)  # written so far, while it streams
     # What arrived and awaits the loop, by subtask, in order (an issue before the report).
     arrived: dict[str, list[Completion | Issue]] = field(default_factory=dict)
     trace: list[Event] = field(default_factory=list)
@@ -310,11 +309,12 @@ class RunState:
     def passes_on(self, sub: Subtask) -> bool | None:
         """Whether `sub`'s sub-agent may pass its tool results on as its answer: its subtask only
         gathers (no answer shape or check asked, not the goal itself) and no other subtask reads
-        its result. None while the first plan streams in (its readers are not known yet)."""
+        its result. While the first plan streams in, False once a subtask written so far reads
+        it, else None (its readers are not all known yet)."""
         if sub.output_schema or sub.acceptance or sub.expected_output:
             return False
         if self.plan is None:
-            return None
+            return False if any(sub.id in w.depends_on for w in self.streamed.values()) else None
         return not self.read_by_others(sub.id) and not same_question(sub.goal, self.goal)
 
     def read_by_others(self, subtask_id: str) -> bool:
@@ -347,11 +347,11 @@ class RunState:
         reads this context as a passage: what its tools showed is passed on instead."""
         parts: list[str] = []
         for dep in depends_on:
-            report = self.records[dep].report
+            report = self._of(dep).report
             if report is None:
                 continue
             sources = ", ".join(dict.fromkeys(e.source for e in report.evidence[:8]))
-            goal = self.records[dep].subtask.goal
+            goal = self._of(dep).subtask.goal
             if report.status != "done":
                 parts.append(f"[{dep}] {goal}\n{_unaccepted(report, self.result_chars)}")
                 continue
@@ -366,8 +366,12 @@ class RunState:
 
     def answers(self, ids: tuple[str, ...]) -> dict[str, str]:
         """The answers of the subtasks `ids` that have reported."""
-        reports = ((i, self.records[i].report) for i in ids)
+        reports = ((i, self._of(i).report) for i in ids)
         return {i: report.answer for i, report in reports if report is not None}
+
+    def _of(self, subtask_id: str) -> Record:
+        """A subtask's record: the plan's, or while the first plan streams in, its early start's."""
+        return self.records.get(subtask_id) or self.early[subtask_id]
 
     def incompleteness(self) -> str | None:
         """Why the run is not complete (None: it is)."""
@@ -428,22 +432,3 @@ def _unaccepted(report: AgentReport, chars: int | None) -> str:
         return f"{head} Its tools showed nothing usable."
     shown = "\n".join(f"- [{source}] {text}" for source, text in list(excerpts.items())[:8])
     return f"{head} What its tools showed:\n{shown[:chars]}"
-
-
-def replan_reason(report: AgentReport, answered: str | None = None) -> str | None:
-    """Why a subtask's report calls for a replan, if it does (`answered`: an invalidation a
-    replan already answered as it arrived, not a reason again)."""
-    if report.invalidates and report.invalidates != answered:
-        return invalidation(report.invalidates)
-    if report.status == "blocked":
-        return f"it is blocked: {report.answer[:300]}"
-    if report.status == "failed":
-        return f"it failed: {'; '.join(report.notes[-2:]) or report.answer[:300]}"
-    if report.stop_reason == "acceptance":
-        return f"its answer was rejected: {report.notes[-1] if report.notes else ''}"
-    return None
-
-
-def invalidation(reason: str) -> str:
-    """The replan reason for a sub-agent's finding that invalidates the plan's assumptions."""
-    return f"its result invalidates the plan's assumptions: {reason}"

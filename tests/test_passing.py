@@ -340,6 +340,9 @@ def test_an_early_start_is_offered_the_tool_and_asked_again_once_the_plan_has_co
     assert call.pass_results == 500
     assert call.may_pass is not None
     assert call.may_pass() is None  # no plan yet: not known
+    s.streamed["c"] = Subtask(id="c", goal="Use alpha.", depends_on=("a",))
+    assert call.may_pass() is False  # a subtask written so far reads it: known already
+    s.streamed.clear()
     s.adopt(Plan(subtasks=(a,)))
     assert call.may_pass()  # nothing reads it
     s.adopt(Plan(subtasks=(a, Subtask(id="b", goal="Use alpha.", depends_on=("a",)))))

@@ -1,19 +1,23 @@
 """Plan streaming (`RunConfig(stream_plans=True)`): a subtask with no dependencies starts as
-soon as the planner has written it, before the plan's reply is complete.
+soon as the planner has written it, before the plan's reply is complete, and one with
+dependencies as soon as it is written and they have ended well, if the plan is still coming.
 
 The planner here streams its reply in two halves and holds the second back until the early
-subtask's first request has arrived: without an early start the run cannot finish (the guard
-fails the test), so the checks hold by construction, not by timing. Then: the whole plan is still
+subtask's first request has arrived (that agent then waits for the whole plan before it answers)
+or until its agent has ended: without an early start the run cannot finish (the guard fails the
+test), so the checks hold by construction, not by timing. Then: the whole plan is still
 validated; an early start the final plan does not keep is stopped, its report and events left
-out; the events read in order (the plan before its subtasks); nothing starts early under review,
-with a journal, or when the option is off; and the scanner finds each subtask at any cut.
+out, and so is an early start that read its result; the events read in order (the plan before its
+subtasks); nothing starts early under review, with a journal, or when the option is off; and the
+scanner finds each subtask at any cut.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
@@ -21,11 +25,13 @@ import pytest
 from agents import ChatModel, OpenAIChatModel, Usage
 from agents._streaming import live_sink
 from agents.approvals import ApprovalRequest, Decision
+from agents.effects import AgentCall, LiveEffects
+from agents.errors import ModelRequestError
 from agents.events import ModelCalled
 from agents.models import ModelRequest, ModelResponse, RetryingModel
 from agents.testing import ScriptedModel
 from memory import AssistantMessage, Journal
-from orchestrator import Orchestrator, RunConfig
+from orchestrator import Limits, Orchestrator, RunConfig
 from orchestrator._plan_stream import SubtaskScanner
 from orchestrator._prompts import CHAINS_FIRST
 from orchestrator._setup import _streams_plans
@@ -39,15 +45,33 @@ GUARD_S = 10  # a deadlock guard, not a timing claim
 
 class StreamingPlanner:
     """One model for the whole team: streams each plan reply in two halves, the second held back
-    (when `hold` is set) until subtask `early`'s first request has come; sub-agents answer at
-    once, the writer sums up."""
+    until subtask `early`'s first request has come (`hold="asked"`: that agent answers only once
+    the plan is complete) or until its agent has ended (`hold="ended"`, with the `ends` fixture;
+    then, with `then`, the reply up to that subtask is sent, and the rest once its first request
+    has come); sub-agents answer at once (those in `failing` with an error), the writer sums
+    up."""
 
-    def __init__(self, plans: list[dict[str, Any] | str], *, early: str = "a", hold: bool = True):
+    def __init__(
+        self,
+        plans: list[dict[str, Any] | str],
+        *,
+        early: str = "a",
+        hold: Literal["asked", "ended", "no"] = "asked",
+        ended: dict[str, anyio.Event] | None = None,
+        failing: frozenset[str] = frozenset(),
+        then: str | None = None,
+    ):
         self.plans = plans
+        self.then = then
+        self.first: dict[str, anyio.Event] = defaultdict(anyio.Event)
         self.early = early
         self.hold = hold
+        self.ended = ended
+        self.failing = failing
         self.asked = anyio.Event()
+        self.planned = anyio.Event()
         self.order: list[str] = []  # "plan-done" and each sub-agent's first request, in order
+        self.firsts: dict[str, list[str]] = defaultdict(list)  # each first request's text
         self.streamed: list[bool] = []  # per plan request: was it asked to stream
         self.prompts: list[str] = []  # per plan request: its prompt (the user message)
         self.agent_sinks: list[object] = []  # the live text sink each sub-agent call saw
@@ -67,8 +91,14 @@ class StreamingPlanner:
         self.agent_sinks.append(live_sink())
         if sum(isinstance(m, AssistantMessage) for m in request.messages) == 0:
             self.order.append(who)
-            if who == self.early:
+            self.firsts[who].append("\n".join(str(m.content) for m in request.messages))
+            self.first[who].set()
+            if who == self.early and self.hold == "asked":
                 self.asked.set()
+                with anyio.fail_after(GUARD_S):
+                    await self.planned.wait()
+        if who in self.failing:
+            raise ModelRequestError(f"{who} cannot be answered", status=400)
         return _reply(f"{who} found [lookup]")
 
     async def _plan(self) -> ModelResponse:
@@ -79,12 +109,45 @@ class StreamingPlanner:
         if sink is not None:
             cut = text.index("}", text.index(f'"id": "{self.early}"')) + 1
             await sink.send(text[:cut])
-            if self.hold:
-                with anyio.fail_after(GUARD_S):
+            with anyio.fail_after(GUARD_S):
+                if self.hold == "asked":
                     await self.asked.wait()
+                elif self.hold == "ended":
+                    assert self.ended is not None
+                    await self.ended[self.early].wait()
+            if self.then is not None:
+                then = text.index("}", text.index(f'"id": "{self.then}"')) + 1
+                await sink.send(text[cut:then])
+                with anyio.fail_after(GUARD_S):
+                    await self.first[self.then].wait()
+                cut = then
             await sink.send(text[cut:])
         self.order.append("plan-done")
+        self.planned.set()
         return _reply(text)
+
+
+class _Events(dict[str, anyio.Event]):
+    """An event per key, made as it is first asked for."""
+
+    def __missing__(self, key: str) -> anyio.Event:
+        return self.setdefault(key, anyio.Event())
+
+
+@pytest.fixture
+def ends(monkeypatch: pytest.MonkeyPatch) -> dict[str, anyio.Event]:
+    """An event per sub-agent, set as its report comes back through the live effects: the run
+    has its report before any other task runs (no checkpoint between)."""
+    events = _Events()
+    run = LiveEffects.sub_agent
+
+    async def sub_agent(self: LiveEffects, executor: Any, call: AgentCall) -> Any:
+        report = await run(self, executor, call)
+        events[call.agent_id].set()
+        return report
+
+    monkeypatch.setattr(LiveEffects, "sub_agent", sub_agent)
+    return events
 
 
 def _reply(text: str) -> ModelResponse:
@@ -96,8 +159,8 @@ async def _approve(request: ApprovalRequest) -> Decision:
     return Decision.approve()
 
 
-async def _run(model: StreamingPlanner) -> Any:
-    orch = Orchestrator(model, [lookup], config=RunConfig(stream_plans=True))
+async def _run(model: StreamingPlanner, **config: Any) -> Any:
+    orch = Orchestrator(model, [lookup], config=RunConfig(stream_plans=True, **config))
     with anyio.fail_after(GUARD_S):
         return await orch.run("Find a, b and c for the report.")
 
@@ -139,17 +202,69 @@ async def test_an_early_start_the_final_plan_does_not_keep_is_stopped_and_left_o
     assert "a" in model.order  # the discarded early start did run, and was stopped
 
 
-async def test_only_roots_start_early() -> None:
-    """A streamed subtask with dependencies waits for them, early or not."""
+async def test_a_dependent_written_before_what_it_needs_has_ended_waits_for_the_plan() -> None:
+    """b needs a, which answers only once the plan is complete: b starts from the plan."""
     model = StreamingPlanner([plan(sub("a"), sub("b", "a"))])
     result = await _run(model)
     assert result.status == "complete"
     assert model.order == ["a", "plan-done", "b"]
 
 
+async def test_a_dependent_starts_early_once_what_it_needs_has_ended(
+    ends: dict[str, anyio.Event],
+) -> None:
+    """Written after a has ended, while the plan is still coming, b (which needs a) starts at
+    once, reading a's answer as any dependent does; c too, and the run reads as always."""
+    model = StreamingPlanner(
+        [plan(sub("a"), sub("b", "a"), sub("c"))], hold="ended", ended=ends, then="b"
+    )
+    result = await _run(model)
+    assert result.status == "complete"
+    assert model.order[:2] == ["a", "b"]  # b before the plan was complete
+    assert sorted(model.order) == ["a", "b", "c", "plan-done"]
+    assert "a found" in model.firsts["b"][0]  # its dependency's result, in its context
+    kinds = [(type(e).__name__, getattr(e, "subtask_id", None)) for e in result.events]
+    plan_at = kinds.index(("PlanCreated", None))
+    assert plan_at < kinds.index(("SubtaskStarted", "a")) < kinds.index(("SubtaskStarted", "b"))
+    assert sorted(r.agent_id for r in result.reports) == ["a", "b", "c"]
+
+
+async def test_a_dependent_of_a_subtask_that_failed_does_not_start_early(
+    ends: dict[str, anyio.Event],
+) -> None:
+    """a fails before b is written: b does not start; the plan's run drops it (no replans)."""
+    model = StreamingPlanner(
+        [plan(sub("a"), sub("b", "a"), sub("c"))], hold="ended", ended=ends,
+        failing=frozenset({"a"}),
+    )  # fmt: skip
+    result = await _run(model, limits=Limits(max_replans=0))
+    assert result.status == "incomplete"
+    assert "b" not in model.order
+    assert {r.agent_id: r.status for r in result.reports} == {"a": "failed", "c": "done"}
+
+
+async def test_an_early_start_that_read_a_discarded_one_is_discarded_too(
+    ends: dict[str, anyio.Event],
+) -> None:
+    """a and then b (reading a) start early; the whole plan has a cycle, and its repair gives a
+    another goal but keeps b as written: b read the discarded a, so it is stopped as well, and
+    both run again from the repaired plan."""
+    cyclic = plan(sub("a"), sub("b", "a"), sub("c", "d"), sub("d", "c"))
+    repaired = plan(sub("a", goal=goal("e")), sub("b", "a"))
+    model = StreamingPlanner([cyclic, repaired], hold="ended", ended=ends, then="b")
+    result = await _run(model)
+    assert result.status == "complete"
+    assert model.order[:2] == ["a", "b"]  # both early
+    assert model.order.count("b") == 2  # then again, from the repaired plan
+    reports = {r.agent_id: r.task for r in result.reports}
+    assert reports == {"a": goal("e"), "b": goal("b")}
+    started = [e.goal for e in result.events if isinstance(e, SubtaskStarted)]
+    assert started == [goal("e"), goal("b")]  # the repaired plan's runs alone
+
+
 @pytest.mark.parametrize("option", ["off", "review", "journal"])
 async def test_nothing_starts_early_when_it_must_not(option: str, tmp_path: Path) -> None:
-    model = StreamingPlanner([plan(sub("a"), sub("c"))], hold=False)
+    model = StreamingPlanner([plan(sub("a"), sub("c"))], hold="no")
     reviewed = option == "review"
     config = RunConfig(stream_plans=option != "off", review="first" if reviewed else None)
     async with Journal(tmp_path / "j.db") as journal:
