@@ -14,8 +14,9 @@ headroom); `settle` then puts back or takes the difference from what the reply's
 The headroom is what the estimates have been seen to fall short by: the largest ratio of a
 reply's tokens to its estimate over the last `_ERRORS_KEPT` replies (at least 1, at most
 `_HEADROOM_MAX`: one short prompt with a long answer must not hold the next 32 requests for
-several times their tokens), and 15% until `_ERRORS_NEEDED` have settled. A fixed 15% held every request for tokens it would not spend;
-under a tight limit the run's last and largest request, the synthesis, waited for them alone.
+several times their tokens), and 15% until `_ERRORS_NEEDED` have settled. A fixed 15% held
+every request for tokens it would not spend; under a tight limit the run's last and largest
+request, the synthesis, waited for them alone.
 Each answer's `remaining` only ever lowers the local level (an answer may describe an older moment
 than the bucket has already accounted for). A 429 with a Retry-After holds every caller until it
 has passed (at most `max_hold_s`).

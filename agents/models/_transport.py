@@ -27,7 +27,7 @@ every path, the ping included (see `_bodies`). The endpoint is only ever shown t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -283,16 +283,9 @@ class Transport:
         if self._direct is None:  # a caller's own client: the SDK's stream, no pings seen
             return await self._streamed(body, streamed, alive)
         parts = Chunks()
-        taker = chunk_taker(parts, streamed)
-        take = taker
+        take = chunk_taker(parts, streamed)
         if began is not None:
-            signal = began
-
-            async def take_and_signal(chunk: object) -> None:
-                signal()  # the hedge's own check makes this once
-                await taker(chunk)
-
-            take = take_and_signal
+            take = _signalling(take, began)
         whole = await self._direct.post_streamed(body, take, alive)
         if whole is not None:  # a server that answered without streaming
             return whole, ()
@@ -301,3 +294,15 @@ class Transport:
 
 def _nothing() -> None:
     pass
+
+
+def _signalling(
+    take: Callable[[object], Awaitable[None]], began: Callable[[], None]
+) -> Callable[[object], Awaitable[None]]:
+    """`take`, telling `began` of each chunk first (the hedge notes only the first)."""
+
+    async def signalled(chunk: object) -> None:
+        began()
+        await take(chunk)
+
+    return signalled
