@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agents._capped import kept
 from agents._tools import Tool, ToolContext, ToolOutcome
@@ -43,6 +43,9 @@ __all__ = [
     "ReservedAgent",
     "traced_sub_agent",
 ]
+
+EvidenceRule = bool | Literal["facts"] | None
+"""When an agent's answer must rest on a tool result (see `Executor`'s `require_evidence`)."""
 
 
 class ReservedAgent(StrEnum):
@@ -145,7 +148,7 @@ class AgentCall:
     allowed_tools: Collection[str] | None = None
     call: ToolCall | None = None
     first_call: ToolCall | None = None
-    require_evidence: bool | None = None
+    require_evidence: EvidenceRule = None
     output_schema: dict[str, Any] | None = None
     pass_results: int = 0
     may_pass: Callable[[], bool | None] | None = None

@@ -20,7 +20,7 @@ from agents._agent_loop import AgentLoop
 from agents._answer_check import AnswerCheck
 from agents._approval import Approver, Decide
 from agents._configured import Configured
-from agents._effects import AgentCall, Effects, LiveEffects
+from agents._effects import AgentCall, Effects, EvidenceRule, LiveEffects
 from agents._errors import (
     ConfigurationError,
 )
@@ -85,8 +85,12 @@ class Executor(Configured):
             default): it must when the agent has tools on its menu and was given no earlier
             results to work from (`run(context=...)`). An answer resting on nothing is sent back
             once, then the report is `partial`, saying so. True: whenever it has tools; False:
-            never (a task the model may answer from what it knows). In an `Orchestrator`'s run a
-            subtask must when its plan names the tools it needs (`Subtask.tools`).
+            never (a task the model may answer from what it knows); "facts": when its answer
+            states a number or a name that nothing it was given shows (the task's question, the
+            earlier results, the instructions), not the expected output written after the
+            question, where a small planner puts its own guess. In an `Orchestrator`'s run a
+            subtask must when its plan names the tools it needs (`Subtask.tools`), by the rule
+            when it asks the goal itself, and by "facts" otherwise.
         cite: Ask for citations: each request names the sources gathered so far
             (`ModelRequest.citable`), so a protocol that constrains replies makes the final
             answer cite one of them.
@@ -119,7 +123,7 @@ class Executor(Configured):
         effects: Effects | None = None,
         compactor: Compactor | None = None,
         first_look: FirstLook | None = None,
-        require_evidence: bool | None = None,
+        require_evidence: EvidenceRule = None,
         cite: bool = False,
         approver: Approver | Decide | None = None,
         questions: int = 0,
@@ -193,7 +197,7 @@ class Executor(Configured):
         allowed_tools: Collection[str] | None = None,
         call: ToolCall | None = None,
         first_call: ToolCall | None = None,
-        require_evidence: bool | None = None,
+        require_evidence: EvidenceRule = None,
         output_type: Any = None,
         pass_results: int = 0,
         may_pass: Callable[[], bool | None] | None = None,
@@ -284,7 +288,7 @@ class Executor(Configured):
         allowed_tools: Collection[str] | None,
         call: ToolCall | None,
         first_call: ToolCall | None,
-        require_evidence: bool | None,
+        require_evidence: EvidenceRule,
         output: OutputSpec[Any] | None,
         passing: Passing | None,
         signals: bool,
@@ -298,9 +302,7 @@ class Executor(Configured):
             s.direct, s.first_call = call, first_call
             s.passing = passing
             s.context = context
-            s.require_evidence = (
-                self.require_evidence if require_evidence is None else require_evidence
-            )
+            s.require_evidence = _evidence_rule(self.require_evidence, require_evidence)
             s.now = await self.effects.now(s.site())
             s.budget = Budget.from_limits(self.limits, now=s.now, parent=budget)
             s.budget.check_priced(self.model.name)
@@ -346,3 +348,12 @@ class Executor(Configured):
 
 def _spec(output_type: Any) -> OutputSpec[Any]:
     return output_type if isinstance(output_type, OutputSpec) else OutputSpec(output_type)
+
+
+def _evidence_rule(own: EvidenceRule, asked: EvidenceRule) -> EvidenceRule:
+    """One run's evidence rule: the run's (`asked`), else the executor's own; a run's "facts" does
+    not hold an executor made to answer from what it knows (`require_evidence=False`, as research
+    without grounding is)."""
+    if asked is None or (asked == "facts" and own is False):
+        return own
+    return asked

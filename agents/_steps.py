@@ -20,7 +20,7 @@ import anyio
 
 from agents._answers import Parrot
 from agents._approval import ApprovalRequest, Approver, Decision
-from agents._effects import Addresses, Effects, EffectSite
+from agents._effects import Addresses, Effects, EffectSite, EvidenceRule
 from agents._errors import ReplayedCancellation
 from agents._events import (
     ApprovalDecided,
@@ -90,7 +90,7 @@ class AgentState:
     direct: ToolCall | None = None  # the task is this one tool call (see `Executor.run`)
     first_call: ToolCall | None = None  # its first turn, written out (see `Executor.run`)
     context: str = ""  # earlier results that came with the task (`Executor.run(context=...)`)
-    require_evidence: bool | None = None  # the evidence rule for this run (`Executor.run`)
+    require_evidence: EvidenceRule = None  # the evidence rule for this run (`Executor.run`)
     passing: Passing | None = None  # it may pass its results on as its answer (`agents._passing`)
     signals: bool = True  # `report_issue` stays on its menu (where the executor offers it)
     turn: tuple[ToolCall, ...] = ()

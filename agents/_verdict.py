@@ -59,8 +59,8 @@ class AnswerRules:
         """Why `answer` does not rest on what was found: the evidence, number, coverage and support
         rules."""
         return (
-            _ungrounded(s, self.tools)
-            or _invented(s, answer)
+            _ungrounded(s, self.tools, answer)
+            or _invented(s, answer, self.tools)
             or _left_out(s, answer)
             or self._unsupported(s, answer)
         )
@@ -96,8 +96,7 @@ class AnswerRules:
         if not self.cite:
             return None
         if not (s.evidence or s.context.strip()):
-            usable = self.tools if s.allowed is None else s.allowed & self.tools
-            return _UNCITED if usable else None
+            return _UNCITED if _usable(s, self.tools) else None
         found = [m.content or "" for m in s.transcript.messages if m.role == "tool" or _looked(m)]
         texts = [p for p in (*found, s.context) if p]
         return self.check.unsupported(answer, asked(s.task), [*texts, *s.evidence])
@@ -109,26 +108,48 @@ _UNCITED = (
 )
 
 
-def _ungrounded(s: AgentState, tools: frozenset[str]) -> str | None:
+def _ungrounded(s: AgentState, tools: frozenset[str], answer: str) -> str | None:
     """The evidence rule (see `Executor`'s `require_evidence`): why the answer rests on nothing."""
-    if s.require_evidence is False or s.evidence:
+    rule = s.require_evidence
+    if rule is False or s.evidence or not _usable(s, tools):
         return None
-    usable = tools if s.allowed is None else s.allowed & tools
-    if not usable or (s.require_evidence is None and s.context.strip()):
+    if rule is None and s.context.strip():
         return None
+    if rule == "facts":
+        stated = _unshown(s, answer)
+        if not stated:
+            return None
+        return (
+            f"nothing you were given shows what your answer states ({', '.join(stated[:5])}); "
+            "call a tool to find or check it, then answer from what it returns"
+        )
     return (
         "no tool result backs your answer; call a tool to find or check it, then answer "
         "from what it returns"
     )
 
 
-def _invented(s: AgentState, answer: str) -> str | None:
+def _usable(s: AgentState, tools: frozenset[str]) -> frozenset[str]:
+    """The agent's own tools it may call in this run."""
+    return tools if s.allowed is None else s.allowed & tools
+
+
+def _unshown(s: AgentState, answer: str) -> list[str]:
+    """The numbers and names in `answer` that nothing the model was given shows (`_shown`)."""
+    shown = _shown(s)
+    return unseen_numbers(answer, shown) or unseen_names(answer, shown)
+
+
+def _invented(s: AgentState, answer: str, tools: frozenset[str]) -> str | None:
     """Numbers or names in a grounded answer that no tool result, nor the task, showed (see
     `agents._answers.unseen_numbers` and `agents._coverage.unseen_names`): only where the
-    evidence rule holds and tools ran."""
+    evidence rule holds and tools ran (for the "facts" rule, tools that could look it up: the
+    user's answer to a question does not make a hotel it did not name an invention)."""
     if s.require_evidence is False or not s.evidence:
         return None
-    shown = _shown(s.transcript.messages)
+    if s.require_evidence == "facts" and not _usable(s, tools):
+        return None
+    shown = _shown(s)
     unseen = unseen_numbers(answer, shown)
     if unseen:
         return (
@@ -182,15 +203,15 @@ def _looked_at(messages: Iterable[Message]) -> list[str]:
     return texts
 
 
-def _shown(messages: Iterable[Message]) -> list[str]:
-    """What the model was shown of the world: the instructions, the task with its context, the
-    first look and every tool result; not its own words, nor paor's messages to it (a refusal
-    quotes the very numbers it refuses)."""
-    return [
-        m.content or ""
-        for index, m in enumerate(messages)
-        if m.role in ("system", "tool") or (m.role == "user" and (index == 1 or _looked(m)))
-    ]
+def _shown(s: AgentState) -> list[str]:
+    """What the model was shown of the world: the instructions, the task's question and context,
+    the first look and every tool result; not its own words, nor paor's messages to it (a refusal
+    quotes the very numbers it refuses), nor the answer's shape and checks a planner wrote after
+    the question, where a small one puts its own guess ("Expected output: The CEO of Apple Inc.
+    is Steve Jobs.")."""
+    messages = s.transcript.messages
+    shown = [m.content or "" for m in messages if m.role in ("system", "tool") or _looked(m)]
+    return [*shown, asked(s.task), s.context]
 
 
 def _looked(message: Message) -> bool:

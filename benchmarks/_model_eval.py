@@ -1,6 +1,7 @@
-"""The command line of a small evaluation on a real model (`parts_eval`, `chains_eval`): which
-model, how long each item may take, where the results go; the results file holds the model's
-name, the summary and every row, so that a test can score the rows again."""
+"""The command line of a small evaluation on a real model (`parts_eval`, `chains_eval`,
+`mixed_eval`): which model, how long each item may take, where the results go; the results file
+holds the model's name, the summary and every row, so that a test can score the rows again. And
+the counts of an evaluation of known answers (`known_answers`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,26 @@ from typing import Any
 
 import anyio
 
-__all__ = ["run_eval"]
+__all__ = ["known_answers", "run_eval"]
 
 Rows = list[dict[str, Any]]
+
+
+def known_answers(
+    rows: Rows, right: Callable[[str, list[str]], bool], *, per: str
+) -> dict[str, int]:
+    """The counts of rows with a known answer (each with its `status`, `answer` and `wanted`):
+    how many (under `per`), complete, complete and right, complete and wrong (the figure that
+    matters), and right at any status."""
+    complete = [r for r in rows if r["status"] == "complete"]
+    good = sum(right(r["answer"], r["wanted"]) for r in complete)
+    return {
+        per: len(rows),
+        "complete": len(complete),
+        "complete_right": good,
+        "complete_wrong": len(complete) - good,
+        "right_any_status": sum(right(r["answer"], r["wanted"]) for r in rows),
+    }
 
 
 def run_eval(

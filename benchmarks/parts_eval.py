@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from agents import open_model, tool
-from benchmarks._model_eval import run_eval
+from benchmarks._model_eval import known_answers, run_eval
 from orchestrator import Orchestrator, RunConfig
 
 CAPITALS = {
@@ -63,15 +63,7 @@ def right(answer: str, wanted: list[str]) -> bool:
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
     """The counts: complete runs, complete and right, complete and wrong."""
-    complete = [r for r in rows if r["status"] == "complete"]
-    good = sum(right(r["answer"], r["wanted"]) for r in complete)
-    return {
-        "questions": len(rows),
-        "complete": len(complete),
-        "complete_right": good,
-        "complete_wrong": len(complete) - good,
-        "right_any_status": sum(right(r["answer"], r["wanted"]) for r in rows),
-    }
+    return known_answers(rows, right, per="questions")
 
 
 async def evaluate(

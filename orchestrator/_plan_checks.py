@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 from difflib import SequenceMatcher
+from typing import Literal
 
 from agents.executor import AnswerCheck
 from orchestrator._plan import Plan, PlanDraft, Subtask, SubtaskDraft, fresh_id
@@ -280,16 +281,17 @@ def one_question(goal: str) -> bool:
     return 0 < len(_words(text)) <= _ONE_QUESTION_WORDS
 
 
-def evidence_rule(sub: Subtask, goal: str) -> bool | None:
+def evidence_rule(sub: Subtask, goal: str) -> bool | Literal["facts"] | None:
     """Whether a subtask's answer must rest on a tool result: yes when the plan named the tools
     it needs; by the executor's own rule when it asks the goal itself, as a one-question goal's
     only subtask does (None: yes, when a tool is usable and no earlier results came with the
     task), so that "What is the capital of Australia?" is not answered from a small model's
-    memory; otherwise no (a planner's step that names no tools may reason from what it is
-    given)."""
+    memory; otherwise when its answer states what it was not given ("facts": a planner's step
+    that names no tools may reason from what it is given, but "212.15°C" for the boiling point
+    of water, with nothing given, is the model's memory)."""
     if sub.tools:
         return True
-    return None if same_question(sub.goal, goal) else False
+    return None if same_question(sub.goal, goal) else "facts"
 
 
 def same_question(one: str, other: str) -> bool:

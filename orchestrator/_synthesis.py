@@ -116,7 +116,7 @@ class Writer:
             UserMessage(content=prompt),
         ]
         problem = ""
-        shown = "\n".join([prompt, *(e.excerpt for r in reports for e in r.evidence)])
+        shown = _shown(goal, reports, note, known, self.result_chars)
         for attempt in range(SYNTHESIS_TRIES):
             try:
                 request = ModelRequest(messages=tuple(messages), purpose="synthesis")
@@ -161,7 +161,7 @@ class Writer:
             return None
         read = [r for r in reports if r is not joiner]  # its answer cannot back itself
         shown = "\n".join(
-            [goal, *(report_text(r, None) for r in read)]
+            [goal, *(report_text(_asked(r), None) for r in read)]
             + [e.excerpt for r in reports for e in r.evidence]
         )
         problem = self._rejects(goal, joiner.answer, shown, read, note)
@@ -210,6 +210,22 @@ def synthesis_prompt(
     if note:
         prompt += f"\n\nNote: the run is incomplete ({note}); say what is missing."
     return prompt
+
+
+def _shown(
+    goal: str, reports: Sequence[AgentReport], note: str | None, known: str, chars: int | None
+) -> str:
+    """What the writer was given, which the numbers and names of its answer must be in: its
+    prompt and the tools' excerpts, less the expected output and checks a planner wrote under
+    each task, where a small one puts its own guess ("Expected output: The CEO of Apple is Steve
+    Jobs")."""
+    prompt = synthesis_prompt(goal, [_asked(r) for r in reports], note, known, chars)
+    return "\n".join([prompt, *(e.excerpt for r in reports for e in r.evidence)])
+
+
+def _asked(report: AgentReport) -> AgentReport:
+    """`report` under the question its task asked (`AgentReport.question`)."""
+    return report.model_copy(update={"task": report.question})
 
 
 def report_text(report: AgentReport, chars: int | None = RESULT_CHARS) -> str:

@@ -29,6 +29,7 @@ from tests._team import WRITER, Team, opening, plan, script, sub
 SYNTHESIS = RunConfig().synthesis_instructions
 
 RUN_ID = "killed"
+_FACTS = {"a": 1, "b": 2, "c": 3}  # what `lookup` finds, and the sub-agents say
 
 
 class _EchoTeam(Team):
@@ -67,7 +68,7 @@ def _tools(calls: Path, block: bool) -> list[Tool]:
             key: What to look up.
         """
         completed(f"lookup {key}")
-        return f"the value of {key}"
+        return f"{key.upper()} is {_FACTS[key]}"
 
     @tool(timeout=None)
     async def settle(key: str) -> str:

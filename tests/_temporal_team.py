@@ -191,13 +191,18 @@ LONG = {"subtasks": [{"id": "a", "goal": "Search five times."}], "rationale": "o
 
 
 def _long(request: ModelRequest) -> Turn:
-    """One sub-agent that searches five times, one search per step, then answers."""
+    """One sub-agent that searches five times, one search per step, then says what the last
+    search found."""
     if request.output is not None:
         return reply(json.dumps(LONG))
     if request.messages[0].content == SYNTHESIS:
         return reply("Synthesis: " + results_of(request)[:200])
     done = sum(m.role == "tool" for m in request.messages)
-    return reply(f"Searched {done} times.") if done == 5 else call("search", query=f"q{done}")
+    return (
+        reply("The last search found the result for q4.")
+        if done == 5
+        else call("search", query=f"q{done}")
+    )
 
 
 def _no_plan(request: ModelRequest) -> Turn:

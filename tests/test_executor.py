@@ -943,3 +943,34 @@ async def test_a_number_no_tool_result_showed_is_sent_back_then_partial() -> Non
 
     summed = ScriptedModel([call("search", query="89 and 132"), reply("221 EUR in all.")])
     assert (await Executor(summed, tools=[search]).run("Total?")).status == "done"
+
+
+async def test_the_facts_rule_holds_what_an_answer_states_to_what_the_agent_was_given() -> None:
+    """`require_evidence="facts"`: an answer that states only what the task and its context show
+    is taken as it is; one with a number or a name nothing showed (nor the expected output the
+    task was written with: a planner's guess) is sent back, then partial; found by a tool, the
+    same words are done. An executor made to answer from what it knows keeps to that."""
+    brief = "Find the boiling point of water.\nExpected output: 212 degrees"
+    told = ScriptedModel([reply("It boils at 100 degrees, as given.")])
+    given = await Executor(told).run(brief, context="Water boils at 100 degrees.")
+    assert given.status == "done"  # no tools: nothing to look with
+    told = ScriptedModel([reply("It boils at 100 degrees, as given.")])
+    given = await Executor(told, tools=[search]).run(
+        brief, context="Water boils at 100 degrees.", require_evidence="facts"
+    )
+    assert given.status == "done"
+
+    guessed = ScriptedModel([reply("It boils at 212 degrees."), reply("It boils at 212 degrees.")])
+    report = await Executor(guessed, tools=[search]).run(brief, require_evidence="facts")
+    assert report.status == "partial"
+    assert "nothing you were given shows what your answer states (212)" in report.notes[-1]
+
+    looked = ScriptedModel([call("search", query="212"), reply("It boils at 212 degrees.")])
+    report = await Executor(looked, tools=[search]).run(brief, require_evidence="facts")
+    assert report.status == "done"
+
+    free = ScriptedModel([reply("It boils at 212 degrees.")])
+    report = await Executor(free, tools=[search], require_evidence=False).run(
+        brief, require_evidence="facts"
+    )
+    assert report.status == "done"

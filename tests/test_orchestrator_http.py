@@ -84,7 +84,7 @@ async def test_concurrent_subtasks_a_replan_and_a_synthesis_over_http() -> None:
         """
         here[who].set()
         await here["b" if who == "a" else "a"].wait()
-        return f"{who} met the other"
+        return f"{who} met the other: alpha is 1"
 
     async with FakeOpenAIServer(decide) as server:
         model = OpenAIChatModel(base_url=server.base_url, api_key="test")

@@ -1033,11 +1033,12 @@ async def test_a_writer_sent_back_once_can_still_make_the_run_complete() -> None
 
 async def test_a_subtask_whose_plan_names_its_tools_must_use_them() -> None:
     """The plan said the subtask needs `lookup`: an answer from nothing is sent back once, then
-    the subtask is partial and the run incomplete; a subtask naming no tools may answer as is."""
+    the subtask is partial and the run incomplete; a subtask naming no tools may answer as is
+    when its answer states nothing it was not given."""
     team = Team(
-        [plan(sub("a", tools=["lookup"]), sub("b"))],
-        {"a": script("A is 255.", "A is 255."), "b": script("B is 2.")},
-        synthesis=["A is 255, B is 2."],
+        [plan(sub("a", tools=["lookup"]), sub("b", goal="Say whether fact b is needed."))],
+        {"a": script("A is 255.", "A is 255."), "b": script("It is not needed.")},
+        synthesis=["A is 255; fact b is not needed."],
     )
     with anyio.fail_after(GUARD_S):
         result = await Orchestrator(
@@ -1047,6 +1048,57 @@ async def test_a_subtask_whose_plan_names_its_tools_must_use_them() -> None:
     assert statuses == {"a": "partial", "b": "done"}
     assert result.status == "incomplete"
     assert "no tool result backs your answer" in result.reports[0].notes[-1]
+
+
+async def test_a_subtask_naming_no_tools_that_states_what_it_was_not_given_must_look() -> None:
+    """A subtask the plan gave no tools, in a run that has them, answers from what it is given:
+    a number or a name nothing showed it (the model's memory, or the planner's guess written as
+    the expected output) is sent back once, then the subtask is partial; once it looks, what
+    the tool returned backs the same words."""
+    guessed = sub("a", goal="Find the boiling point of water.", expected_output="212 degrees")
+    team = Team(
+        [plan(guessed, sub("b", goal="Find who directed Titanic."))],
+        {
+            "a": script("Water boils at 212 degrees.", "Water boils at 212 degrees."),
+            "b": script("James Cameron.", call("films", key="Titanic"), "James Cameron."),
+        },
+        synthesis=["Water boils at 212 degrees; James Cameron directed Titanic."],
+    )
+
+    @tool
+    def films(key: str) -> str:
+        """Look a film up."""
+        return f"{key}: directed by James Cameron"
+
+    with anyio.fail_after(GUARD_S):
+        result = await Orchestrator(
+            team.model, [films], config=RunConfig(limits=Limits(max_replans=0))
+        ).run("How hot does water boil, and who directed Titanic?")
+    reports = {r.agent_id: r for r in result.reports}
+    assert (reports["a"].status, reports["b"].status) == ("partial", "done")
+    assert "nothing you were given shows what your answer states (212)" in reports["a"].notes[-1]
+    assert reports["b"].answer == "James Cameron."
+    assert result.status == "incomplete"
+
+
+async def test_a_synthesis_naming_only_what_the_planner_guessed_is_not_the_runs_answer() -> None:
+    """The planner wrote its guess as a subtask's expected output ("Steve Jobs"); the agent found
+    "Tim Cook"; the writer's "Steve Jobs" rests on the guess, not on a result: sent back, then
+    the run is incomplete and its answer is the results as reported."""
+    guessed = sub(
+        "a", goal="Who is the CEO of Apple?", expected_output="A full name, such as Steve Jobs."
+    )
+    team = Team(
+        [plan(guessed)],
+        {"a": script("Tim Cook is the CEO of Apple.")},
+        synthesis=["The CEO of Apple is Steve Jobs.", "The CEO of Apple is Steve Jobs."],
+    )
+    with anyio.fail_after(GUARD_S):
+        planned = RunConfig(direct_questions=False)  # a plan and a synthesis, not the goal alone
+        result = await Orchestrator(team.model, config=planned).run("Who runs Apple?")
+    assert result.status == "incomplete"
+    assert "Steve Jobs" in (result.reason or "")
+    assert "Tim Cook is the CEO of Apple." in result.answer
 
 
 async def test_a_synthesis_with_a_number_no_result_showed_is_not_the_runs_answer() -> None:

@@ -188,7 +188,7 @@ async def test_a_long_sub_agent_continues_as_new_and_reports_as_in_process(
     assert events[-1] == "run_finished"
     result = run.result
     assert (result.answer, result.usage, result.status) == (local.answer, local.usage, "complete")
-    assert result.reports[0].answer == "Searched 5 times."
+    assert result.reports[0].answer == "The last search found the result for q4."
     assert await _executions(client, "l1.a") >= 3  # it continued as new at least twice
     remote = [line for line in _lines(calls) if line.startswith("search l1.a/")]
     assert len(remote) == 5

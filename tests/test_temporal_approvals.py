@@ -67,7 +67,11 @@ def _registry(ledger: Path, plan: dict[str, Any] = PLAN) -> Registry:
             return reply(f"Done: {task}") if told else call("transfer", amount=40)
         if not told:
             return call("ask_user", question="Which key?")
-        return call("lookup", key=told[0].split(": ")[-1]) if len(told) == 1 else reply("Looked.")
+        return (
+            call("lookup", key=told[0].split(": ")[-1])
+            if len(told) == 1
+            else reply(f"It says: {told[-1]}")
+        )
 
     return Registry.of({"team": FunctionModel(decide, name="team")}, [transfer, lookup])
 
@@ -117,7 +121,7 @@ async def test_a_plan_and_a_call_are_decided_from_a_client(server: str, tmp_path
         ("look", "Which key?", "k7")
     ]
     looked = [r for r in run.result.reports if r.agent_id == "look"]
-    assert looked[0].answer == "Looked."
+    assert looked[0].answer == "It says: k7 is 1"
     replayer = _registry(ledger).replayer(passthrough=["tests"])
     for workflow_id in ("ap1", "ap1.pay", "ap1.look"):
         history = await client.get_workflow_handle(workflow_id).fetch_history()

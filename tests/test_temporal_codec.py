@@ -160,7 +160,9 @@ async def fetch_big(name: str) -> str:
 
 
 def _team(tool_name: str = "read_big") -> FunctionModel:
-    """One sub-agent reads the 3 MB file, then answers with its length; the synthesis quotes it."""
+    """One sub-agent reads the 3 MB file, then answers with its length (`read_big`, whose result
+    it reads whole) or its name (`fetch_big`, of which it reads the start: a length would be a
+    number it was not shown); the synthesis quotes it."""
 
     def decide(request: ModelRequest) -> Turn:
         if request.output is not None:
@@ -168,6 +170,8 @@ def _team(tool_name: str = "read_big") -> FunctionModel:
         if request.messages[0].content == SYNTHESIS:
             return reply("Synthesis: " + results_of(request)[:200])
         observed = [observation(m.content or "") for m in request.messages if m.role == "tool"]
+        if observed and tool_name == "fetch_big":
+            return reply(f"The page is {observed[0].split(':')[0]}.")
         if observed:
             return reply(f"The file has {len(observed[0])} characters.")
         return call(tool_name, name="big.txt")

@@ -19,7 +19,7 @@ from typing_extensions import TypedDict
 
 from agents import ConfigurationError, Executor, tool
 from agents.errors import ModelRequestError
-from agents.models import ModelRequest, OutputSpec
+from agents.models import ModelRequest, ModelResponse, OutputSpec
 from agents.testing import FunctionModel, by_purpose, call, reply
 from memory import Journal, UserMessage
 from orchestrator import Orchestrator
@@ -48,7 +48,14 @@ class Stop(TypedDict):
 @tool
 def lookup(key: str) -> str:
     """Look a key up."""
-    return f"value of {key}"
+    return f"{key}: LX101 at 89 EUR"
+
+
+def _found(request: ModelRequest) -> ModelResponse:
+    """The agent looks the flight up, then says what it found."""
+    if any(m.role == "tool" for m in request.messages):
+        return reply("The cheapest is LX101 at 89 EUR.")
+    return call("lookup", key="cheapest flight from Lyon to Lisbon")
 
 
 def team(*synthesis: str) -> FunctionModel:
@@ -61,7 +68,7 @@ def team(*synthesis: str) -> FunctionModel:
 
     routes: dict[str, Any] = {
         "plan": plan_reply(subtask("a", "Find the cheapest flight from Lyon to Lisbon.")),
-        "step": lambda _r: "The cheapest is LX101 at 89 EUR.",
+        "step": _found,
         "synthesis": write,
     }
     return FunctionModel(by_purpose(**routes))

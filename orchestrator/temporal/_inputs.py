@@ -160,7 +160,7 @@ class AgentInput(BaseModel):
     allowed_tools: tuple[str, ...] | None = None
     tool_call: ToolCall | None = None
     first_call: ToolCall | None = None
-    require_evidence: bool | None = None
+    require_evidence: bool | Literal["facts"] | None = None
     output_schema: dict[str, Any] | None = None
     pass_results: int = 0
     signals: bool = True
